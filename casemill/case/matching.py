@@ -1,0 +1,86 @@
+"""Parameter matching under a case's rules (see `ParamRule`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from casemill.case.ids import canonical_json
+from casemill.case.model import ExpectedCall, ForbiddenCall, ParamRule, ToolCall
+
+EXACT = ParamRule()
+
+
+def normalize_id(value: Any) -> str:
+    return str(value).strip().lstrip("#").strip().upper()
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip().lstrip("$").replace(",", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def value_matches(expected: Any, actual: Any, rule: ParamRule = EXACT) -> bool:
+    kind = rule.kind
+    if kind == "any":
+        return True
+    if kind == "number":
+        a, b = _as_number(expected), _as_number(actual)
+        return a is not None and b is not None and math.isclose(a, b, abs_tol=rule.tolerance + 1e-9)
+    if kind == "casefold":
+        return str(expected).strip().casefold() == str(actual).strip().casefold()
+    if kind == "id":
+        return normalize_id(expected) == normalize_id(actual)
+    if kind == "contains":
+        return str(expected).strip().casefold() in str(actual).casefold()
+    if kind == "set":
+        if not isinstance(expected, list | tuple) or not isinstance(actual, list | tuple):
+            return False
+        norm = normalize_id if rule.ids else canonical_json
+        return sorted(map(norm, expected)) == sorted(map(norm, actual))
+    return canonical_json(expected) == canonical_json(actual)
+
+
+def params_match(expected: ExpectedCall, actual: dict[str, Any]) -> bool:
+    """Every expected parameter is present in `actual` and matches under its rule."""
+    for name, want in expected.params.items():
+        if name not in actual:
+            return False
+        if not value_matches(want, actual[name], expected.match.get(name, EXACT)):
+            return False
+    return True
+
+
+def call_matches(expected: ExpectedCall, call: ToolCall) -> bool:
+    return expected.tool == call.tool and params_match(expected, call.params)
+
+
+def forbidden_hit(rule: ForbiddenCall, call: ToolCall, write_tools: frozenset[str]) -> bool:
+    """Whether `call` is one that `rule` forbids."""
+    if rule.any_write:
+        return call.tool in write_tools
+    if call.tool != rule.tool:
+        return False
+    for name, want in rule.params.items():
+        if name not in call.params:
+            return False
+        got = call.params[name]
+        if isinstance(want, str) and isinstance(got, str):
+            if normalize_id(want) != normalize_id(got):
+                return False
+        elif isinstance(want, list) and isinstance(got, list):
+            if not set(map(normalize_id, want)) <= set(map(normalize_id, got)):
+                return False
+        elif not value_matches(want, got, ParamRule(kind="number", tolerance=0.005)) and (
+            canonical_json(want) != canonical_json(got)
+        ):
+            return False
+    return True

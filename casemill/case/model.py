@@ -1,0 +1,234 @@
+"""The case: one scenario an agent must handle, and what a correct agent ends with.
+
+Every model is frozen and forbids unknown fields. `Case.id` is a content id (see `ids.py`): it is
+computed when absent and checked when present, so a case whose content was edited by hand
+without a new id is caught on load. Build changed cases with `derive()`, never by mutation.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from casemill.case.ids import content_id
+
+SCHEMA_VERSION = 1
+MAX_TEXT = 100_000  # characters in one turn or scenario; longer text is refused, not truncated
+
+Role = Literal["customer", "assistant", "tool", "system"]
+Outcome = Literal["resolve", "clarify", "refuse", "escalate"]
+Category = Literal["capability", "robustness", "adversarial", "efficiency"]
+Difficulty = Literal["easy", "medium", "hard"]
+Origin = Literal["seed", "mined", "generated", "imported"]
+ReviewStatus = Literal["pending", "approved", "rejected"]
+FaultKind = Literal["timeout", "server_error", "corrupted", "missing"]
+MatchKind = Literal["exact", "number", "casefold", "id", "set", "contains", "any"]
+
+OUTCOMES: tuple[str, ...] = ("resolve", "clarify", "refuse", "escalate")
+CATEGORIES: tuple[str, ...] = ("capability", "robustness", "adversarial", "efficiency")
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(Frozen):
+    """A call an assistant turn made (or a mined log shows)."""
+
+    tool: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class Turn(Frozen):
+    role: Role
+    content: str = Field(default="", max_length=MAX_TEXT)
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    @model_validator(mode="after")
+    def _calls_only_on_assistant(self) -> Turn:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError(f"only assistant turns carry tool_calls, not a {self.role} turn")
+        return self
+
+
+class ParamRule(Frozen):
+    """How one expected parameter is compared with what the agent sent.
+
+    - exact: equal after JSON normalisation (the default when no rule is given);
+    - number: numerically equal within `tolerance`;
+    - casefold: strings equal ignoring case and surrounding white space;
+    - id: identifiers equal after stripping '#', white space and case (`#W123` == `w123`);
+    - set: lists equal ignoring order (elements compared with `exact`, or `id` when `ids`);
+    - contains: the sent string contains the expected one, ignoring case;
+    - any: the parameter must be present, any value.
+    """
+
+    kind: MatchKind = "exact"
+    tolerance: float = Field(default=0.0, ge=0)
+    ids: bool = False
+
+
+class ExpectedCall(Frozen):
+    tool: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    match: dict[str, ParamRule] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _rules_name_params(self) -> ExpectedCall:
+        unknown = sorted(set(self.match) - set(self.params))
+        if unknown:
+            raise ValueError(f"match rules for parameters not in params: {unknown}")
+        return self
+
+
+class ForbiddenCall(Frozen):
+    """A call that must not happen: one tool (optionally only with these parameter values) or,
+    with `any_write`, every tool that changes state."""
+
+    tool: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    any_write: bool = False
+    reason: str = ""
+
+    @model_validator(mode="after")
+    def _one_target(self) -> ForbiddenCall:
+        if (self.tool is None) == (not self.any_write):
+            raise ValueError("a forbidden call names exactly one of 'tool' or 'any_write: true'")
+        if self.any_write and self.params:
+            raise ValueError("'any_write' forbids every write call; it takes no params")
+        return self
+
+
+class Expected(Frozen):
+    tool_calls: tuple[ExpectedCall, ...] = ()
+    forbidden_calls: tuple[ForbiddenCall, ...] = ()
+    outcome: Outcome
+    reply_contains: tuple[str, ...] = ()
+    reply_excludes: tuple[str, ...] = ()
+    reference_reply: str | None = None
+    optimal_steps: int = Field(ge=1)
+
+
+class ToolFault(Frozen):
+    """A tool that misbehaves in this case: the first `times` matching calls fail this way."""
+
+    tool: str = Field(min_length=1)
+    kind: FaultKind
+    params: dict[str, Any] = Field(default_factory=dict)
+    times: int = Field(default=1, ge=1)
+
+
+class Environment(Frozen):
+    """The initial world state the tools act on (shape owned by the domain pack) and faults."""
+
+    state: dict[str, Any] = Field(default_factory=dict)
+    faults: tuple[ToolFault, ...] = ()
+
+
+class Tags(Frozen):
+    category: Category = "capability"
+    intents: tuple[str, ...] = ()
+    difficulty: Difficulty = "medium"
+    labels: tuple[str, ...] = ()
+
+
+class OperatorStep(Frozen):
+    """One operator application in a case's lineage."""
+
+    kind: str
+    name: str
+    version: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = None
+    prompt_hash: str | None = None
+
+
+class SourceRef(Frozen):
+    file: str
+    line: int | None = None
+    format: str | None = None
+    conversation_id: str | None = None
+
+
+class Provenance(Frozen):
+    origin: Origin = "seed"
+    parents: tuple[str, ...] = ()
+    operators: tuple[OperatorStep, ...] = ()
+    seed: int | None = None
+    source: SourceRef | None = None
+    label_confidence: Literal["high", "low"] | None = None
+    notes: str | None = None
+
+
+class ReviewEdit(Frozen):
+    path: str
+    before: Any = None
+    after: Any = None
+
+
+class Review(Frozen):
+    status: ReviewStatus = "pending"
+    reviewer: str | None = None
+    decided_at: datetime | None = None
+    notes: str | None = None
+    edits: tuple[ReviewEdit, ...] = ()
+    auto_approved: bool = False
+
+
+MEANING_FIELDS = ("domain", "environment", "conversation", "user_scenario", "expected")
+
+
+class Case(Frozen):
+    schema_version: int = SCHEMA_VERSION
+    id: str = ""
+    domain: str = Field(min_length=1)
+    environment: Environment = Field(default_factory=Environment)
+    conversation: tuple[Turn, ...] = ()
+    user_scenario: str | None = Field(default=None, max_length=MAX_TEXT)
+    expected: Expected
+    tags: Tags = Field(default_factory=Tags)
+    provenance: Provenance = Field(default_factory=Provenance)
+    review: Review = Field(default_factory=Review)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        from casemill.case.migrate import migrate
+
+        return migrate(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _check(self) -> Case:
+        if not self.conversation and not (self.user_scenario or "").strip():
+            raise ValueError("a case needs a conversation or a user_scenario")
+        want = content_id(self.meaning())
+        if not self.id:
+            object.__setattr__(self, "id", want)
+        elif self.id != want:
+            raise ValueError(
+                f"id {self.id!r} does not match the case's content (expected {want!r}); "
+                "remove the id to have it computed, or undo the edit"
+            )
+        return self
+
+    def meaning(self) -> dict[str, Any]:
+        """The part of the case its id is a hash of."""
+        dumped = self.model_dump(mode="json", include=set(MEANING_FIELDS))
+        return {k: dumped[k] for k in MEANING_FIELDS}
+
+    @property
+    def customer_text(self) -> str:
+        return "\n".join(t.content for t in self.conversation if t.role == "customer")
+
+
+def derive(case: Case, **updates: Any) -> Case:
+    """A new case from `case` with `updates` (top-level fields), validated, with a fresh id."""
+    data = case.model_dump(mode="json")
+    for key, value in updates.items():
+        data[key] = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    data["id"] = ""
+    return Case.model_validate(data)

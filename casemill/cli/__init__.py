@@ -1,0 +1,30 @@
+"""The `casemill` command line: noun-verb groups, `--json` on listings, exit codes scripts can
+rely on (0 ok, 1 the checked thing failed, 2 usage or input error)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from casemill.cli.console import err_console
+from casemill.errors import UserError
+
+app = typer.Typer(
+    name="casemill",
+    help="Mill evaluation cases for tool-using LLM agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+# Each stage registers its commands here (one import a stage, in data-flow order).
+from casemill.cli import core as _core  # noqa: E402,F401
+
+
+def main() -> None:
+    try:
+        app()
+    except UserError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(2)

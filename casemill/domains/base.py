@@ -1,0 +1,150 @@
+"""What every domain pack provides, and the sandbox machinery they share.
+
+A domain pack is data plus a little code: tool specifications (OpenAI function definitions), which
+tools only read, a sandbox that executes the tools on a copy of a case's environment, and checks
+that a case's references (ids) exist in its environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from jsonschema import Draft202012Validator
+
+from casemill.case.model import Case, Environment, ToolCall, ToolFault
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    ok: bool
+    content: Any = None
+    error: str | None = None  # unknown_tool, invalid_params, not_found, policy, timeout, server_error
+
+    @classmethod
+    def fail(cls, error: str, message: str) -> ToolResult:
+        return cls(ok=False, content={"error": error, "message": message}, error=error)
+
+    def as_text(self) -> str:
+        return json.dumps(self.content, ensure_ascii=False, sort_keys=True)
+
+
+@dataclass
+class Recorded:
+    call: ToolCall
+    result: ToolResult
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(spec_json: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(spec_json))
+
+
+def param_errors(spec: dict[str, Any], params: dict[str, Any]) -> list[str]:
+    """Problems of `params` against a tool spec's JSON Schema, in words."""
+    validator = _validator(json.dumps(spec["function"]["parameters"], sort_keys=True))
+    out = []
+    for err in sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path)):
+        where = ".".join(str(p) for p in err.absolute_path) or "(parameters)"
+        out.append(f"{where}: {err.message}")
+    return out
+
+
+class Sandbox:
+    """Base sandbox: applies injected faults, records calls; subclasses implement `_dispatch`."""
+
+    def __init__(self, environment: Environment, *, faults: bool = True):
+        self._faults = list(environment.faults) if faults else []
+        self._fault_hits: dict[int, int] = {}
+        self.calls: list[Recorded] = []
+
+    def call(self, tool: str, params: dict[str, Any] | None = None, call_id: str | None = None) -> ToolResult:
+        params = dict(params or {})
+        fault = self._fault_for(tool, params)
+        if fault is not None and fault.kind in ("timeout", "server_error", "missing"):
+            result = _fault_result(fault)
+        else:
+            result = self._dispatch(tool, params)
+            if fault is not None and result.ok:
+                result = self.corrupt(fault, result)
+        self.calls.append(Recorded(ToolCall(tool=tool, params=params, id=call_id), result))
+        return result
+
+    def _fault_for(self, tool: str, params: dict[str, Any]) -> ToolFault | None:
+        for index, fault in enumerate(self._faults):
+            if fault.tool != tool:
+                continue
+            if any(str(params.get(k)) != str(v) for k, v in fault.params.items()):
+                continue
+            if self._fault_hits.get(index, 0) < fault.times:
+                self._fault_hits[index] = self._fault_hits.get(index, 0) + 1
+                return fault
+        return None
+
+    def _dispatch(self, tool: str, params: dict[str, Any]) -> ToolResult:  # pragma: no cover
+        raise NotImplementedError
+
+    def corrupt(self, fault: ToolFault, result: ToolResult) -> ToolResult:
+        return ToolResult(ok=True, content={"_truncated": True})
+
+    def final_state(self) -> dict[str, Any]:
+        return {}
+
+    def comparable_state(self) -> dict[str, Any]:
+        return self.final_state()
+
+
+def _fault_result(fault: ToolFault) -> ToolResult:
+    messages = {
+        "timeout": "the service did not answer in time",
+        "server_error": "500 internal server error",
+        "missing": "record not found",
+    }
+    kind = "not_found" if fault.kind == "missing" else fault.kind
+    return ToolResult.fail(kind, messages[fault.kind])
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One semantic problem with a case: the field it concerns and what is wrong."""
+
+    field: str
+    message: str
+    rule: str
+
+
+class Domain(Protocol):
+    name: str
+    tool_specs: tuple[dict[str, Any], ...]
+    read_tools: frozenset[str]
+    write_tools: frozenset[str]
+    has_simulator: bool
+
+    def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox: ...
+
+    def state_problems(self, state: dict[str, Any]) -> list[Problem]: ...
+
+    def reference_problems(self, case: Case) -> list[Problem]: ...
+
+
+@dataclass
+class GenericDomain:
+    """A domain with no simulator: tools are known only by name (inferred from cases), any
+    parameters are accepted, and no replay is possible. Imports of foreign formats land here."""
+
+    name: str = "generic"
+    tool_specs: tuple[dict[str, Any], ...] = ()
+    read_tools: frozenset[str] = frozenset()
+    write_tools: frozenset[str] = field(default_factory=frozenset)
+    has_simulator: bool = False
+
+    def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
+        raise NotImplementedError(f"domain {self.name!r} has no simulator")
+
+    def state_problems(self, state: dict[str, Any]) -> list[Problem]:
+        return []
+
+    def reference_problems(self, case: Case) -> list[Problem]:
+        return []

@@ -1,0 +1,72 @@
+"""The built-in e-commerce customer-support domain pack."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from casemill.case.model import Case, Environment
+from casemill.domains.base import Problem
+from casemill.domains.support.policy import INTENT_KINDS, Decision, Intent, decide
+from casemill.domains.support.sandbox import SupportSandbox
+from casemill.domains.support.state import SupportState
+from casemill.domains.support.tools import READ_TOOLS, TOOL_SPECS, WRITE_TOOLS
+
+
+class SupportDomain:
+    name = "support"
+    tool_specs = TOOL_SPECS
+    read_tools = READ_TOOLS
+    write_tools = WRITE_TOOLS
+    has_simulator = True
+
+    def sandbox(self, environment: Environment, *, faults: bool = True) -> SupportSandbox:
+        return SupportSandbox(environment, faults=faults)
+
+    def state_problems(self, state: dict[str, Any]) -> list[Problem]:
+        try:
+            parsed = SupportState.parse(state)
+        except ValidationError as exc:
+            return [
+                Problem(
+                    field="environment.state." + ".".join(str(p) for p in err["loc"]),
+                    message=err["msg"],
+                    rule="state-shape",
+                )
+                for err in exc.errors()
+            ]
+        problems = []
+        for order_id, order in parsed.orders.items():
+            if order.id != order_id:
+                problems.append(Problem(f"environment.state.orders.{order_id}.id", f"order keyed {order_id!r} has id {order.id!r}", "state-keys"))
+            if order.customer_id not in parsed.customers:
+                problems.append(Problem(f"environment.state.orders.{order_id}.customer_id", f"customer {order.customer_id!r} is not in the environment", "missing-id"))
+        return problems
+
+    def reference_problems(self, case: Case) -> list[Problem]:
+        """Ids in expected calls (order, items, customer) that the environment does not hold."""
+        try:
+            state = SupportState.parse(case.environment.state)
+        except ValidationError:
+            return []  # reported by state_problems
+        problems = []
+        for index, call in enumerate(case.expected.tool_calls):
+            where = f"expected.tool_calls[{index}].params"
+            order_id = call.params.get("order_id")
+            order = state.orders.get(str(order_id).lstrip("#")) if order_id else None
+            if order_id and order is None:
+                problems.append(Problem(f"{where}.order_id", f"order {order_id!r} is not in the environment", "missing-id"))
+            item_ids = list(call.params.get("item_ids") or [])
+            if call.params.get("item_id"):
+                item_ids.append(call.params["item_id"])
+            for item_id in item_ids:
+                if order is not None and order.item(str(item_id)) is None:
+                    problems.append(Problem(f"{where}.item_ids", f"order {order.id} has no item {item_id!r}", "missing-id"))
+            customer_id = call.params.get("customer_id")
+            if customer_id and customer_id not in state.customers:
+                problems.append(Problem(f"{where}.customer_id", f"customer {customer_id!r} is not in the environment", "missing-id"))
+        return problems
+
+
+__all__ = ["INTENT_KINDS", "Decision", "Intent", "SupportDomain", "SupportState", "decide"]

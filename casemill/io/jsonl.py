@@ -1,0 +1,104 @@
+"""Reading and writing JSON Lines, robustly.
+
+`read_jsonl` streams a file (gzip when it ends in `.gz`) and yields one `Line` per non-blank line:
+either the parsed object or the reason it could not be parsed (invalid UTF-8, truncated JSON, not
+an object, over the size limit). A bad line never stops the reading. A BOM and CRLF endings are
+accepted. `atomic_write_lines` writes to a temporary file beside the target, fsyncs and renames,
+so a crash never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Line:
+    file: str
+    number: int
+    value: Any = None
+    error: str | None = None
+    raw: bytes = b""
+
+
+def open_binary(path: str | Path) -> IO[bytes]:
+    path = Path(path)
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    with open_binary(path) as fh:
+        yield from enumerate(fh, start=1)
+
+
+def decode_line(file: str, number: int, raw: bytes) -> Line | None:
+    """Parse one raw line; None for a blank line."""
+    if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    stripped = raw.rstrip(b"\r\n")
+    if not stripped.strip():
+        return None
+    if len(stripped) > MAX_LINE_BYTES:
+        return Line(file, number, error=f"line is {len(stripped):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit", raw=stripped[:200])
+    try:
+        text = stripped.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Line(file, number, error=f"invalid UTF-8 at byte {exc.start}: {stripped[exc.start:exc.start + 4]!r}", raw=stripped)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
+        return Line(file, number, error=f"not valid JSON{hint}: {exc.msg} at column {exc.colno}", raw=stripped)
+    if not isinstance(value, dict):
+        return Line(file, number, error=f"expected a JSON object, got {type(value).__name__}", raw=stripped)
+    return Line(file, number, value=value, raw=stripped)
+
+
+def read_jsonl(path: str | Path) -> Iterator[Line]:
+    file = str(path)
+    for number, raw in iter_raw_lines(path):
+        line = decode_line(file, number, raw)
+        if line is not None:
+            yield line
+
+
+def dumps_line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False, separators=(",", ":")) + "\n"
+
+
+def atomic_write_text(path: str | Path, chunks: Iterable[str]) -> Path:
+    """Write `chunks` to `path` atomically (temp file in the same folder, fsync, rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return path
+
+
+def atomic_write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
+    return atomic_write_text(path, (dumps_line(r) for r in records))

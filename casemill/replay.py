@@ -1,0 +1,59 @@
+"""The replay check: a case's expected calls, replayed on its initial environment, must succeed
+and agree with the domain's policy, and its outcome must fit its calls.
+
+Replay runs without injected faults: faults are transient and the expected calls describe what
+happens once the tools answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from casemill.case.matching import forbidden_hit
+from casemill.case.model import Case, ToolCall
+from casemill.domains import Domain, Problem, get_domain
+
+
+@dataclass
+class ReplayResult:
+    ok: bool
+    problems: list[Problem] = field(default_factory=list)
+    final_state: dict[str, Any] | None = None
+    comparable_state: dict[str, Any] | None = None
+
+
+def outcome_problems(case: Case, domain: Domain) -> list[Problem]:
+    calls = case.expected.tool_calls
+    writes = [c for c in calls if c.tool in domain.write_tools]
+    outcome = case.expected.outcome
+    problems = []
+    if outcome in ("clarify", "refuse") and writes:
+        problems.append(Problem("expected.outcome", f"outcome '{outcome}' expects no write call, but {[c.tool for c in writes]} are expected", "outcome-calls"))
+    if outcome == "escalate" and "escalate_to_human" in domain.write_tools and not any(c.tool == "escalate_to_human" for c in calls):
+        problems.append(Problem("expected.outcome", "outcome 'escalate' needs an escalate_to_human call", "outcome-calls"))
+    for index, call in enumerate(calls):
+        as_call = ToolCall(tool=call.tool, params=call.params)
+        for rule in case.expected.forbidden_calls:
+            if forbidden_hit(rule, as_call, domain.write_tools):
+                problems.append(Problem(f"expected.tool_calls[{index}]", f"expected call {call.tool} is also forbidden ({rule.reason or 'no reason given'})", "expected-forbidden"))
+    return problems
+
+
+def replay(case: Case, domain: Domain | None = None) -> ReplayResult:
+    domain = domain or get_domain(case.domain)
+    problems = outcome_problems(case, domain)
+    if not domain.has_simulator:
+        return ReplayResult(ok=not problems, problems=problems)
+    sandbox = domain.sandbox(case.environment, faults=False)
+    for index, call in enumerate(case.expected.tool_calls):
+        result = sandbox.call(call.tool, call.params)
+        if not result.ok:
+            message = result.content.get("message") if isinstance(result.content, dict) else result.error
+            problems.append(Problem(f"expected.tool_calls[{index}]", f"replaying {call.tool} failed ({result.error}): {message}", "replay"))
+    return ReplayResult(
+        ok=not problems,
+        problems=problems,
+        final_state=sandbox.final_state(),
+        comparable_state=sandbox.comparable_state(),
+    )
