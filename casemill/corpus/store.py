@@ -1,0 +1,192 @@
+"""The versioned corpus on disk.
+
+Layout under the corpus folder:
+
+    cases.jsonl              every case ever added, one JSON object a line, sorted by id
+    manifests/v0001.json     one manifest a version: cases added and retired, counts per
+                             slice, hashes, a provenance summary
+
+The active set of version N is every id added up to N less every id retired up to N. A case's
+id never changes, and a case is never rewritten. Writes are atomic (temporary file, fsync,
+rename): `cases.jsonl` first, then the manifest, so after a crash either the new version exists
+whole or it does not exist at all (cases written but named by no manifest are ignored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from casemill.case.model import Case
+from casemill.errors import UserError
+from casemill.io.jsonl import atomic_write_text, dumps_line, read_jsonl
+
+log = logging.getLogger(__name__)
+
+MANIFEST_FORMAT = 1
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: int = MANIFEST_FORMAT
+    version: int
+    created_at: str
+    note: str = ""
+    added: tuple[str, ...] = ()
+    retired: tuple[str, ...] = ()
+    active_count: int
+    active_sha256: str = Field(description="sha256 of the active cases' canonical lines, in id order")
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    operators: dict[str, int] = Field(default_factory=dict, description="operator@version -> cases")
+    seeds: tuple[int, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"v{self.version:04d}"
+
+
+def slice_counts(cases: Iterable[Case]) -> dict[str, dict[str, int]]:
+    by: dict[str, Counter] = {k: Counter() for k in ("origin", "category", "outcome", "intent", "operator", "domain")}
+    for case in cases:
+        by["origin"][case.provenance.origin] += 1
+        by["category"][case.tags.category] += 1
+        by["outcome"][case.expected.outcome] += 1
+        by["domain"][case.domain] += 1
+        for intent in case.tags.intents or ("(none)",):
+            by["intent"][intent] += 1
+        ops = case.provenance.operators
+        by["operator"][ops[-1].name if ops else "(none)"] += 1
+    return {k: dict(sorted(v.items())) for k, v in by.items()}
+
+
+class CorpusStore:
+    def __init__(self, root: str | Path, clock: Callable[[], datetime] | None = None):
+        self.root = Path(root)
+        self.cases_path = self.root / "cases.jsonl"
+        self.manifests_dir = self.root / "manifests"
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    # -- reading ----------------------------------------------------------------------------
+    def manifests(self) -> list[Manifest]:
+        if not self.manifests_dir.is_dir():
+            return []
+        out = []
+        for path in sorted(self.manifests_dir.glob("v*.json")):
+            try:
+                out.append(Manifest.model_validate_json(path.read_text(encoding="utf-8")))
+            except ValueError as exc:
+                raise UserError(f"{path}: not a valid corpus manifest: {exc}") from exc
+        return out
+
+    def latest(self) -> Manifest | None:
+        found = self.manifests()
+        return found[-1] if found else None
+
+    def active_ids(self, version: int | None = None) -> set[str]:
+        ids: set[str] = set()
+        for manifest in self.manifests():
+            if version is not None and manifest.version > version:
+                break
+            ids |= set(manifest.added)
+            ids -= set(manifest.retired)
+        return ids
+
+    def _all_lines(self) -> dict[str, str]:
+        if not self.cases_path.exists():
+            return {}
+        lines = {}
+        for line in read_jsonl(self.cases_path):
+            if line.error:
+                raise UserError(f"{line.file}:{line.number}: corrupt corpus line: {line.error}")
+            lines[line.value["id"]] = line.raw.decode("utf-8")
+        return lines
+
+    def cases(self, version: int | None = None) -> list[Case]:
+        """The active cases of `version` (default: the latest), sorted by id."""
+        active = self.active_ids(version)
+        lines = self._all_lines()
+        missing = sorted(active - set(lines))
+        if missing:
+            raise UserError(f"{self.cases_path}: {len(missing)} cases named by a manifest are missing (first: {missing[0]}); the corpus is damaged")
+        return [Case.model_validate_json(lines[i]) for i in sorted(active)]
+
+    def get(self, case_id: str) -> Case | None:
+        line = self._all_lines().get(case_id)
+        return Case.model_validate_json(line) if line else None
+
+    # -- writing ----------------------------------------------------------------------------
+    def add_version(
+        self,
+        add: Iterable[Case] = (),
+        retire: Iterable[str] = (),
+        note: str = "",
+    ) -> Manifest | None:
+        """Write a new version adding `add` and retiring `retire`. Cases already active are not
+        added twice. Returns the new manifest, or None when nothing changes."""
+        active = self.active_ids()
+        lines = self._all_lines()
+        new_cases = {}
+        for case in add:
+            if case.id not in active:
+                new_cases[case.id] = case
+        retire_ids = sorted(set(retire) & active - set(new_cases))
+        unknown = sorted(set(retire) - active)
+        if unknown:
+            raise UserError(f"cannot retire cases that are not active: {unknown[:5]}")
+        if not new_cases and not retire_ids:
+            return None
+        for case_id, case in new_cases.items():
+            lines[case_id] = dumps_line(case.model_dump(mode="json", exclude_defaults=False)).rstrip("\n")
+        active = (active | set(new_cases)) - set(retire_ids)
+        atomic_write_text(self.cases_path, (lines[i] + "\n" for i in sorted(lines)))
+
+        active_cases = [Case.model_validate_json(lines[i]) for i in sorted(active)]
+        digest = hashlib.sha256()
+        for i in sorted(active):
+            digest.update(lines[i].encode("utf-8") + b"\n")
+        operators: Counter = Counter()
+        seeds: set[int] = set()
+        for case in active_cases:
+            for step in case.provenance.operators:
+                operators[f"{step.name}@{step.version}"] += 1
+            if case.provenance.seed is not None:
+                seeds.add(case.provenance.seed)
+        previous = self.latest()
+        manifest = Manifest(
+            version=(previous.version + 1) if previous else 1,
+            created_at=self._clock().isoformat(timespec="seconds"),
+            note=note,
+            added=tuple(sorted(new_cases)),
+            retired=tuple(retire_ids),
+            active_count=len(active),
+            active_sha256=digest.hexdigest(),
+            counts=slice_counts(active_cases),
+            operators=dict(sorted(operators.items())),
+            seeds=tuple(sorted(seeds)),
+        )
+        path = self.manifests_dir / f"{manifest.name}.json"
+        atomic_write_text(path, [json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"])
+        log.info("corpus %s: +%d -%d, %d active", manifest.name, len(new_cases), len(retire_ids), len(active))
+        return manifest
+
+    def stats(self) -> dict[str, Any]:
+        latest = self.latest()
+        if latest is None:
+            return {"root": str(self.root), "versions": 0, "active": 0, "counts": {}}
+        return {
+            "root": str(self.root),
+            "versions": latest.version,
+            "latest": latest.name,
+            "active": latest.active_count,
+            "counts": latest.counts,
+            "operators": latest.operators,
+        }
