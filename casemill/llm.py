@@ -1,0 +1,94 @@
+"""The one way Casemill talks to an LLM: the `openai` client against any OpenAI-compatible
+endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
+
+Nothing here runs at import time. `LLMEndpoint.from_settings` says plainly when no endpoint is
+configured (`EndpointNotConfigured`); callers skip their LLM-backed work with that message.
+`chat_json` asks for a JSON object, validates it with a pydantic model, and retries a bounded
+number of times on transport errors (timeouts, 429 honouring Retry-After, 5xx: the SDK's own
+backoff) and on malformed replies; the raw reply of a rejected answer travels in the exception,
+never to a log. The API key is a `SecretStr` and never appears in logs, reprs or provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from casemill.case.ids import short_hash
+from casemill.errors import CasemillError, EndpointNotConfigured
+from casemill.settings import Settings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+
+NOT_CONFIGURED = (
+    "no OpenAI-compatible endpoint is configured: set CASEMILL_LLM_BASE_URL (or OPENAI_BASE_URL), "
+    "CASEMILL_LLM_MODEL and, if the endpoint needs one, CASEMILL_LLM_API_KEY (or OPENAI_API_KEY)"
+)
+
+
+class LLMReplyError(CasemillError):
+    """The endpoint answered, but not with what was asked for, after every retry."""
+
+    def __init__(self, message: str, raw: str | None = None):
+        super().__init__(message)
+        self.raw = raw
+
+
+@dataclass
+class LLMEndpoint:
+    base_url: str
+    model: str
+    api_key: SecretStr | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    _client: Any = field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> LLMEndpoint:
+        settings = settings or Settings()
+        base, model, key = settings.resolved_llm()
+        if not base or not model:
+            raise EndpointNotConfigured(NOT_CONFIGURED)
+        return cls(base_url=base, model=model, api_key=key, timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from openai import OpenAI
+
+            self._client = OpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key.get_secret_value() if self.api_key else "not-needed",
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+            )
+        return self._client
+
+    def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        """One chat completion (the SDK retries transport errors with backoff)."""
+        return self.client.chat.completions.create(model=self.model, messages=messages, **kwargs)
+
+    def chat_json(self, messages: list[dict[str, Any]], schema: type[T], *, attempts: int = 3, temperature: float = 0.0) -> tuple[T, str]:
+        """Ask for a JSON object matching `schema`; returns it with the prompt hash.
+
+        A reply that is not JSON or does not fit the schema is asked again, up to `attempts`
+        times; then `LLMReplyError` carries the reason and the last raw reply."""
+        prompt_hash = short_hash(json.dumps(messages, sort_keys=True))
+        last_raw, reason = None, ""
+        for _ in range(attempts):
+            response = self.chat(messages, temperature=temperature, response_format={"type": "json_object"})
+            last_raw = (response.choices[0].message.content or "") if response.choices else ""
+            try:
+                return schema.model_validate(json.loads(last_raw)), prompt_hash
+            except json.JSONDecodeError as exc:
+                reason = f"reply is not JSON ({exc.msg})"
+            except ValidationError as exc:
+                reason = f"reply does not fit {schema.__name__}: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}"
+            log.info("LLM reply rejected (%s); asking again", reason)
+        raise LLMReplyError(f"{self.model}: {reason} after {attempts} attempts", raw=last_raw)
