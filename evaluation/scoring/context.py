@@ -1,0 +1,101 @@
+"""What scoring needs from a case, computed once per case id: expected tool sets, lower-cased
+phrases, and the expected final state from replaying the expected calls.
+
+A case id is a content hash, so a context cached under it never goes stale.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+
+from casemill.case.model import Case, ExpectedCall, ForbiddenCall
+from casemill.domains import get_domain
+from casemill.replay import replay
+
+log = logging.getLogger(__name__)
+
+SEMANTIC_LABEL = "semantic-phrases"
+MAX_CACHED = 200_000
+READ_PREFIXES = ("get_", "find_", "list_", "search_", "calculate", "think")
+
+
+def is_read_tool(name: str) -> bool:
+    """For domains that do not declare their tools: the usual read-only names."""
+    return name.startswith(READ_PREFIXES)
+
+
+@dataclass(frozen=True)
+class CaseContext:
+    case_id: str
+    write_tools: frozenset[str] | None  # None: undeclared, judged by name (`is_read_tool`)
+    expected_calls: tuple[ExpectedCall, ...]
+    expected_tools: frozenset[str]
+    expected_counts: dict[str, int]
+    forbidden: tuple[ForbiddenCall, ...]
+    phrases: tuple[str, ...]
+    phrases_lower: tuple[str, ...]
+    excludes: tuple[str, ...]
+    excludes_lower: tuple[str, ...]
+    optimal_steps: int
+    expected_state: dict | None  # None: the domain has no simulator or the replay failed
+    replay_note: str | None
+    reference_reply: str | None
+    semantic_phrases: bool
+
+
+_CACHE: dict[str, CaseContext] = {}
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def context_for(case: Case) -> CaseContext:
+    """The scoring context of `case`, built on first use and cached by case id."""
+    found = _CACHE.get(case.id)
+    if found is not None:
+        return found
+    if len(_CACHE) >= MAX_CACHED:
+        _CACHE.clear()
+    ctx = _build(case)
+    _CACHE[case.id] = ctx
+    return ctx
+
+
+def _build(case: Case) -> CaseContext:
+    domain = get_domain(case.domain)
+    expected = case.expected
+    state, note = None, None
+    if domain.has_simulator:
+        result = replay(case, domain)
+        if result.ok:
+            state = result.comparable_state
+        else:
+            first = result.problems[0]
+            note = f"state check skipped: the expected calls do not replay ({first.message})"
+            log.warning("case %s: %s", case.id, note)
+    else:
+        note = f"state check skipped: domain {case.domain!r} has no simulator"
+    return CaseContext(
+        case_id=case.id,
+        write_tools=_write_tools(domain, case),
+        expected_calls=expected.tool_calls,
+        expected_tools=frozenset(c.tool for c in expected.tool_calls),
+        expected_counts=dict(Counter(c.tool for c in expected.tool_calls)),
+        forbidden=expected.forbidden_calls,
+        phrases=expected.reply_contains,
+        phrases_lower=tuple(p.lower() for p in expected.reply_contains),
+        excludes=expected.reply_excludes,
+        excludes_lower=tuple(p.lower() for p in expected.reply_excludes),
+        optimal_steps=expected.optimal_steps,
+        expected_state=state,
+        replay_note=note,
+        reference_reply=expected.reference_reply,
+        semantic_phrases=SEMANTIC_LABEL in case.tags.labels,
+    )
+
+
+def _write_tools(domain, case: Case) -> frozenset[str] | None:
+    return frozenset(domain.write_tools) if domain.tool_specs else None

@@ -1,0 +1,164 @@
+"""Typed results of scoring: one `CaseScore` per case and trial, and the `RunSummary` of a run.
+
+Scores, assertions and labels are kept apart (as pydantic-evals does): `metrics` are numbers
+(None where a metric does not apply to the case), `assertions` are named pass/fail checks,
+`labels` are short strings (the first failing check, the scoring mode).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESULTS_FORMAT = 1
+SUMMARY_FORMAT = 1
+
+Mode = Literal["casemill", "chapter"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CaseScore(_Frozen):
+    """The score of one trial of one case."""
+
+    format: int = RESULTS_FORMAT
+    case_id: str
+    trial: int = 0
+    agent: str = ""
+    mode: Mode = "casemill"
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    assertions: dict[str, bool] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
+    task_success: bool = False
+    violations: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+    error_kind: str | None = None
+
+
+class Stat(_Frozen):
+    """A mean with its bootstrap 95% confidence interval over cases."""
+
+    mean: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int = 0
+
+
+class SliceRow(_Frozen):
+    dimension: str
+    value: str
+    cases: int
+    results: int
+    task_success: Stat
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+
+
+class FlakyCase(_Frozen):
+    case_id: str
+    passes: int
+    trials: int
+    flakiness: float = Field(description="1 - |2 * passes / trials - 1|: 0 steady, 1 a coin toss")
+
+
+class FamilyConsistency(_Frozen):
+    family: str
+    members: int
+    consistency: float = Field(description="share of members whose pass/fail equals the seed's")
+
+
+class Consistency(_Frozen):
+    families: int = 0
+    mean: float | None = None
+    worst: tuple[FamilyConsistency, ...] = ()
+
+
+class Delta(_Frozen):
+    metric: str
+    baseline: float | None
+    current: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    paired_cases: int
+    higher_is_better: bool = True
+
+    @property
+    def significant_regression(self) -> bool:
+        if self.ci_low is None or self.ci_high is None:
+            return False
+        return self.ci_high < 0 if self.higher_is_better else self.ci_low > 0
+
+
+class Flip(_Frozen):
+    case_id: str
+    direction: Literal["pass->fail", "fail->pass"]
+    baseline_rate: float
+    current_rate: float
+
+
+class Comparison(_Frozen):
+    baseline_agent: str = ""
+    paired_cases: int = 0
+    only_in_current: int = 0
+    only_in_baseline: int = 0
+    deltas: tuple[Delta, ...] = ()
+    flips: tuple[Flip, ...] = ()
+
+
+class GateFailure(_Frozen):
+    rule: str
+    slice: str
+    metric: str
+    value: float | None
+    threshold: float | None
+    case_ids: tuple[str, ...] = ()
+    message: str = ""
+
+
+class RuleResult(_Frozen):
+    rule: str
+    passed: bool
+    value: float | None = None
+    note: str = ""
+
+
+class GateVerdict(_Frozen):
+    gate: str = ""
+    passed: bool
+    failures: tuple[GateFailure, ...] = ()
+    rules: tuple[RuleResult, ...] = ()
+
+
+class RunSummary(_Frozen):
+    """What a run came to. `per_case` (per-case means over trials) is kept for comparisons and
+    the gate; it is not written to summary.json but rebuilt from results.jsonl on load."""
+
+    format: int = SUMMARY_FORMAT
+    agent: str = ""
+    mode: Mode = "casemill"
+    cases: int = 0
+    trials: int = 0
+    results: int = 0
+    errors: int = 0
+    error_kinds: dict[str, int] = Field(default_factory=dict)
+    task_success_rate: float | None = None
+    task_success: Stat = Field(default_factory=Stat)
+    metrics: dict[str, Stat] = Field(default_factory=dict)
+    pass_k: dict[str, float] = Field(default_factory=dict)
+    convergence: float | None = None
+    flaky: tuple[FlakyCase, ...] = ()
+    consistency: Consistency = Field(default_factory=Consistency)
+    slices: tuple[SliceRow, ...] = ()
+    comparison: Comparison | None = None
+    metric_versions: dict[str, str] = Field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    gate: GateVerdict | None = None
+    seed: int = 0
+    per_case: dict[str, dict[str, float | None]] = Field(default_factory=dict, exclude=True)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

@@ -1,0 +1,122 @@
+"""The metrics Casemill reports, with their versions, directions and meaning.
+
+Bump a metric's version when its old values stop being comparable with new ones (a changed
+formula, a changed denominator); the versions land in every summary, so a comparison between two
+runs can tell when it compares different things.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    version: str
+    higher_is_better: bool
+    description: str
+    unit: str = "ratio"  # ratio (0..1), count, seconds, tokens, usd
+
+
+_SPECS = (
+    MetricSpec("task_success", "1", True, "every check below holds (see docs/reports.md)"),
+    MetricSpec("tool_recall", "1", True, "expected tools called / expected tools (set)"),
+    MetricSpec(
+        "tool_precision",
+        "1",
+        True,
+        "expected tools among counted called tools / counted called tools (set); read tools "
+        "count only when the case expects them",
+    ),
+    MetricSpec("tool_recall_multiset", "1", True, "like tool_recall, counting repeats"),
+    MetricSpec("tool_precision_multiset", "1", True, "like tool_precision, counting repeats"),
+    MetricSpec(
+        "param_accuracy",
+        "1",
+        True,
+        "expected calls matched one-to-one by a call of the same tool whose parameters match "
+        "under the case's rules / expected calls",
+    ),
+    MetricSpec("phrase_recall", "1", True, "required phrases in the final reply / required"),
+    MetricSpec("forbidden_violations", "1", False, "calls that hit a forbidden rule", "count"),
+    MetricSpec(
+        "reply_excludes_violations", "1", False, "excluded phrases in the final reply", "count"
+    ),
+    MetricSpec("state_success", "1", True, "final state equals the replayed expected state"),
+    MetricSpec("completion", "1", True, "final reply given, no error, no give-up, no step limit"),
+    MetricSpec("efficiency", "1", True, "min(1, optimal_steps / steps)"),
+    MetricSpec("steps", "1", False, "tool calls plus the final reply", "count"),
+    MetricSpec("latency_s", "1", False, "wall time of the trial", "seconds"),
+    MetricSpec("tokens", "1", False, "prompt plus completion tokens", "tokens"),
+    MetricSpec("cost_usd", "1", False, "tokens priced by the scoring config", "usd"),
+    MetricSpec("overall", "1", True, "weighted mean of the configured metrics"),
+    MetricSpec("rouge_l", "1", True, "ROUGE-L F1 of the reply against reference_reply"),
+    MetricSpec("bleu", "1", True, "sentence BLEU / 100 of the reply against reference_reply"),
+    MetricSpec(
+        "embedding_similarity", "1", True, "cosine similarity (all-MiniLM-L6-v2) to the reference"
+    ),
+)
+
+CHAPTER_VERSION = "chapter-1"
+CHAPTER_METRICS = (
+    "task_success",
+    "tool_recall",
+    "tool_precision",
+    "param_accuracy",
+    "phrase_recall",
+)
+
+METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
+
+JUDGE_PREFIX = "judge_"
+
+
+def spec(name: str) -> MetricSpec | None:
+    if name in METRICS:
+        return METRICS[name]
+    if name.startswith(JUDGE_PREFIX):
+        return MetricSpec(name, "1", True, "LLM judge: share of trials the criterion held")
+    return None
+
+
+def higher_is_better(name: str) -> bool:
+    found = spec(name)
+    return True if found is None else found.higher_is_better
+
+
+def versions(names: set[str] | list[str], mode: str) -> dict[str, str]:
+    out = {}
+    for name in sorted(names):
+        if mode == "chapter" and name in CHAPTER_METRICS:
+            out[name] = CHAPTER_VERSION
+        else:
+            found = spec(name)
+            out[name] = found.version if found else "?"
+    return out
+
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "task_success": 0.4,
+    "tool_recall": 0.1,
+    "param_accuracy": 0.15,
+    "phrase_recall": 0.1,
+    "state_success": 0.15,
+    "efficiency": 0.1,
+}
+
+
+class ScoringConfig(BaseModel):
+    """Knobs of scoring that a team sets once: the weights of the overall score and prices."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    zero_on_violation: bool = Field(
+        default=True, description="a forbidden call or excluded phrase sets overall to 0"
+    )
+    usd_per_prompt_token: float = Field(default=0.0, ge=0)
+    usd_per_completion_token: float = Field(default=0.0, ge=0)
+    semantic_threshold: float = Field(default=0.75, ge=0, le=1)
