@@ -1,0 +1,199 @@
+"""Order-level seeds: cancellations, shipping address changes and status questions."""
+
+from __future__ import annotations
+
+from casemill.case.model import Case
+from casemill.domains.support.policy import Intent, address_call, cancel_call
+from seedlib.make import get_order, list_orders, never, no_writes, seed
+from seedlib.world import order, world
+
+SHIPPED = "the order has already shipped"
+STATUS_ONLY = "a status question needs no write"
+
+
+def _addr(street: str, city: str, state: str, zip_code: str) -> dict[str, str]:
+    return {"street1": street, "city": city, "state": state, "zip": zip_code}
+
+
+def cancellations() -> list[Case]:
+    return [
+        seed(
+            "C1025",
+            world("C1025", order("W1025", "C1025", "pending", "P108-OS-blue", "P109-OS-natural")),
+            "Please cancel order W1025, I placed it by mistake.",
+            title="cancel a pending order",
+            policy=Intent("cancel", "W1025"),
+            intents=["cancel"], calls=[cancel_call("W1025")],
+        ),
+        seed(
+            "C1026",
+            world("C1026", order("W1026", "C1026", "processing", "P110-OS-purple")),
+            "Can you stop order #W1026 before it ships? I don't need the yoga mat anymore.",
+            title="cancel a processing order, id with #",
+            policy=Intent("cancel", "W1026"),
+            intents=["cancel"], calls=[cancel_call("W1026")],
+        ),
+        seed(
+            "C1027",
+            world("C1027", order("W1027", "C1027", "pending", "P120-M-indigo"),
+                  order("W1028", "C1027", "pending", "P122-OS-grey")),
+            "Please cancel W1028, the one with the beanie. Keep the jacket order as it is.",
+            title="cancel one of two pending orders, keep the other",
+            policy=Intent("cancel", "W1028"),
+            intents=["cancel"], calls=[cancel_call("W1028")],
+            forbid=[never("cancel_order", "the customer keeps this order", order_id="W1027")],
+            difficulty="medium",
+        ),
+        seed(
+            "C1028",
+            world("C1028", order("W1029", "C1028", "shipped", "P115-OS-green")),
+            "Cancel W1029 please, I changed my mind about the backpack.",
+            title="cancel refused: order already shipped",
+            policy=Intent("cancel", "W1029"),
+            intents=["cancel"], outcome="refuse",
+            forbid=[never("cancel_order", SHIPPED, order_id="W1029")],
+        ),
+        seed(
+            "C1029",
+            world("C1029", order("W1030", "C1029", "delivered", "P114-OS-rust")),
+            "Cancel my order W1030. The pillow cover came yesterday but I don't want it anymore.",
+            title="cancel refused: order already delivered, and no refund for a change of mind",
+            policy=Intent("cancel", "W1030"),
+            intents=["cancel"], outcome="refuse",
+            forbid=[never("cancel_order", "delivered orders cannot be cancelled",
+                          order_id="W1030"),
+                    never("refund_items", "not damaged", order_id="W1030")],
+            difficulty="medium",
+        ),
+        seed(
+            "C1030",
+            world("C1030", order("W1031", "C1030", "processing", "P115-OS-black"),
+                  order("W1931", "C1031", "pending", "P115-OS-black")),
+            "I'd like to cancel the backpack I ordered a couple of days ago, I found one locally.",
+            title="cancel without an order id: the customer's only order, found by listing",
+            policy=Intent("cancel", "W1031"),
+            intents=["cancel"], calls=[cancel_call("W1031")],
+            forbid=[never("cancel_order", "another customer's order", order_id="W1931")],
+            category="efficiency", difficulty="medium", labels=["no_order_id", "other_customers"],
+        ),
+    ]
+
+
+def address_changes() -> list[Case]:
+    decatur = _addr("410 Church St", "Decatur", "GA", "30030")
+    portland = _addr("88 Harbor Rd", "Portland", "OR", "97205")
+    davis = _addr("77 Lake St", "Davis", "CA", "95616")
+    monterey = _addr("5 Ocean Ave", "Monterey", "CA", "93940")
+    memphis = _addr("300 Beale St", "Memphis", "TN", "38103")
+    return [
+        seed(
+            "C1032",
+            world("C1032", order("W1033", "C1032", "pending", "P117-OS-steel")),
+            "Please ship order W1033 to my sister's place instead: 410 Church St, Decatur, "
+            "GA 30030.",
+            title="address change on a pending order",
+            policy=Intent("change_address", "W1033", address=decatur),
+            intents=["change_address"], calls=[address_call("W1033", decatur)],
+        ),
+        seed(
+            "C1033",
+            world("C1033", order("W1034", "C1033", "processing", "P103-L-navy", "P122-OS-blue")),
+            "I'm moving next week. Can you send #W1034 to 88 Harbor Rd, Portland, OR 97205?",
+            title="address change on a processing order",
+            policy=Intent("change_address", "W1034", address=portland),
+            intents=["change_address"], calls=[address_call("W1034", portland)],
+        ),
+        seed(
+            "C1034",
+            world("C1034", order("W1035", "C1034", "processing", "P118-OS-red"),
+                  order("W1036", "C1034", "processing", "P123-OS-natural"),
+                  order("W1936", "C1035", "processing", "P118-OS-black")),
+            "Please change the shipping address on W1036 only, not my other order, to "
+            "77 Lake St, Davis, CA 95616.",
+            title="address change on one of two open orders",
+            policy=Intent("change_address", "W1036", address=davis),
+            intents=["change_address"], calls=[address_call("W1036", davis)],
+            forbid=[never("change_shipping_address", "the other order keeps its address",
+                          order_id="W1035"),
+                    never("change_shipping_address", "another customer's order",
+                          order_id="W1936")],
+            difficulty="medium", labels=["other_customers"],
+        ),
+        seed(
+            "C1035",
+            world("C1035", order("W1037", "C1035", "shipped", "P124-M-olive")),
+            "Order W1037 needs to go to 5 Ocean Ave, Monterey, CA 93940 instead, "
+            "I won't be home.",
+            title="address change refused: order already shipped",
+            policy=Intent("change_address", "W1037", address=monterey),
+            intents=["change_address"], outcome="refuse",
+            forbid=[never("change_shipping_address", SHIPPED, order_id="W1037")],
+        ),
+        seed(
+            "C1036",
+            world("C1036", order("W1038", "C1036", "delivered", "P116-OS-white")),
+            "Can you update the address on W1038 to 300 Beale St, Memphis, TN 38103? "
+            "I typed my old one.",
+            title="address change refused: order already delivered",
+            policy=Intent("change_address", "W1038", address=memphis),
+            intents=["change_address"], outcome="refuse",
+            forbid=[never("change_shipping_address", "delivered already", order_id="W1038")],
+        ),
+    ]
+
+
+def status_questions() -> list[Case]:
+    return [
+        seed(
+            "C1037",
+            world("C1037", order("W1039", "C1037", "shipped", "P124-L-olive")),
+            "Where is my order W1039?",
+            title="status: shipped order",
+            policy=Intent("status", "W1039"),
+            intents=["status"], calls=[get_order("W1039")], phrases=["shipped"],
+            forbid=[no_writes(STATUS_ONLY)],
+        ),
+        seed(
+            "C1038",
+            world("C1038", order("W1040", "C1038", "processing", "P101-OS-sage")),
+            "Has #W1040 shipped yet? It's been a few days since I ordered.",
+            title="status: processing order",
+            policy=Intent("status", "W1040"),
+            intents=["status"], calls=[get_order("W1040")], phrases=["processing"],
+            forbid=[no_writes(STATUS_ONLY)],
+        ),
+        seed(
+            "C1039",
+            world("C1039", order("W1041", "C1039", "delivered", "P110-OS-blue"),
+                  order("W1941", "C1040", "shipped", "P110-OS-blue")),
+            "Was order W1041 delivered? I've been travelling and can't check the porch.",
+            title="status: delivered order",
+            policy=Intent("status", "W1041"),
+            intents=["status"], calls=[get_order("W1041")], phrases=["delivered"],
+            forbid=[no_writes(STATUS_ONLY)], labels=["other_customers"],
+        ),
+        seed(
+            "C1040",
+            world("C1040", order("W1042", "C1040", "shipped", "P119-6-red"),
+                  order("W1942", "C1041", "processing", "P119-6-yellow")),
+            "Hi, what's the status of my order? I don't have the number handy.",
+            title="status without an order id: the only order, found by listing",
+            policy=Intent("status", "W1042"),
+            intents=["status"], calls=[list_orders("C1040")], phrases=["shipped"],
+            forbid=[no_writes(STATUS_ONLY)], category="efficiency", difficulty="medium",
+            labels=["no_order_id", "other_customers"],
+        ),
+        seed(
+            "C1041",
+            world("C1041", order("W1043", "C1041", "shipped", "P113-OS-clear")),
+            "w1043 any update?? is it on its way",
+            title="status: terse lower-case message",
+            policy=Intent("status", "W1043"),
+            intents=["status"], calls=[get_order("W1043")], phrases=["shipped"],
+            forbid=[no_writes(STATUS_ONLY)], category="robustness", labels=["lowercase_id"],
+        ),
+    ]
+
+
+def cases() -> list[Case]:
+    return [*cancellations(), *address_changes(), *status_questions()]
