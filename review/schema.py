@@ -1,0 +1,217 @@
+"""Tables of the review queue, the engine factory, and the schema migrations.
+
+SQLite (WAL mode, every transaction `BEGIN IMMEDIATE`, so concurrent writers queue on the busy
+timeout instead of failing) by default; PostgreSQL by URL. Migrations are named functions applied
+in order and recorded in `review_schema`; opening a store applies the missing ones.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    select,
+    text,
+)
+
+log = logging.getLogger(__name__)
+
+metadata = MetaData()
+
+schema_table = Table(
+    "review_schema",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("name", String(80), nullable=False),
+    Column("applied_at", String(40), nullable=False),
+)
+
+batches = Table(
+    "review_batches",
+    metadata,
+    Column("batch_id", String(120), primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("policy", String(16), nullable=False, default="human"),
+    Column("note", Text, nullable=False, default=""),
+    Column("closed_at", String(40)),
+)
+
+items = Table(
+    "review_items",
+    metadata,
+    Column("case_id", String(80), primary_key=True),
+    Column("batch_id", String(120), nullable=False, index=True),
+    Column("position", Integer, nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("case_json", Text, nullable=False),
+    Column("current_id", String(80), nullable=False),
+    Column("original_json", Text, nullable=False),
+    Column("parent_id", String(80)),
+    Column("parent_json", Text),
+    Column("findings_json", Text, nullable=False, default="[]"),
+    Column("valid", Boolean, nullable=False),
+    Column("origin", String(32), nullable=False, index=True),
+    Column("operator", String(80), nullable=False, index=True),
+    Column("intents", String(400), nullable=False),
+    Column("category", String(32), nullable=False),
+    Column("lease_holder", String(120)),
+    Column("lease_expires", String(40)),
+    Column("version", Integer, nullable=False),
+    Column("reviewer", String(120)),
+    Column("decided_at", String(40)),
+    Column("reason", Text),
+    Column("edits_json", Text, nullable=False, default="[]"),
+    Column("auto_approved", Boolean, nullable=False, default=False),
+    Column("double_review", Boolean, nullable=False, default=False),
+    Column("changed_by", String(120)),
+    Column("enqueued_at", String(40), nullable=False),
+    Column("exported_at", String(40)),
+    Column("corpus_version", Integer),
+)
+
+audit = Table(
+    "review_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("case_id", String(80), nullable=False, index=True),
+    Column("batch_id", String(120), nullable=False, index=True),
+    Column("actor", String(120), nullable=False),
+    Column("at", String(40), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("before_json", Text, nullable=False),
+    Column("after_json", Text, nullable=False),
+)
+
+tokens = Table(
+    "review_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("reviewer", String(120), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created_at", String(40), nullable=False),
+    Column("revoked_at", String(40)),
+)
+
+sessions = Table(
+    "review_sessions",
+    metadata,
+    Column("session_hash", String(64), primary_key=True),
+    Column("reviewer", String(120), nullable=False),
+    Column("csrf", String(64), nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("expires_at", String(40), nullable=False),
+)
+
+second_opinions = Table(
+    "review_second",
+    metadata,
+    Column("case_id", String(80), primary_key=True),
+    Column("reviewer", String(120), nullable=False),
+    Column("decision", String(16), nullable=False),
+    Column("at", String(40), nullable=False),
+)
+
+
+def now_iso(clock: Callable[[], datetime] | None = None) -> str:
+    """A fixed-width UTC timestamp, so that string order is time order."""
+    moment = (clock or (lambda: datetime.now(UTC)))().astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+# -- migrations ---------------------------------------------------------------------------------
+def m001_queue(conn: Connection) -> None:
+    """The queue: batches, items, audit log."""
+    for table in (batches, items, audit):
+        table.create(conn, checkfirst=True)
+
+
+def m002_auth(conn: Connection) -> None:
+    """Reviewer tokens (hashes only) and web sessions."""
+    for table in (tokens, sessions):
+        table.create(conn, checkfirst=True)
+
+
+def m003_double_review(conn: Connection) -> None:
+    """Second opinions for double review of a sample."""
+    second_opinions.create(conn, checkfirst=True)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_queue, m002_auth, m003_double_review)
+
+
+def migrate(engine: Engine, clock: Callable[[], datetime] | None = None) -> list[str]:
+    """Apply the missing migrations in order; returns the names applied."""
+    applied: list[str] = []
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(7243911)"))
+        schema_table.create(conn, checkfirst=True)
+        done = set(conn.execute(select(schema_table.c.version)).scalars())
+        for number, step in enumerate(MIGRATIONS, start=1):
+            if number in done:
+                continue
+            step(conn)
+            conn.execute(
+                schema_table.insert().values(
+                    version=number, name=step.__name__, applied_at=now_iso(clock)
+                )
+            )
+            applied.append(step.__name__)
+    if applied:
+        log.info("review store: applied migrations %s", ", ".join(applied))
+    return applied
+
+
+def schema_version(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return (
+            conn.execute(select(schema_table.c.version).order_by(-schema_table.c.version)).scalar()
+            or 0
+        )
+
+
+# -- engines ------------------------------------------------------------------------------------
+def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 (DB-API connection)
+    dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=60000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def make_engine(url: str, **kwargs) -> Engine:
+    """An engine for `url`: SQLite gets WAL mode and immediate transactions (its folder is
+    created); PostgreSQL gets a pool sized for a small team."""
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[1] if "///" in url else ""
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, connect_args={"timeout": 60, "check_same_thread": False}, **kwargs
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    kwargs.setdefault("pool_size", 12)
+    kwargs.setdefault("max_overflow", 8)
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)

@@ -1,0 +1,643 @@
+"""The review queue: enqueue, claim with a lease, approve, edit, reject, bulk decisions, undo,
+all with optimistic concurrency (a version per item) and an audit log of every change.
+
+Every write reads the item, checks the caller's version and the lease, and updates the row only
+where the version is still the one read (`UPDATE ... WHERE version = :read`), so a stale write is
+refused with `StaleWrite`, never lost. The audit row is written in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, and_, func, or_, select
+from sqlalchemy.engine import Connection, Row
+
+from casemill.case.model import Case, ReviewEdit
+from casemill.errors import UserError
+from casemill.validation.findings import Finding
+from review.diff import json_changes
+from review.errors import DecisionBlocked, EditRefused, LeaseHeld, NotFound, StaleWrite
+from review.items import BatchStatus, BulkResult, EnqueueResult, Item, ItemFilter
+from review.schema import audit, batches, items, make_engine, migrate, now_iso
+from review.validate import case_findings, parse_edited_case
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEASE_S = 15 * 60
+AUTO_REVIEWER = "auto"
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    case_id: str
+    batch_id: str
+    actor: str
+    at: str
+    action: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
+def _snapshot(m: Mapping[str, Any], with_case: bool = False) -> dict[str, Any]:
+    snap = {
+        "status": m["status"],
+        "reviewer": m["reviewer"],
+        "decided_at": m["decided_at"],
+        "reason": m["reason"],
+        "current_id": m["current_id"],
+        "auto_approved": bool(m["auto_approved"]),
+        "version": m["version"],
+    }
+    if with_case:
+        snap["case"] = json.loads(m["case_json"])
+        snap["edits"] = json.loads(m["edits_json"])
+    return snap
+
+
+class ReviewStore:
+    """The queue over one SQLAlchemy engine. Thread-safe: each operation uses its own
+    connection and transaction."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        clock: Callable[[], datetime] | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+        validator: Callable[[Case], list[Finding]] = case_findings,
+    ):
+        self.engine = engine
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.lease_s = lease_s
+        self.validator = validator
+        migrate(engine, self.clock)
+
+    @classmethod
+    def open(cls, url: str, **kwargs: Any) -> ReviewStore:
+        return cls(make_engine(url), **kwargs)
+
+    def _now(self) -> str:
+        return now_iso(self.clock)
+
+    def _lock(self, stmt):  # noqa: ANN001, ANN202
+        return stmt.with_for_update() if self.engine.dialect.name == "postgresql" else stmt
+
+    # -- enqueue -----------------------------------------------------------------------------
+    def enqueue(
+        self,
+        cases: Iterable[Case],
+        batch_id: str,
+        parents: Mapping[str, Case] | None = None,
+        policy: str = "human",
+        actor: str = "system",
+        note: str = "",
+    ) -> EnqueueResult:
+        """Put cases in the queue under `batch_id`. Idempotent by case id: a case already queued
+        (in any batch) is left as it is. Each case is validated now; its findings travel with it."""
+        parents = parents or {}
+        added, already, invalid = [], [], []
+        now = self._now()
+        rows = []
+        for case in cases:
+            parent = next((parents[p] for p in case.provenance.parents if p in parents), None)
+            findings = self.validator(case)
+            rows.append((case, parent, findings))
+        with self.engine.begin() as conn:
+            if (
+                conn.execute(
+                    select(batches.c.batch_id).where(batches.c.batch_id == batch_id)
+                ).first()
+                is None
+            ):
+                conn.execute(
+                    batches.insert().values(
+                        batch_id=batch_id, created_at=now, policy=policy, note=note
+                    )
+                )
+            existing = (
+                set(
+                    conn.execute(
+                        select(items.c.case_id).where(
+                            items.c.case_id.in_([c.id for c, _, _ in rows])
+                        )
+                    ).scalars()
+                )
+                if rows
+                else set()
+            )
+            position = conn.execute(
+                select(func.coalesce(func.max(items.c.position), 0)).where(
+                    items.c.batch_id == batch_id
+                )
+            ).scalar_one()
+            for case, parent, findings in rows:
+                if case.id in existing:
+                    already.append(case.id)
+                    continue
+                existing.add(case.id)
+                position += 1
+                valid = not any(f.severity == "error" for f in findings)
+                conn.execute(
+                    items.insert().values(
+                        **_item_values(case, parent, findings, batch_id, position, now)
+                    )
+                )
+                conn.execute(
+                    audit.insert().values(
+                        case_id=case.id,
+                        batch_id=batch_id,
+                        actor=actor,
+                        at=now,
+                        action="enqueue",
+                        before_json="{}",
+                        after_json=json.dumps({"status": "pending", "valid": valid}),
+                    )
+                )
+                added.append(case.id)
+                if not valid:
+                    invalid.append(case.id)
+        log.info("batch %s: %d enqueued, %d already queued", batch_id, len(added), len(already))
+        return EnqueueResult(batch_id, tuple(added), tuple(already), tuple(invalid))
+
+    # -- reading -----------------------------------------------------------------------------
+    def get(self, case_id: str) -> Item:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(items).where(items.c.case_id == case_id)).first()
+        if row is None:
+            raise NotFound(f"no case {case_id} in the review queue; see `casemill review status`")
+        return Item.from_row(row)
+
+    def _where(self, flt: ItemFilter | None):  # noqa: ANN202
+        flt = flt or ItemFilter()
+        conds = []
+        if flt.status:
+            conds.append(items.c.status == flt.status)
+        if flt.batch_id:
+            conds.append(items.c.batch_id == flt.batch_id)
+        if flt.origin:
+            conds.append(items.c.origin == flt.origin)
+        if flt.operator:
+            conds.append(items.c.operator == flt.operator)
+        if flt.intent:
+            conds.append(items.c.intents.like(f"%,{flt.intent},%"))
+        if flt.valid is not None:
+            conds.append(items.c.valid.is_(flt.valid))
+        return and_(True, *conds)
+
+    def list(
+        self, flt: ItemFilter | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[Item]:
+        stmt = (
+            select(items)
+            .where(self._where(flt))
+            .order_by(items.c.batch_id, items.c.position)
+            .offset(offset)
+        )
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self.engine.connect() as conn:
+            return [Item.from_row(r) for r in conn.execute(stmt)]
+
+    def count(self, flt: ItemFilter | None = None) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(func.count()).select_from(items).where(self._where(flt))
+            ).scalar_one()
+
+    def facets(self) -> dict[str, list[str]]:
+        """Distinct values of the filterable columns, for filter menus."""
+        out: dict[str, list[str]] = {}
+        with self.engine.connect() as conn:
+            for name in ("batch_id", "origin", "operator"):
+                out[name] = sorted(conn.execute(select(items.c[name]).distinct()).scalars())
+            intents = set()
+            for value in conn.execute(select(items.c.intents).distinct()).scalars():
+                intents |= {i for i in value.split(",") if i}
+        out["intent"] = sorted(intents)
+        return out
+
+    def neighbours(
+        self, case_id: str, flt: ItemFilter | None = None
+    ) -> tuple[str | None, str | None]:
+        """The previous and next item ids around `case_id` in queue order within `flt`."""
+        ids = [i.case_id for i in self.list(flt)] if flt else []
+        if case_id not in ids:
+            ids = [i.case_id for i in self.list(ItemFilter(batch_id=self.get(case_id).batch_id))]
+        index = ids.index(case_id)
+        prev_id = ids[index - 1] if index > 0 else None
+        next_id = ids[index + 1] if index + 1 < len(ids) else None
+        return prev_id, next_id
+
+    # -- the write path ----------------------------------------------------------------------
+    def _write(
+        self,
+        conn: Connection,
+        case_id: str,
+        actor: str,
+        version: int | None,
+        action: str,
+        change: Callable[[Row], dict[str, Any]],
+        with_case: bool = False,
+    ) -> Item:
+        row = conn.execute(self._lock(select(items).where(items.c.case_id == case_id))).first()
+        if row is None:
+            raise NotFound(f"no case {case_id} in the review queue")
+        m = row._mapping
+        if version is not None and m["version"] != version:
+            raise StaleWrite(case_id, version, m["version"], m["changed_by"])
+        values = change(row)
+        values.update(version=m["version"] + 1, changed_by=actor)
+        result = conn.execute(
+            items.update()
+            .where(items.c.case_id == case_id, items.c.version == m["version"])
+            .values(**values)
+        )
+        if result.rowcount != 1:
+            raise StaleWrite(case_id, m["version"], m["version"] + 1, None)
+        after = {**dict(m), **values}
+        conn.execute(
+            audit.insert().values(
+                case_id=case_id,
+                batch_id=m["batch_id"],
+                actor=actor,
+                at=self._now(),
+                action=action,
+                before_json=json.dumps(_snapshot(m, with_case)),
+                after_json=json.dumps(_snapshot(after, with_case)),
+            )
+        )
+        new_row = conn.execute(select(items).where(items.c.case_id == case_id)).first()
+        return Item.from_row(new_row)
+
+    def _check_lease(self, m: Mapping[str, Any], actor: str) -> None:
+        holder = m["lease_holder"]
+        if holder and holder != actor and (m["lease_expires"] or "") > self._now():
+            raise LeaseHeld(m["case_id"], holder, m["lease_expires"])
+
+    def _check_open(self, conn: Connection, m: Mapping[str, Any]) -> None:
+        if m["exported_at"]:
+            raise DecisionBlocked(
+                f"case {m['case_id']} was exported to corpus version {m['corpus_version']}; "
+                "it can no longer change"
+            )
+        closed = conn.execute(
+            select(batches.c.closed_at).where(batches.c.batch_id == m["batch_id"])
+        ).scalar()
+        if closed:
+            raise DecisionBlocked(
+                f"batch {m['batch_id']} was closed at {closed}; its decisions are final"
+            )
+
+    def _decide(
+        self,
+        case_id: str,
+        actor: str,
+        version: int | None,
+        status: str,
+        reason: str | None,
+        auto: bool = False,
+        conn: Connection | None = None,
+    ) -> Item:
+        if status == "rejected" and not (reason or "").strip():
+            raise UserError(f"rejecting case {case_id} needs a reason")
+
+        def change(row: Row) -> dict[str, Any]:
+            m = row._mapping
+            self._check_lease(m, actor)
+            self._check_open(conn_, m)
+            if status == "approved" and not m["valid"]:
+                raise DecisionBlocked(
+                    f"case {case_id} fails validation ({_first_finding(m)}); edit it or reject it"
+                )
+            return {
+                "status": status,
+                "reviewer": actor,
+                "decided_at": self._now(),
+                "reason": (reason or None),
+                "auto_approved": auto,
+                "lease_holder": None,
+                "lease_expires": None,
+            }
+
+        action = "approve" if status == "approved" else "reject"
+        if conn is not None:
+            conn_ = conn
+            return self._write(conn, case_id, actor, version, action, change)
+        with self.engine.begin() as conn_:
+            return self._write(conn_, case_id, actor, version, action, change)
+
+    def approve(
+        self, case_id: str, reviewer: str, version: int | None, notes: str | None = None
+    ) -> Item:
+        """Approve a case. `version` is the version the reviewer saw (None: whatever is current,
+        for scripted decisions)."""
+        return self._decide(case_id, reviewer, version, "approved", notes)
+
+    def reject(self, case_id: str, reviewer: str, version: int | None, reason: str) -> Item:
+        return self._decide(case_id, reviewer, version, "rejected", reason)
+
+    def undo(self, case_id: str, actor: str, version: int | None) -> Item:
+        """Take back a decision while the batch is open: the item is pending again."""
+        with self.engine.begin() as conn:
+
+            def change(row: Row) -> dict[str, Any]:
+                m = row._mapping
+                self._check_open(conn, m)
+                if m["status"] == "pending":
+                    raise DecisionBlocked(f"case {case_id} has no decision to undo")
+                return {
+                    "status": "pending",
+                    "reviewer": None,
+                    "decided_at": None,
+                    "reason": None,
+                    "auto_approved": False,
+                }
+
+            return self._write(conn, case_id, actor, version, "undo", change)
+
+    def edit(
+        self,
+        case_id: str,
+        reviewer: str,
+        version: int | None,
+        edited: Case | dict | str,
+        approve: bool = False,
+        notes: str | None = None,
+    ) -> Item:
+        """Replace the case with an edited one after validating it (model, then semantic checks).
+        An invalid edit raises `EditRefused` with the findings and keeps the original. A valid
+        edit gets a new content id; the item keeps its key and records the edit paths."""
+        item = self.get(case_id)
+        new_case, findings = parse_edited_case(edited, self.validator)
+        if new_case is None or any(f.severity == "error" for f in findings):
+            raise EditRefused(case_id, findings)
+        changes = json_changes(item.case.model_dump(mode="json"), new_case.model_dump(mode="json"))
+        edits = [
+            ReviewEdit(path=c.path, before=c.before, after=c.after)
+            for c in changes
+            if c.path != "id" and not c.path.startswith("review")
+        ]
+        if not edits:
+            raise UserError(f"the edit of case {case_id} changes nothing")
+        with self.engine.begin() as conn:
+
+            def change(row: Row) -> dict[str, Any]:
+                m = row._mapping
+                self._check_lease(m, reviewer)
+                self._check_open(conn, m)
+                old = [
+                    json.loads(e) if isinstance(e, str) else e for e in json.loads(m["edits_json"])
+                ]
+                merged = old + [e.model_dump(mode="json") for e in edits]
+                return {
+                    "case_json": new_case.model_dump_json(),
+                    "current_id": new_case.id,
+                    "findings_json": json.dumps([f.as_dict() for f in findings]),
+                    "valid": True,
+                    "edits_json": json.dumps(merged),
+                }
+
+            result = self._write(conn, case_id, reviewer, version, "edit", change, with_case=True)
+            if approve:
+                result = self._decide(
+                    case_id, reviewer, result.version, "approved", notes, conn=conn
+                )
+        return result
+
+    # -- claims ------------------------------------------------------------------------------
+    def claim(self, case_id: str, reviewer: str, version: int | None = None) -> Item:
+        """Take the lease on one item for `lease_s` seconds (refused while another holds it)."""
+        expires = now_iso(lambda: self.clock() + timedelta(seconds=self.lease_s))
+        with self.engine.begin() as conn:
+
+            def change(row: Row) -> dict[str, Any]:
+                self._check_lease(row._mapping, reviewer)
+                return {"lease_holder": reviewer, "lease_expires": expires}
+
+            return self._write(conn, case_id, reviewer, version, "claim", change)
+
+    def release(self, case_id: str, reviewer: str) -> Item:
+        with self.engine.begin() as conn:
+
+            def change(row: Row) -> dict[str, Any]:
+                if row._mapping["lease_holder"] != reviewer:
+                    raise DecisionBlocked(f"{reviewer} does not hold the lease on case {case_id}")
+                return {"lease_holder": None, "lease_expires": None}
+
+            return self._write(conn, case_id, reviewer, None, "release", change)
+
+    def claim_next(
+        self, reviewer: str, flt: ItemFilter | None = None, skip: Iterable[str] = ()
+    ) -> Item | None:
+        """The next pending item (queue order) that nobody else holds, leased to `reviewer`; an
+        item `reviewer` already holds comes first. None when nothing is left."""
+        flt = ItemFilter(**{**(flt or ItemFilter()).__dict__, "status": "pending"})
+        skip = set(skip)
+        now = self._now()
+        expires = now_iso(lambda: self.clock() + timedelta(seconds=self.lease_s))
+        free = or_(
+            items.c.lease_holder.is_(None),
+            items.c.lease_holder == reviewer,
+            items.c.lease_expires <= now,
+        )
+        stmt = select(items.c.case_id).where(self._where(flt), free)
+        if skip:
+            stmt = stmt.where(items.c.case_id.not_in(skip))
+        stmt = stmt.order_by(
+            (items.c.lease_holder == reviewer).desc(), items.c.batch_id, items.c.position
+        ).limit(1)
+        if self.engine.dialect.name == "postgresql":
+            stmt = stmt.with_for_update(skip_locked=True)
+        with self.engine.begin() as conn:
+            case_id = conn.execute(stmt).scalar()
+            if case_id is None:
+                return None
+
+            def change(row: Row) -> dict[str, Any]:
+                return {"lease_holder": reviewer, "lease_expires": expires}
+
+            return self._write(conn, case_id, reviewer, None, "claim", change)
+
+    # -- bulk --------------------------------------------------------------------------------
+    def bulk_decide(
+        self, flt: ItemFilter, decision: str, reviewer: str, reason: str | None = None
+    ) -> BulkResult:
+        """Approve or reject every item matching `flt` (pending ones unless the filter names a
+        status). Items failing validation are never bulk-approved, and items another reviewer
+        holds are skipped; both are listed in the result."""
+        if decision not in ("approved", "rejected"):
+            raise UserError(f"decision must be approved or rejected, not {decision!r}")
+        if decision == "rejected" and not (reason or "").strip():
+            raise UserError("a bulk reject needs a reason (--reason)")
+        if flt.status is None:
+            flt = ItemFilter(**{**flt.__dict__, "status": "pending"})
+        changed, skipped = [], []
+        for item in self.list(flt):
+            if item.status == decision:
+                continue
+            try:
+                self._decide(item.case_id, reviewer, item.version, decision, reason)
+                changed.append(item.case_id)
+            except (DecisionBlocked, LeaseHeld, StaleWrite) as exc:
+                skipped.append((item.case_id, str(exc)))
+        log.info(
+            "bulk %s by %s on %s: %d changed, %d skipped",
+            decision,
+            reviewer,
+            flt.describe(),
+            len(changed),
+            len(skipped),
+        )
+        return BulkResult(tuple(changed), tuple(skipped))
+
+    def auto_decide(self, batch_id: str) -> BulkResult:
+        """The `auto` policy: approve every pending item of the batch that passes every validator
+        (reviewer `auto`, marked auto-approved); the others wait for a person."""
+        changed, skipped = [], []
+        for item in self.list(ItemFilter(batch_id=batch_id, status="pending")):
+            if not item.valid or item.findings:
+                skipped.append((item.case_id, "fails validation: " + _first_finding_item(item)))
+                continue
+            try:
+                self._decide(
+                    item.case_id,
+                    AUTO_REVIEWER,
+                    item.version,
+                    "approved",
+                    "auto policy: every validator passed",
+                    auto=True,
+                )
+                changed.append(item.case_id)
+            except (DecisionBlocked, LeaseHeld, StaleWrite) as exc:
+                skipped.append((item.case_id, str(exc)))
+        return BulkResult(tuple(changed), tuple(skipped))
+
+    # -- batches -----------------------------------------------------------------------------
+    def batch_status(self, batch_id: str) -> BatchStatus:
+        found = [s for s in self.batches() if s.batch_id == batch_id]
+        if not found:
+            raise NotFound(
+                f"no batch {batch_id!r} in the review queue; see `casemill review status`"
+            )
+        return found[0]
+
+    def batches(self) -> list[BatchStatus]:
+        with self.engine.connect() as conn:
+            heads = {r.batch_id: r for r in conn.execute(select(batches))}
+            counts = conn.execute(
+                select(
+                    items.c.batch_id, items.c.status, func.count(), func.count(items.c.exported_at)
+                ).group_by(items.c.batch_id, items.c.status)
+            ).all()
+        per: dict[str, dict[str, int]] = {b: {} for b in heads}
+        for batch_id, status, n, exported in counts:
+            per.setdefault(batch_id, {})[status] = n
+            per[batch_id]["exported"] = per[batch_id].get("exported", 0) + exported
+        out = []
+        for batch_id in sorted(per):
+            c = per[batch_id]
+            head = heads.get(batch_id)
+            out.append(
+                BatchStatus(
+                    batch_id=batch_id,
+                    policy=head.policy if head else "human",
+                    total=sum(c.get(s, 0) for s in ("pending", "approved", "rejected")),
+                    pending=c.get("pending", 0),
+                    approved=c.get("approved", 0),
+                    rejected=c.get("rejected", 0),
+                    exported=c.get("exported", 0),
+                    closed=bool(head and head.closed_at),
+                )
+            )
+        return out
+
+    def mark_exported(self, case_ids: Iterable[str], corpus_version: int | None, actor: str) -> int:
+        n = 0
+        now = self._now()
+        with self.engine.begin() as conn:
+            for case_id in case_ids:
+
+                def change(row: Row, case_id: str = case_id) -> dict[str, Any]:
+                    if row._mapping["status"] != "approved":
+                        raise DecisionBlocked(f"case {case_id} is not approved")
+                    return {"exported_at": now, "corpus_version": corpus_version}
+
+                self._write(conn, case_id, actor, None, "export", change)
+                n += 1
+        return n
+
+    def close_batch(self, batch_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                batches.update()
+                .where(batches.c.batch_id == batch_id, batches.c.closed_at.is_(None))
+                .values(closed_at=self._now())
+            )
+
+    def audit_log(
+        self, case_id: str | None = None, batch_id: str | None = None
+    ) -> list[AuditEntry]:
+        stmt = select(audit).order_by(audit.c.id)
+        if case_id:
+            stmt = stmt.where(audit.c.case_id == case_id)
+        if batch_id:
+            stmt = stmt.where(audit.c.batch_id == batch_id)
+        with self.engine.connect() as conn:
+            return [
+                AuditEntry(
+                    r.id,
+                    r.case_id,
+                    r.batch_id,
+                    r.actor,
+                    r.at,
+                    r.action,
+                    json.loads(r.before_json),
+                    json.loads(r.after_json),
+                )
+                for r in conn.execute(stmt)
+            ]
+
+
+def _item_values(
+    case: Case, parent: Case | None, findings: list[Finding], batch_id: str, position: int, now: str
+) -> dict[str, Any]:
+    ops = case.provenance.operators
+    return {
+        "case_id": case.id,
+        "batch_id": batch_id,
+        "position": position,
+        "status": "pending",
+        "case_json": case.model_dump_json(),
+        "current_id": case.id,
+        "original_json": case.model_dump_json(),
+        "parent_id": parent.id
+        if parent
+        else (case.provenance.parents[0] if case.provenance.parents else None),
+        "parent_json": parent.model_dump_json() if parent else None,
+        "findings_json": json.dumps([f.as_dict() for f in findings]),
+        "valid": not any(f.severity == "error" for f in findings),
+        "origin": case.provenance.origin,
+        "operator": ops[-1].name if ops else "(none)",
+        "intents": "," + ",".join(case.tags.intents) + ",",
+        "category": case.tags.category,
+        "version": 1,
+        "edits_json": "[]",
+        "auto_approved": False,
+        "double_review": False,
+        "enqueued_at": now,
+    }
+
+
+def _first_finding(m: Mapping[str, Any]) -> str:
+    found = json.loads(m["findings_json"])
+    return found[0]["message"] if found else "no findings"
+
+
+def _first_finding_item(item: Item) -> str:
+    return item.findings[0].message if item.findings else "invalid"

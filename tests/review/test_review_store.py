@@ -1,0 +1,167 @@
+"""The queue store on SQLite and PostgreSQL: enqueue, leases, decisions, edits, bulk, undo,
+optimistic concurrency and the audit log."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from review_factory import child_case, invalid_case
+
+from review.errors import DecisionBlocked, EditRefused, LeaseHeld, StaleWrite
+from review.items import ItemFilter
+from review.schema import MIGRATIONS, make_engine, schema_version
+from review.store import ReviewStore
+
+
+def test_migrations_are_recorded_and_idempotent(store: ReviewStore):
+    assert schema_version(store.engine) == len(MIGRATIONS)
+    again = ReviewStore(store.engine)
+    assert schema_version(again.engine) == len(MIGRATIONS)
+
+
+def test_enqueue_is_idempotent_and_keeps_parent_and_findings(store, parent, children):
+    bad = invalid_case(parent, 1)
+    first = store.enqueue([*children, bad], "b1", parents={parent.id: parent})
+    assert len(first.added) == 6 and first.invalid == (bad.id,)
+    second = store.enqueue(children, "b1", parents={parent.id: parent})
+    assert second.added == () and set(second.already_queued) == {c.id for c in children}
+    assert store.count(ItemFilter(batch_id="b1")) == 6
+    item = store.get(children[0].id)
+    assert item.parent == parent and item.origin == "generated" and item.operator == "typos"
+    assert item.intents == ("refund",) and item.valid and item.findings == () and item.version == 1
+    broken = store.get(bad.id)
+    assert not broken.valid and broken.findings[0].rule == "missing-id"
+
+
+def test_approve_reject_and_audit(store, parent, children):
+    store.enqueue(children, "b1", parents={parent.id: parent})
+    item = store.get(children[0].id)
+    done = store.approve(item.case_id, "ana", item.version, notes="fine")
+    assert done.status == "approved" and done.reviewer == "ana" and done.version == item.version + 1
+    with pytest.raises(Exception, match="needs a reason"):
+        store.reject(children[1].id, "ana", 1, reason=" ")
+    rej = store.reject(children[1].id, "bob", 1, reason="typo changes meaning")
+    assert rej.status == "rejected" and rej.reason == "typo changes meaning"
+    log = store.audit_log(case_id=item.case_id)
+    assert [e.action for e in log] == ["enqueue", "approve"]
+    assert log[1].actor == "ana" and log[1].before["status"] == "pending"
+    assert log[1].after["status"] == "approved"
+
+
+def test_stale_write_is_refused_not_lost(store, children):
+    store.enqueue(children, "b1")
+    seen = store.get(children[0].id)
+    store.approve(seen.case_id, "ana", seen.version)
+    with pytest.raises(StaleWrite, match="changed since you loaded it") as err:
+        store.reject(seen.case_id, "bob", seen.version, reason="no")
+    assert err.value.by == "ana"
+    assert store.get(seen.case_id).status == "approved"
+
+
+def test_lease_blocks_others_until_it_expires(db_url, children):
+    moment = [datetime(2026, 1, 1, tzinfo=UTC)]
+    engine = make_engine(db_url)
+    store = ReviewStore(engine, clock=lambda: moment[0], lease_s=60)
+    store.enqueue(children[:2], "b1")
+    mine = store.claim_next("ana")
+    assert mine.case_id == children[0].id and mine.lease_holder == "ana"
+    theirs = store.claim_next("bob")
+    assert theirs.case_id == children[1].id
+    assert store.claim_next("ana").case_id == mine.case_id  # a held item comes back first
+    with pytest.raises(LeaseHeld, match="being reviewed by ana"):
+        store.approve(mine.case_id, "bob", None)
+    moment[0] += timedelta(seconds=61)
+    bob_now = store.claim(mine.case_id, "bob")
+    assert bob_now.lease_holder == "bob"
+    # ana's lease expired and bob took it: ana's write with her old version is refused
+    with pytest.raises(StaleWrite):
+        store.approve(mine.case_id, "ana", mine.version + 1)
+    engine.dispose()
+
+
+def test_invalid_case_cannot_be_approved_but_can_be_fixed_by_edit(store, parent):
+    bad = invalid_case(parent, 1)
+    store.enqueue([bad], "b1", parents={parent.id: parent})
+    with pytest.raises(DecisionBlocked, match="fails validation"):
+        store.approve(bad.id, "ana", 1)
+    data = bad.model_dump(mode="json")
+    data["expected"]["tool_calls"][0]["params"]["item_ids"] = ["I1"]
+    fixed = store.edit(bad.id, "ana", 1, data, approve=True)
+    assert fixed.status == "approved" and fixed.valid and fixed.case_id == bad.id
+    assert fixed.case.id != bad.id and fixed.edited
+    assert [e.path for e in fixed.edits] == ["expected.tool_calls[0].params.item_ids[0]"]
+    assert fixed.edits[0].before == "I9" and fixed.edits[0].after == "I1"
+
+
+def test_invalid_edit_is_refused_and_original_kept(store, children):
+    store.enqueue(children[:1], "b1")
+    case = children[0]
+    data = case.model_dump(mode="json")
+    data["expected"]["tool_calls"][0]["tool"] = "refund_everything"
+    with pytest.raises(EditRefused) as err:
+        store.edit(case.id, "ana", 1, data)
+    assert err.value.findings[0].rule == "unknown-tool"
+    data["expected"]["outcome"] = "maybe"
+    with pytest.raises(EditRefused) as err:
+        store.edit(case.id, "ana", 1, json.dumps(data))
+    assert err.value.findings[0].layer == "model" and "outcome" in err.value.findings[0].field
+    with pytest.raises(EditRefused, match="not valid JSON"):
+        store.edit(case.id, "ana", 1, "{not json")
+    kept = store.get(case.id)
+    assert kept.case == case and kept.version == 1 and kept.edits == ()
+
+
+def test_bulk_decide_by_filter_skips_invalid_and_held(store, parent, children):
+    cancel = child_case(parent, 99, operator="swap", intent="cancel")
+    bad = invalid_case(parent, 2)
+    store.enqueue([*children, cancel, bad], "b1", parents={parent.id: parent})
+    store.claim(children[0].id, "bob")
+    result = store.bulk_decide(ItemFilter(intent="refund"), "approved", "ana")
+    assert set(result.changed) == {c.id for c in children[1:]}
+    assert {cid for cid, _ in result.skipped} == {children[0].id, bad.id}
+    assert store.get(cancel.id).status == "pending"
+    rej = store.bulk_decide(ItemFilter(operator="swap"), "rejected", "ana", reason="dup")
+    assert rej.changed == (cancel.id,)
+    assert store.count(ItemFilter(status="approved")) == 4
+
+
+def test_undo_while_open_and_not_after_close(store, children):
+    store.enqueue(children[:2], "b1")
+    done = store.reject(children[0].id, "ana", 1, reason="bad")
+    back = store.undo(done.case_id, "ana", done.version)
+    assert back.status == "pending" and back.reviewer is None
+    with pytest.raises(DecisionBlocked, match="no decision to undo"):
+        store.undo(done.case_id, "ana", back.version)
+    store.approve(children[1].id, "ana", 1)
+    store.close_batch("b1")
+    with pytest.raises(DecisionBlocked, match="closed"):
+        store.undo(children[1].id, "ana", None)
+    assert [e.action for e in store.audit_log(case_id=done.case_id)] == [
+        "enqueue",
+        "reject",
+        "undo",
+    ]
+
+
+def test_auto_policy_approves_only_fully_valid(store, parent, children):
+    bad = invalid_case(parent, 3)
+    store.enqueue([*children[:2], bad], "b1", parents={parent.id: parent}, policy="auto")
+    result = store.auto_decide("b1")
+    assert set(result.changed) == {children[0].id, children[1].id}
+    item = store.get(children[0].id)
+    assert item.auto_approved and item.reviewer == "auto"
+    assert store.get(bad.id).status == "pending"
+    status = store.batch_status("b1")
+    assert (status.total, status.pending, status.approved, status.decided) == (3, 1, 2, False)
+
+
+def test_filter_parse_errors_name_the_filter():
+    assert ItemFilter.parse(["batch=b1", "intent=refund"]) == ItemFilter(
+        batch_id="b1", intent="refund"
+    )
+    with pytest.raises(Exception, match="'colour=red'"):
+        ItemFilter.parse(["colour=red"])
+    with pytest.raises(Exception, match="status is one of"):
+        ItemFilter.parse(["status=done"])
