@@ -76,6 +76,17 @@ def cancellations() -> list[Case]:
             forbid=[never("cancel_order", "another customer's order", order_id="W1931")],
             category="efficiency", difficulty="medium", labels=["no_order_id", "other_customers"],
         ),
+        seed(
+            "C1031",
+            world("C1031", order("W1084", "C1031", "processing", "P117-OS-steel")),
+            "Hi there! So I ordered a French press last week as a birthday present for my dad, "
+            "but it turns out my brother already got him the exact same one (of course he did). "
+            "Could you cancel W1084 for me? Thanks so much, and sorry for the hassle!",
+            title="cancel a processing order from a chatty message",
+            policy=Intent("cancel", "W1084"),
+            intents=["cancel"], calls=[cancel_call("W1084")], category="robustness",
+            labels=["verbose"],
+        ),
     ]
 
 
@@ -191,6 +202,17 @@ def status_questions() -> list[Case]:
             policy=Intent("status", "W1043"),
             intents=["status"], calls=[get_order("W1043")], phrases=["shipped"],
             forbid=[no_writes(STATUS_ONLY)], category="robustness", labels=["lowercase_id"],
+        ),
+        seed(
+            "C1032",
+            world("C1032", order("W1085", "C1032", "shipped", "P118-OS-black"),
+                  order("W1086", "C1032", "delivered", "P101-OS-natural"),
+                  order("W1087", "C1032", "pending", "P109-OS-natural")),
+            "Where's W1085? I have a few orders going, this is the one with the speaker.",
+            title="status: named order among several, one lookup is enough",
+            policy=Intent("status", "W1085"),
+            intents=["status"], calls=[get_order("W1085")], phrases=["shipped"],
+            forbid=[no_writes(STATUS_ONLY)], category="efficiency", difficulty="medium",
         ),
     ]
 

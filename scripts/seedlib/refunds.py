@@ -89,6 +89,17 @@ def single_item() -> list[Case]:
             intents=["refund"], calls=[refund_call("W1008", ["I1"], "damaged")],
             difficulty="medium", labels=["quantity"],
         ),
+        seed(
+            "C1030",
+            world("C1030",
+                  order("W1088", "C1030", "delivered", "P106-OS-black", "P123-OS-natural")),
+            "teh lamp i got in W1088 is brokn, the base is crakced and it wont stand up. "
+            "can i get a refnd for it",
+            title="single-item refund from a message full of typos",
+            policy=Intent("refund", "W1088", ("I1",), "damaged"),
+            intents=["refund"], calls=[refund_call("W1088", ["I1"], "damaged")],
+            forbid=_keep("W1088", "I2"), category="robustness", labels=["typos"],
+        ),
     ]
 
 
