@@ -1,0 +1,299 @@
+"""The gate: a TOML file of rules a run must satisfy to ship.
+
+    [[rule]]
+    name = "refund and cancel tools"          # optional
+    metric = "tool_recall"
+    min = 0.95
+    where = { intent = ["refund", "cancel"] }
+
+    [[rule]]
+    metric = "forbidden_violations"
+    max = 0
+    where = { category = "adversarial" }
+
+    [[rule]]
+    kind = "no_regression"                    # needs a baseline run
+    metric = "task_success"
+
+A threshold rule compares the slice's mean of the metric (per case, averaged over trials) with
+`min` and/or `max`, and names the cases whose own value is out of bounds. A no-regression rule
+fails when the paired 95% interval of (current - baseline) lies entirely on the bad side of zero
+(below it for a metric where higher is better) and names the cases that flipped pass->fail.
+`where` selects cases by origin, operator, category, intent, outcome, difficulty, label or
+domain; a list means any of. A slice with fewer than `min_cases` cases fails (default 0: an empty
+slice passes with a note).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from casemill.case.model import Case
+from casemill.errors import UserError
+from evaluation.scoring.compare import flips, paired_delta
+from evaluation.scoring.model import CaseScore, GateFailure, GateVerdict, RuleResult, RunSummary
+from evaluation.scoring.registry import METRICS, higher_is_better, spec
+
+WHERE_KEYS = (
+    "origin",
+    "operator",
+    "category",
+    "intent",
+    "outcome",
+    "difficulty",
+    "label",
+    "domain",
+)
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["threshold", "no_regression"] = "threshold"
+    name: str = ""
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    where: dict[str, str | list[str]] = Field(default_factory=dict)
+    min_cases: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> Rule:
+        if spec(self.metric) is None:
+            known = ", ".join(sorted(METRICS))
+            raise ValueError(f"unknown metric {self.metric!r}; known: {known}, judge_<criterion>")
+        if self.kind == "threshold" and self.min is None and self.max is None:
+            raise ValueError("a threshold rule needs 'min' or 'max'")
+        if self.kind == "no_regression" and (self.min is not None or self.max is not None):
+            raise ValueError("a no_regression rule takes no 'min' or 'max'")
+        unknown = sorted(set(self.where) - set(WHERE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown 'where' keys {unknown}; use: {', '.join(WHERE_KEYS)}")
+        return self
+
+    def label(self, index: int) -> str:
+        if self.name:
+            return self.name
+        bounds = []
+        if self.min is not None:
+            bounds.append(f">= {self.min:g}")
+        if self.max is not None:
+            bounds.append(f"<= {self.max:g}")
+        what = "no regression" if self.kind == "no_regression" else " and ".join(bounds)
+        return f"rule {index + 1}: {self.metric} {what}{self.slice_text()}"
+
+    def slice_text(self) -> str:
+        if not self.where:
+            return ""
+        parts = []
+        for key, value in self.where.items():
+            values = value if isinstance(value, list) else [value]
+            parts.append(f"{key} in [{', '.join(values)}]")
+        return " where " + " and ".join(parts)
+
+    def selects(self, case: Case | None) -> bool:
+        if not self.where:
+            return True
+        if case is None:
+            return False
+        return all(_case_values(case, key) & _wanted(value) for key, value in self.where.items())
+
+
+def _wanted(value: str | list[str]) -> set[str]:
+    return set(value) if isinstance(value, list) else {value}
+
+
+def _case_values(case: Case, key: str) -> set[str]:
+    ops = case.provenance.operators
+    return {
+        "origin": lambda: {case.provenance.origin},
+        "operator": lambda: {ops[-1].name if ops else "(none)"},
+        "category": lambda: {case.tags.category},
+        "intent": lambda: set(case.tags.intents),
+        "outcome": lambda: {case.expected.outcome},
+        "difficulty": lambda: {case.tags.difficulty},
+        "label": lambda: set(case.tags.labels),
+        "domain": lambda: {case.domain},
+    }[key]()
+
+
+class Gate(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str = ""
+    rules: tuple[Rule, ...] = ()
+
+
+def _rule_lines(text: str) -> list[int]:
+    return [
+        i
+        for i, line in enumerate(text.splitlines(), start=1)
+        if re.match(r"\s*\[\[\s*rule\s*\]\]", line)
+    ]
+
+
+def _field_line(text: str, start: int, field: str) -> int:
+    lines = text.splitlines()
+    for number in range(start, len(lines) + 1):
+        if number > start and re.match(r"\s*\[", lines[number - 1]):
+            break
+        if re.match(rf"\s*{re.escape(field)}\s*=", lines[number - 1]):
+            return number
+    return start
+
+
+def parse_gate(text: str, source: str = "<gate>") -> Gate:
+    """A gate from TOML text; a mistake raises `UserError` naming the file, line and field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{source}: not valid TOML: {exc}") from exc
+    unknown = sorted(set(data) - {"rule"})
+    if unknown:
+        raise UserError(
+            f"{source}: unknown top-level keys {unknown}; a gate is a list of [[rule]] tables"
+        )
+    raw_rules = data.get("rule", [])
+    if not isinstance(raw_rules, list) or not raw_rules:
+        raise UserError(f"{source}: no rules; add [[rule]] tables (see gates/default.toml)")
+    starts = _rule_lines(text)
+    rules = []
+    for index, raw in enumerate(raw_rules):
+        start = starts[index] if index < len(starts) else 1
+        try:
+            rules.append(Rule.model_validate(raw))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "(rule)"
+            line = _field_line(text, start, str(err["loc"][0])) if err["loc"] else start
+            message = err["msg"].removeprefix("Value error, ")
+            raise UserError(
+                f"{source}:{line}: rule {index + 1}, field '{field}': {message}"
+            ) from exc
+    return Gate(source=source, rules=tuple(rules))
+
+
+def load_gate(path: str | Path) -> Gate:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the gate file ({exc.strerror})") from exc
+    return parse_gate(text, str(path))
+
+
+def _selected(rule: Rule, case_map: dict[str, Case], per_case: dict[str, dict]) -> list[str]:
+    return [i for i in per_case if rule.selects(case_map.get(i))]
+
+
+def _threshold(
+    rule: Rule, label: str, ids: list[str], per_case: dict[str, dict]
+) -> tuple[RuleResult, GateFailure | None]:
+    values = {i: per_case[i].get(rule.metric) for i in ids}
+    present = {i: v for i, v in values.items() if v is not None}
+    if len(ids) < rule.min_cases:
+        note = f"{len(ids)} cases in the slice, fewer than min_cases={rule.min_cases}"
+        return RuleResult(rule=label, passed=False, note=note), GateFailure(
+            rule=label,
+            slice=rule.slice_text().strip() or "all",
+            metric=rule.metric,
+            value=None,
+            threshold=None,
+            message=note,
+        )
+    if not present:
+        return RuleResult(
+            rule=label, passed=True, note="no case in the slice has this metric"
+        ), None
+    mean = sum(present.values()) / len(present)
+    low_ok = rule.min is None or mean >= rule.min - 1e-12
+    high_ok = rule.max is None or mean <= rule.max + 1e-12
+    if low_ok and high_ok:
+        return RuleResult(rule=label, passed=True, value=mean), None
+    bad = sorted(
+        i
+        for i, v in present.items()
+        if (rule.min is not None and v < rule.min - 1e-12)
+        or (rule.max is not None and v > rule.max + 1e-12)
+    )
+    threshold = rule.min if not low_ok else rule.max
+    side = "below the minimum" if not low_ok else "above the maximum"
+    failure = GateFailure(
+        rule=label,
+        slice=rule.slice_text().removeprefix(" where ") or "all",
+        metric=rule.metric,
+        value=mean,
+        threshold=threshold,
+        case_ids=tuple(bad),
+        message=f"mean {mean:.4g} is {side} {threshold:g} over {len(present)} cases",
+    )
+    return RuleResult(rule=label, passed=False, value=mean), failure
+
+
+def _no_regression(
+    rule: Rule,
+    label: str,
+    ids: list[str],
+    per_case: dict[str, dict],
+    baseline: RunSummary | None,
+    seed: int,
+) -> tuple[RuleResult, GateFailure | None]:
+    if baseline is None:
+        return RuleResult(rule=label, passed=True, note="skipped: no baseline run given"), None
+    paired = sorted(i for i in ids if i in baseline.per_case)
+    delta = paired_delta(baseline.per_case, per_case, paired, rule.metric, seed)
+    if delta.delta is None:
+        return RuleResult(rule=label, passed=True, note="no paired cases with this metric"), None
+    if not delta.significant_regression:
+        return RuleResult(rule=label, passed=True, value=delta.delta), None
+    flipped = tuple(
+        f.case_id for f in flips(baseline.per_case, per_case, paired) if f.direction == "pass->fail"
+    )
+    direction = "below" if higher_is_better(rule.metric) else "above"
+    message = f"delta {delta.delta:+.4g}, 95% CI [{delta.ci_low:+.4g}, {delta.ci_high:+.4g}] lies entirely {direction} zero over {delta.paired_cases} paired cases"
+    failure = GateFailure(
+        rule=label,
+        slice=rule.slice_text().removeprefix(" where ") or "all",
+        metric=rule.metric,
+        value=delta.delta,
+        threshold=0.0,
+        case_ids=flipped,
+        message=message,
+    )
+    return RuleResult(rule=label, passed=False, value=delta.delta), failure
+
+
+def check_gate(
+    gate: Gate,
+    cases: Sequence[Case],
+    scores: Sequence[CaseScore],
+    summary: RunSummary,
+    baseline: RunSummary | None = None,
+) -> GateVerdict:
+    """Check every rule; the verdict lists each failing rule with its slice and cases."""
+    case_map = {c.id: c for c in cases}
+    per_case = summary.per_case
+    if not per_case and scores:
+        from evaluation.scoring.aggregate import by_case, per_case_means
+
+        per_case = per_case_means(by_case(scores))
+    results, failures = [], []
+    for index, rule in enumerate(gate.rules):
+        label = rule.label(index)
+        ids = _selected(rule, case_map, per_case)
+        if rule.kind == "threshold":
+            result, failure = _threshold(rule, label, ids, per_case)
+        else:
+            result, failure = _no_regression(rule, label, ids, per_case, baseline, summary.seed)
+        results.append(result)
+        if failure is not None:
+            failures.append(failure)
+    return GateVerdict(
+        gate=gate.source, passed=not failures, failures=tuple(failures), rules=tuple(results)
+    )

@@ -1,0 +1,119 @@
+"""The run directory's result files, their versioned formats, and reading a run back.
+
+    RUN_DIR/trajectories.jsonl   written by the runner (one trajectory per case and trial)
+    RUN_DIR/results.jsonl        one CaseScore per case and trial (`format` = RESULTS_FORMAT)
+    RUN_DIR/summary.json         the RunSummary (`format` = SUMMARY_FORMAT), with the gate verdict
+    RUN_DIR/report.html          the self-contained HTML report
+    RUN_DIR/summary.md           the Markdown summary for a CI comment
+
+Writes are atomic. Reading checks the format version and says what to do with a newer one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from casemill.errors import RecordError, UserError
+from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text, read_jsonl
+from evaluation.scoring.aggregate import by_case, per_case_means
+from evaluation.scoring.model import RESULTS_FORMAT, SUMMARY_FORMAT, CaseScore, RunSummary
+from evaluation.trajectory import Trajectory
+
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+REPORT = "report.html"
+SUMMARY_MD = "summary.md"
+TRAJECTORIES = "trajectories.jsonl"
+
+
+def write_results(run_dir: Path, scores: Sequence[CaseScore]) -> Path:
+    ordered = sorted(scores, key=lambda s: (s.case_id, s.trial))
+    return atomic_write_jsonl(run_dir / RESULTS, (s.model_dump(mode="json") for s in ordered))
+
+
+def write_summary(run_dir: Path, summary: RunSummary) -> Path:
+    text = json.dumps(summary.to_json_dict(), indent=2, ensure_ascii=False, allow_nan=False)
+    return atomic_write_text(run_dir / SUMMARY, [text, "\n"])
+
+
+def read_results(path: Path) -> list[CaseScore]:
+    out = []
+    for line in read_jsonl(path):
+        if line.error:
+            raise RecordError(str(path), line.number, None, line.error)
+        version = line.value.get("format", RESULTS_FORMAT)
+        if version > RESULTS_FORMAT:
+            raise RecordError(
+                str(path),
+                line.number,
+                "format",
+                f"results format {version} is newer than this Casemill reads ({RESULTS_FORMAT}); upgrade casemill",
+            )
+        try:
+            out.append(CaseScore.model_validate(line.value))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise RecordError(str(path), line.number, field, err["msg"]) from exc
+    return out
+
+
+def read_summary(path: Path) -> RunSummary:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror}); is this a run directory?") from exc
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    version = data.get("format", SUMMARY_FORMAT) if isinstance(data, dict) else None
+    if not isinstance(version, int) or version > SUMMARY_FORMAT:
+        raise UserError(
+            f"{path}: summary format {version!r} is not one this Casemill reads ({SUMMARY_FORMAT})"
+        )
+    try:
+        return RunSummary.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UserError(f"{path}: field '{'.'.join(map(str, err['loc']))}': {err['msg']}") from exc
+
+
+@dataclass
+class LoadedRun:
+    path: Path
+    summary: RunSummary
+    scores: list[CaseScore]
+
+
+def load_run(run_dir: str | Path) -> LoadedRun:
+    """A finished run: its summary with the per-case table rebuilt from results.jsonl."""
+    run_dir = Path(run_dir)
+    if not (run_dir / SUMMARY).is_file():
+        raise UserError(
+            f"{run_dir}: no {SUMMARY}; not an evaluated run directory (run `casemill eval ... -o {run_dir}`)"
+        )
+    summary = read_summary(run_dir / SUMMARY)
+    scores = read_results(run_dir / RESULTS) if (run_dir / RESULTS).is_file() else []
+    summary = summary.model_copy(update={"per_case": per_case_means(by_case(scores))})
+    return LoadedRun(path=run_dir, summary=summary, scores=scores)
+
+
+def read_trajectories(path: Path) -> list[Trajectory]:
+    """Trajectories of a run (the last record wins for a repeated case and trial)."""
+    found: dict[tuple[str, int], Trajectory] = {}
+    for line in read_jsonl(path):
+        if line.error:
+            raise RecordError(str(path), line.number, None, line.error)
+        try:
+            t = Trajectory.model_validate(line.value)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise RecordError(
+                str(path), line.number, ".".join(map(str, err["loc"])), err["msg"]
+            ) from exc
+        found[(t.case_id, t.trial)] = t
+    return list(found.values())

@@ -1,0 +1,139 @@
+"""Score a finished run and write its reports: the one call the CLI and the flows make.
+
+    outcome = evaluate_run(run_dir, cases, trajectories, baseline_dir=..., gate_path=...)
+    outcome.summary, outcome.verdict   # verdict is None without a gate
+
+A case with no trajectory is scored as an error (`not_run`), never dropped; a trajectory that
+cannot be scored becomes an error record (`scoring_error`) and the run carries on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from casemill.case.model import Case
+from casemill.io.jsonl import atomic_write_text
+from evaluation.gate import check_gate, load_gate
+from evaluation.report import html, markdown, results
+from evaluation.scoring.aggregate import summarize
+from evaluation.scoring.model import CaseScore, GateVerdict, Mode, RunSummary
+from evaluation.scoring.registry import ScoringConfig
+from evaluation.scoring.scorer import score
+from evaluation.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from evaluation.judge import Judge
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EvalOutcome:
+    summary: RunSummary
+    verdict: GateVerdict | None
+    scores: tuple[CaseScore, ...] = field(default=(), repr=False)
+    paths: dict[str, Path] = field(default_factory=dict)
+
+
+def _error_score(
+    case_id: str, trial: int, agent: str, kind: str, message: str, mode: Mode
+) -> CaseScore:
+    return CaseScore(
+        case_id=case_id,
+        trial=trial,
+        agent=agent,
+        mode=mode,
+        error=message,
+        error_kind=kind,
+        labels={"failure": "error"},
+        assertions={"no_error": False},
+    )
+
+
+def score_all(
+    cases: Sequence[Case],
+    trajectories: Sequence[Trajectory],
+    *,
+    mode: Mode = "casemill",
+    config: ScoringConfig | None = None,
+) -> list[CaseScore]:
+    """Scores of every trajectory, plus an error record per case that has none."""
+    case_map = {c.id: c for c in cases}
+    agent = trajectories[0].agent if trajectories else ""
+    out, seen = [], set()
+    for t in trajectories:
+        case = case_map.get(t.case_id)
+        if case is None:
+            log.warning("trajectory for case %s, which is not among the cases: ignored", t.case_id)
+            continue
+        seen.add(t.case_id)
+        try:
+            out.append(score(case, t, mode=mode, config=config))
+        except Exception as exc:  # one bad record must not abort the run's scoring
+            log.exception("scoring case %s trial %s failed", t.case_id, t.trial)
+            out.append(
+                _error_score(
+                    t.case_id,
+                    t.trial,
+                    t.agent,
+                    "scoring_error",
+                    f"{type(exc).__name__}: {exc}",
+                    mode,
+                )
+            )
+    for case in cases:
+        if case.id not in seen:
+            out.append(
+                _error_score(
+                    case.id, 0, agent, "not_run", "no trajectory was recorded for this case", mode
+                )
+            )
+    return out
+
+
+def evaluate_run(
+    run_dir: Path,
+    cases: Sequence[Case],
+    trajectories: Sequence[Trajectory],
+    *,
+    baseline_dir: Path | None = None,
+    gate_path: Path | None = None,
+    judge: Judge | None = None,
+    mode: Mode = "casemill",
+    config: ScoringConfig | None = None,
+    seed: int = 0,
+) -> EvalOutcome:
+    """Score, aggregate, compare, gate, and write results.jsonl, summary.json, report.html and
+    summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring."""
+    run_dir = Path(run_dir)
+    gate = load_gate(gate_path) if gate_path is not None else None
+    baseline = results.load_run(baseline_dir).summary if baseline_dir is not None else None
+    scores = score_all(cases, trajectories, mode=mode, config=config)
+    notes: list[str] = []
+    if judge is not None:
+        from evaluation.judge import apply_judge
+
+        scores, judge_notes = apply_judge(judge, cases, trajectories, scores, run_dir=run_dir)
+        notes += judge_notes
+    summary = summarize(cases, scores, baseline=baseline, seed=seed)
+    if notes:
+        summary = summary.model_copy(update={"notes": (*summary.notes, *notes)})
+    verdict = None
+    if gate is not None:
+        verdict = check_gate(gate, cases, scores, summary, baseline)
+        summary = summary.model_copy(update={"gate": verdict})
+    paths = {
+        "results": results.write_results(run_dir, scores),
+        "summary": results.write_summary(run_dir, summary),
+        "report": atomic_write_text(
+            run_dir / results.REPORT, [html.render_html(summary, cases, scores, trajectories)]
+        ),
+        "summary_md": atomic_write_text(
+            run_dir / results.SUMMARY_MD, [markdown.render_markdown(summary)]
+        ),
+    }
+    return EvalOutcome(summary=summary, verdict=verdict, scores=tuple(scores), paths=paths)
