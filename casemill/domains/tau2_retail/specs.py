@@ -1,0 +1,106 @@
+"""Tool specifications of the tau2-bench retail domain, inferred from the tasks' expected actions.
+
+tau2's retail tools are not Casemill's support tools: their names, parameters and state differ.
+Rather than guess at signatures, `infer_tool_specs` reads the actions the benchmark's tasks expect
+(`evaluation_criteria.actions`) and writes one OpenAI function definition per tool name: every
+parameter seen, with the JSON types seen for it, required when every call passes it, nothing else
+allowed. The result for the published 114 tasks is committed as `tools.json` beside this module
+(a test regenerates it from ../shared/data and fails on drift), so the domain needs no data file.
+
+Read or write follows the benchmark's naming: `get_`, `find_`, `list_`, `search_`, `calculate`
+and `think` only read; every other tool changes the database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+TOOLS_FILE = Path(__file__).with_name("tools.json")
+READ_PREFIXES: tuple[str, ...] = ("get_", "find_", "list_", "search_", "calculate", "think")
+
+
+def is_read_tool(name: str) -> bool:
+    return name.startswith(READ_PREFIXES)
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _param_schema(values: list[Any]) -> dict[str, Any]:
+    types = sorted({json_type(v) for v in values})
+    schema: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
+    if types == ["array"]:
+        item_types = sorted({json_type(i) for v in values for i in v})
+        if len(item_types) == 1:
+            schema["items"] = {"type": item_types[0]}
+        elif item_types:
+            schema["items"] = {"type": item_types}
+    return schema
+
+
+def infer_tool_specs(actions: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """One function definition per tool name seen in `actions` (`{name, arguments}` dicts),
+    sorted by name."""
+    calls: dict[str, list[Mapping[str, Any]]] = {}
+    for action in actions:
+        calls.setdefault(str(action["name"]), []).append(action.get("arguments") or {})
+    specs = []
+    for name in sorted(calls):
+        seen = calls[name]
+        params = sorted({p for args in seen for p in args})
+        properties = {p: _param_schema([a[p] for a in seen if p in a]) for p in params}
+        required = [p for p in params if all(p in a for a in seen)]
+        kind = "Reads" if is_read_tool(name) else "Changes the database"
+        specs.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": (
+                        f"tau2-bench retail tool (signature inferred from {len(seen)} expected "
+                        f"calls). {kind}."
+                    ),
+                    "parameters": {
+                        "type": "object",
+                        "properties": properties,
+                        "required": required,
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        )
+    return tuple(specs)
+
+
+def task_actions(tasks: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Every expected action of every task (tau2 `tasks.json` shape)."""
+    out: list[Mapping[str, Any]] = []
+    for task in tasks:
+        criteria = task.get("evaluation_criteria") or {}
+        out.extend(criteria.get("actions") or [])
+    return out
+
+
+def load_tool_specs(path: Path = TOOLS_FILE) -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(path.read_text(encoding="utf-8")))
+
+
+def dump_tool_specs(specs: Iterable[dict[str, Any]]) -> str:
+    return json.dumps(list(specs), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

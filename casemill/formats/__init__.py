@@ -1,0 +1,39 @@
+"""Importers and exporters: bring cases from other formats in, and write them back out.
+
+Each format is a small module with `import_X(path, ...) -> ImportResult` (the cases, plus every
+bad record quarantined with located findings; good records are kept) and, where the format can
+hold Casemill's cases, `export_X(cases, path) -> ExportResult`:
+
+- `chapter`: the book chapter's `{order, conversation, expected.final_state}` shape;
+- `companion`: the companion repository's `{sample_id, input, expected_function_call}` JSONL;
+- `tau2`: tau2-bench retail tasks with `db.json` as the environment (import only).
+"""
+
+from casemill.formats.chapter import export_chapter, import_chapter
+from casemill.formats.companion import export_companion, import_companion
+from casemill.formats.result import (
+    ExportResult,
+    FieldProblem,
+    ImportResult,
+    Quarantined,
+    write_quarantine,
+)
+from casemill.formats.tau2 import import_tau2
+
+IMPORTERS = {"chapter": import_chapter, "companion": import_companion, "tau2": import_tau2}
+EXPORTERS = {"chapter": export_chapter, "companion": export_companion}
+
+__all__ = [
+    "EXPORTERS",
+    "IMPORTERS",
+    "ExportResult",
+    "FieldProblem",
+    "ImportResult",
+    "Quarantined",
+    "export_chapter",
+    "export_companion",
+    "import_chapter",
+    "import_companion",
+    "import_tau2",
+    "write_quarantine",
+]

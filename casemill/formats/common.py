@@ -1,0 +1,128 @@
+"""Shared machinery of the importers: one source record in, one case or one quarantine entry out.
+
+`import_records` drives a per-record mapper over a source file; a mapper raises `FieldProblem`
+for a bad field, and every case it returns is checked by the pydantic model and by the semantic
+checks of its domain (`casemill.validation.semantic`) before it is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from casemill.case.model import Case
+from casemill.formats.records import SourceRecord, read_records
+from casemill.formats.result import FieldProblem, ImportResult, Quarantined, located
+from casemill.validation.findings import Finding
+from casemill.validation.semantic import semantic_findings
+
+log = logging.getLogger(__name__)
+
+Mapper = Callable[[SourceRecord], dict[str, Any]]
+
+
+def model_findings(exc: ValidationError, file: str, line: int | None) -> list[Finding]:
+    out = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or None
+        out.append(Finding("model", "case-model", err["msg"], field=field, file=file, line=line))
+    return out
+
+
+def build_case(data: dict[str, Any], record: SourceRecord) -> tuple[Case | None, list[Finding]]:
+    """Validate `data` as a case, then semantically; the case, or the findings that refuse it."""
+    try:
+        case = Case.model_validate(data)
+    except ValidationError as exc:
+        return None, model_findings(exc, record.file, record.line)
+    errors = [
+        f.located(record.file, record.line)
+        for f in semantic_findings(case)
+        if f.severity == "error"
+    ]
+    return (None, errors) if errors else (case, [])
+
+
+def import_records(
+    fmt: str,
+    path: str | Path,
+    mapper: Mapper,
+    records: Iterable[SourceRecord] | None = None,
+) -> tuple[ImportResult, list[SourceRecord]]:
+    """Run `mapper` over every record of `path`; also return the records that became cases, in
+    the same order as the result's cases."""
+    cases: list[Case] = []
+    kept: list[SourceRecord] = []
+    quarantined: list[Quarantined] = []
+    read = 0
+    for record in records if records is not None else read_records(path):
+        read += 1
+        if record.error:
+            finding = Finding("json", "parse", record.error, file=record.file, line=record.line)
+            quarantined.append(Quarantined(record.file, record.line, record.raw, (finding,)))
+            continue
+        try:
+            data = mapper(record)
+        except FieldProblem as exc:
+            quarantined.append(
+                Quarantined(
+                    record.file,
+                    record.line,
+                    record.value,
+                    (located(exc, record.file, record.line),),
+                )
+            )
+            continue
+        case, findings = build_case(data, record)
+        if case is None:
+            quarantined.append(Quarantined(record.file, record.line, record.value, tuple(findings)))
+            continue
+        cases.append(case)
+        kept.append(record)
+    log.info("%s: %d read, %d imported, %d quarantined", path, read, len(cases), len(quarantined))
+    return ImportResult(fmt, str(path), read, tuple(cases), tuple(quarantined)), kept
+
+
+def require(
+    record: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str | None = None
+) -> Any:
+    if key not in record:
+        raise FieldProblem(where or key, f"missing required field '{key}'")
+    value = record[key]
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise FieldProblem(where or key, f"expected {names}, got {type(value).__name__}")
+    return value
+
+
+def no_unknown_fields(
+    record: dict[str, Any], allowed: Iterable[str], fmt: str, prefix: str = ""
+) -> None:
+    unknown = sorted(set(record) - set(allowed))
+    if unknown:
+        raise FieldProblem(
+            prefix + unknown[0],
+            f"unknown field '{unknown[0]}' in the {fmt} format; "
+            f"expected: {', '.join(sorted(allowed))}",
+            "unknown-field",
+        )
+
+
+def phrases(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
+        raise FieldProblem(where, "expected a list of non-empty strings")
+    return tuple(value)
+
+
+def difficulty(calls: int, turns: int) -> str:
+    if calls >= 3 or turns >= 5:
+        return "hard"
+    if calls <= 1 and turns <= 1:
+        return "easy"
+    return "medium"

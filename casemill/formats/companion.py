@@ -1,0 +1,304 @@
+"""The companion-repository JSONL format: one scenario a line,
+
+    {"sample_id": "refund_0", "input": [{"role", "content"}],
+     "expected_function_call": {"name": "issue_refund", "arguments": {...}},
+     "order": {...}?, "expected_routing": ...?}
+
+with roles that vary by domain (`customer`, `user`, `patient`, `attorney`, `analyst`,
+`warehouse_manager`, ...). Field mapping:
+
+| companion | case |
+| --- | --- |
+| `sample_id` | `provenance.source.conversation_id` |
+| `input[].role` | `customer` for the person served, the original name kept as a label |
+|                | (`role:NAME`, or `roles:A,B,..` one a customer turn); others kept |
+| `expected_function_call` | the one `expected.tool_calls` entry |
+| `order` | `environment.state` (support domain, as in the chapter format) |
+| `expected_routing` | a `routing:VALUE` label (`routing-json:JSON` when not a string) |
+
+E-commerce samples (with an `order`, or whose function is a support tool or a book name for
+one) go to the `support` domain; without an `order` their environment is synthesised from the
+expected call (noted, low label confidence). Other samples have no tool specifications: they go
+to `generic:LABEL` with the call kept as written, and the import reports the tools inferred for it.
+LABEL is the sample's speaker role (`patient`, `attorney`, `warehouse_manager`), else its
+sample-id prefix; `label=` sets one label for the whole file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from casemill.case.model import Case
+from casemill.formats import support_map as sm
+from casemill.formats.chapter import export_turns
+from casemill.formats.common import difficulty, import_records, no_unknown_fields, require
+from casemill.formats.generic import infer_tools_by_domain
+from casemill.formats.records import SourceRecord
+from casemill.formats.result import ExportResult, FieldProblem, ImportResult
+from casemill.io.jsonl import atomic_write_jsonl
+from casemill.validation.findings import Finding
+
+FORMAT = "companion"
+TOP_FIELDS = ("sample_id", "input", "expected_function_call", "order", "expected_routing")
+SPEAKER_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+FIXED_ROLES = {
+    "assistant": "assistant",
+    "agent": "assistant",
+    "ai": "assistant",
+    "system": "system",
+    "tool": "tool",
+}
+
+
+def is_support(value: dict[str, Any]) -> bool:
+    call = value.get("expected_function_call")
+    name = call.get("name") if isinstance(call, dict) else None
+    return "order" in value or name in sm.TOOL_MAP
+
+
+def speaker_role(role: str, where: str) -> str:
+    """Any lower-case identifier is a speaker (the person the agent serves)."""
+    low = role.strip().lower()
+    if low in FIXED_ROLES:
+        return FIXED_ROLES[low]
+    if not SPEAKER_RE.match(low):
+        raise FieldProblem(
+            where,
+            f"unknown role {role!r}: a speaker role is a lower-case identifier such as "
+            "customer, patient or warehouse_manager",
+            "unknown-role",
+        )
+    return "customer"
+
+
+def _prefix(sample_id: Any) -> str | None:
+    found = re.match(r"[A-Za-z]+", str(sample_id or ""))
+    return found.group(0).lower() if found else None
+
+
+def domain_label(value: dict[str, Any]) -> str:
+    """The generic domain label of one sample: its first speaker role other than
+    customer / user, else its sample-id prefix (`intake_0` -> `intake`), else 'companion'."""
+    for turn in value.get("input") or []:
+        role = str(turn.get("role", "")).strip().lower() if isinstance(turn, dict) else ""
+        if (
+            SPEAKER_RE.match(role)
+            and role not in FIXED_ROLES
+            and role not in ("customer", "user", "human")
+        ):
+            return role
+    return _prefix(value.get("sample_id")) or "companion"
+
+
+def _call(value: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    call = require(value, "expected_function_call", dict)
+    no_unknown_fields(call, ("name", "arguments"), FORMAT, "expected_function_call.")
+    name = call.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise FieldProblem("expected_function_call.name", f"expected a function name, got {name!r}")
+    args = call.get("arguments", {})
+    if not isinstance(args, dict):
+        raise FieldProblem(
+            "expected_function_call.arguments",
+            f"arguments must be an object, got {type(args).__name__}",
+        )
+    return name.strip(), args
+
+
+def _labels(roles: list[str], turns: list, routing: Any, present: bool) -> list[str]:
+    speakers = [r for r, t in zip(roles, turns, strict=True) if t.role == "customer"]
+    labels = []
+    if len(set(speakers)) > 1:
+        labels.append("roles:" + ",".join(speakers))
+    elif speakers and speakers[0] != "customer":
+        labels.append(f"role:{speakers[0]}")
+    if present:
+        labels.append(
+            f"routing:{routing}"
+            if isinstance(routing, str)
+            else "routing-json:" + json.dumps(routing, sort_keys=True, separators=(",", ":"))
+        )
+    return labels
+
+
+def synthesise_state(
+    tool: str, args: dict[str, Any], text: str, notes: list[str]
+) -> dict[str, Any]:
+    """A one-order support state that makes the expected call meaningful, for samples without
+    an `order`: the order named by the call, a status the call needs, one line item."""
+    status = "delivered" if tool in ("refund_items", "exchange_item") else "pending"
+    amount = args.get("amount")
+    price = amount if isinstance(amount, int | float) and not isinstance(amount, bool) else 0.0
+    found = re.search(r"\bmy ([a-z]+(?: [a-z]+)?) (?:arrived|came|is|was|broke)", text.lower())
+    name = found.group(1).capitalize() if found else "Item"
+    order = {
+        "order_id": args.get("order_id", sm.DEFAULT_ORDER_ID),
+        "status": status,
+        "items": [{"name": name, "qty": 1, "unit_price": price}],
+    }
+    if isinstance(args.get("shipping_address"), dict) and args["shipping_address"].get("name"):
+        order["shipping_address"] = args["shipping_address"]
+    notes.append(
+        f"no order given: order with status {status} and one line item '{name}' at "
+        f"{price:.2f} synthesised from the expected call"
+    )
+    return sm.map_order(order, notes)
+
+
+class _Mapper:
+    def __init__(self, label: str | None):
+        self.label = label
+
+    def __call__(self, record: SourceRecord) -> dict[str, Any]:
+        value: dict[str, Any] = record.value
+        no_unknown_fields(value, TOP_FIELDS, FORMAT)
+        sample_id = require(value, "sample_id", (str, int))
+        name, args = _call(value)
+        support = is_support(value)
+        turns, roles = sm.map_turns(
+            value.get("input"), "input", sm.chapter_role if support else speaker_role
+        )
+        labels = _labels(roles, turns, value.get("expected_routing"), "expected_routing" in value)
+        text = "\n".join(t.content for t in turns if t.role == "customer")
+        notes: list[str] = []
+        if support:
+            expected, conversation, state, domain = self._support(
+                value, name, args, turns, text, notes, labels
+            )
+        else:
+            domain = f"generic:{self.label or domain_label(value)}"
+            state, conversation = {}, [t.model_dump(mode="json") for t in turns]
+            expected = {
+                "tool_calls": [{"tool": name, "params": args}],
+                "outcome": "resolve",
+                "optimal_steps": 2,
+            }
+            notes.append(
+                f"domain has no tool specifications: {name} kept as written; "
+                "outcome 'resolve' assumed (a function call is expected)"
+            )
+        calls = len(expected["tool_calls"])
+        return {
+            "domain": domain,
+            "environment": {"state": state},
+            "conversation": conversation,
+            "expected": expected,
+            "tags": {
+                "category": "capability",
+                "intents": list(sm.intents_of_dumped(expected["tool_calls"])) if support else [],
+                "difficulty": difficulty(calls, len(turns)),
+                "labels": labels,
+            },
+            "provenance": {
+                "origin": "imported",
+                "source": {
+                    "file": record.file,
+                    "line": record.line,
+                    "format": FORMAT,
+                    "conversation_id": str(sample_id),
+                },
+                "label_confidence": "low" if support and "order" not in value else "high",
+                "notes": "; ".join(notes),
+            },
+        }
+
+    def _support(self, value, name, args, turns, text, notes, labels):  # noqa: ANN001, ANN202
+        tool = sm.TOOL_MAP[name]
+        state = (
+            sm.map_order(value["order"], notes)
+            if "order" in value
+            else synthesise_state(tool, args, text, notes)
+        )
+        built = sm.support_call(name, args, state, text, notes, "expected_function_call")
+        outcome = sm.infer_outcome(built, "", notes)
+        if outcome == "clarify":
+            labels.append("clarify")
+        conversation = [
+            sm.auth_turn(state).model_dump(mode="json"),
+            *(t.model_dump(mode="json") for t in turns),
+        ]
+        expected = {
+            "tool_calls": [c.model_dump(mode="json") for c in built],
+            "outcome": outcome,
+            "optimal_steps": sm.optimal_steps(built, text),
+        }
+        return expected, conversation, state, "support"
+
+
+def import_companion(path: str | Path, label: str | None = None) -> ImportResult:
+    """Import a companion-repository JSONL file. `label` names one generic domain for every
+    non-e-commerce sample (default: per sample, see `domain_label`)."""
+    result, _ = import_records(FORMAT, path, _Mapper(label))
+    inferred = infer_tools_by_domain(result.cases)
+    notes = []
+    for domain, specs in inferred.items():
+        count = sum(1 for c in result.cases if c.domain == domain)
+        notes.append(
+            f"{count} case(s) imported into {domain}: that domain has no tool specifications; "
+            f"{len(specs)} tool(s) inferred from the cases: "
+            + ", ".join(s["function"]["name"] for s in specs)
+        )
+    return ImportResult(
+        result.format,
+        result.source,
+        result.read,
+        result.cases,
+        result.quarantined,
+        tuple(notes),
+        inferred,
+    )
+
+
+# -- export -------------------------------------------------------------------------------------
+def export_record(case: Case) -> dict[str, Any]:
+    if len(case.expected.tool_calls) != 1:
+        raise FieldProblem(
+            "expected.tool_calls",
+            "the companion format holds exactly one expected call; "
+            f"this case has {len(case.expected.tool_calls)}",
+        )
+    if not case.conversation:
+        raise FieldProblem(
+            "conversation",
+            "the companion format needs a conversation (this case has only a user scenario)",
+        )
+    call = case.expected.tool_calls[0]
+    state = case.environment.state
+    source = case.provenance.source
+    out: dict[str, Any] = {
+        "sample_id": source.conversation_id if source and source.conversation_id else case.id,
+        "input": export_turns(case),
+    }
+    if case.domain == "support":
+        exported = sm.export_call(call, state)
+        out["expected_function_call"] = {"name": exported["tool"], "arguments": exported["params"]}
+        synthesised = "no order given" in (case.provenance.notes or "")
+        if not synthesised:
+            out["order"] = sm.export_order(state)
+    else:
+        out["expected_function_call"] = {"name": call.tool, "arguments": dict(call.params)}
+    for label in case.tags.labels:
+        if label.startswith("routing:"):
+            out["expected_routing"] = label[len("routing:") :]
+        elif label.startswith("routing-json:"):
+            out["expected_routing"] = json.loads(label[len("routing-json:") :])
+    return out
+
+
+def export_companion(cases: Iterable[Case], path: str | Path) -> ExportResult:
+    """Write `cases` in the companion JSONL format; cases it cannot hold are skipped and
+    reported."""
+    records, skipped = [], []
+    for case in cases:
+        try:
+            records.append(export_record(case))
+        except FieldProblem as exc:
+            skipped.append(
+                Finding("schema", "export", exc.message, field=exc.field, case_id=case.id)
+            )
+    atomic_write_jsonl(path, records)
+    return ExportResult(FORMAT, str(path), len(records), tuple(skipped))

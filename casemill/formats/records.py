@@ -1,0 +1,102 @@
+"""Reading source records from JSON Lines or a JSON array file, each with its line number.
+
+A file whose first non-blank character is `[` is read as one JSON array: each element is decoded
+in turn, so an element that cannot be parsed is reported at its own line (the elements before it
+are kept; after a syntax error the rest of the array cannot be told apart and is reported as one
+error). Anything else is read as JSON Lines through `casemill.io.jsonl` (BOM, CRLF, invalid UTF-8,
+over-long lines and truncated JSON are reported per line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from casemill.errors import UserError
+from casemill.io.jsonl import read_jsonl
+
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    file: str
+    line: int
+    value: Any = None
+    error: str | None = None
+    raw: str = ""
+
+
+def _first_char(path: Path) -> str:
+    with open(path, "rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf").lstrip()
+    return head[:1].decode("ascii", errors="replace")
+
+
+def read_records(path: str | Path) -> Iterator[SourceRecord]:
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    if _first_char(path) == "[":
+        yield from _read_array(path)
+        return
+    for line in read_jsonl(path):
+        raw = line.raw.decode("utf-8", errors="replace")
+        yield SourceRecord(str(path), line.number, line.value, line.error, raw)
+
+
+def _read_array(path: Path) -> Iterator[SourceRecord]:
+    file = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        yield SourceRecord(file, 1, error=f"invalid UTF-8 at byte {exc.start}")
+        return
+    pos = text.index("[") + 1
+    line, counted = 1, 0
+
+    def line_at(at: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, at)
+        counted = at
+        return line
+
+    while True:
+        pos = _skip(text, pos)
+        if pos >= len(text):
+            yield SourceRecord(
+                file,
+                line_at(len(text)),
+                error="not valid JSON (truncated?): the array is not closed",
+            )
+            return
+        if text[pos] == "]":
+            return
+        start = line_at(pos)
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
+            yield SourceRecord(
+                file, start, error=f"not valid JSON{hint}: {exc.msg} at line {line_at(exc.pos)}"
+            )
+            return
+        raw = text[pos:end]
+        if not isinstance(value, dict):
+            yield SourceRecord(
+                file, start, error=f"expected a JSON object, got {type(value).__name__}", raw=raw
+            )
+        else:
+            yield SourceRecord(file, start, value, raw=raw)
+        pos = _skip(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
