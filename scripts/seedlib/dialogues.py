@@ -39,6 +39,10 @@ def _which_item() -> Case:
                "and the wine glasses. Which item arrived broken?"),
          customer("The wine glasses, both of them smashed in the box.")],
         title="multi-turn: the assistant asked which item, then refunds the wine glasses",
+        reference=(
+            "Thanks for letting me know. I've issued a refund of 28.40 for the wine glasses on "
+            "W1061; it goes back to your card."
+        ),
         policy=Intent("refund", "W1061", ("I2",), "damaged"),
         intents=["refund"], calls=[refund_call("W1061", ["I2"], "damaged")],
         forbid=[_r("W1061", "I1", "the tumblers are fine"), _r("W1061", "I3", "fine")],
@@ -57,6 +61,10 @@ def _evidence() -> Case:
          customer("It flickers and goes dark after a minute, straight out of the box. "
                   "I tried two different sockets.")],
         title="multi-turn: the assistant asked what is wrong, the lamp is defective",
+        reference=(
+            "That sounds defective. I've refunded the desk lamp on W1062: 45.00 is on its way back"
+            " to your card."
+        ),
         policy=Intent("refund", "W1062", ("I1",), "defective"),
         intents=["refund"], calls=[refund_call("W1062", ["I1"], "defective")],
         reads=0, difficulty="medium", labels=["evidence"],
@@ -75,6 +83,10 @@ def _which_order() -> Case:
                "Which order was it?"),
          customer("The one with the plates, W1064.")],
         title="multi-turn: the assistant asked which order, then refunds that mug",
+        reference=(
+            "Thanks! I've refunded the mug from W1064, 14.50, to your card. The plates aren't "
+            "affected."
+        ),
         policy=Intent("refund", "W1064", ("I1",), "damaged"),
         intents=["refund"], calls=[refund_call("W1064", ["I1"], "damaged")],
         forbid=[never("refund_items", "the other order's mug is fine", order_id="W1063"),
@@ -94,6 +106,10 @@ def _partial_offer() -> Case:
                "refund of 20.00 for the damage. Would that work for you?"),
          customer("Yes, that works for me, thanks.")],
         title="multi-turn: a partial refund the customer accepts",
+        reference=(
+            "Done: a partial refund of 20.00 for the jacket on W1065 is on its way to your card, "
+            "and you keep the jacket."
+        ),
         policy=Intent("refund", "W1065", ("I1",), "damaged", 20.00),
         intents=["refund"], calls=[refund_call("W1065", ["I1"], "damaged", 20.00)],
         reads=0, difficulty="medium", labels=["partial"],
@@ -112,6 +128,10 @@ def _exception() -> Case:
          customer("I've asked twice now. I want an exception to that policy, it was a gift "
                   "nobody wanted. Make it happen.")],
         title="multi-turn: repeated demand for a policy exception goes to a human",
+        reference=(
+            "I understand. I cannot make that exception myself, so I've passed your request for "
+            "W1066 to a human colleague who can review it; they will get back to you."
+        ),
         policy=Intent("escalate", "W1066"),
         intents=["escalate", "refund"], outcome="escalate",
         calls=[escalate_call("policy_exception", "W1066")],
@@ -131,6 +151,7 @@ def _new_address() -> Case:
          agent("Sure, W1067 hasn't shipped yet, so I can change it. What is the new address?"),
          customer("Please send it to 9 Harbor Pl, Hoboken, NJ 07030.")],
         title="multi-turn: the assistant asked for the new address",
+        reference="Done: W1067 will now ship to 9 Harbor Pl, Hoboken, NJ 07030.",
         policy=Intent("change_address", "W1067", address=hoboken),
         intents=["change_address"], calls=[address_call("W1067", hoboken)],
         reads=0, difficulty="medium",
@@ -146,6 +167,9 @@ def _which_size() -> Case:
          agent("Of course. Which size would you like instead, medium or large?"),
          customer("Medium please, same colour.")],
         title="multi-turn: the assistant asked which size, then exchanges",
+        reference=(
+            "All set: I've arranged an exchange of your t-shirt on W1068 for a medium in black."
+        ),
         policy=Intent("exchange", "W1068", ("I1",), new_variant_id="P102-M-black"),
         intents=["exchange"], calls=[exchange_call("W1068", "I1", "P102-M-black")],
         forbid=[never("refund_items", NOT_DAMAGED, order_id="W1068")],
@@ -164,6 +188,10 @@ def _which_cancel() -> Case:
                "Which order should I cancel?"),
          customer("The jacket one.")],
         title="multi-turn: the assistant asked which order to cancel",
+        reference=(
+            "Order W1069 with the denim jacket is now cancelled. Your mug order W1070 is "
+            "unchanged."
+        ),
         policy=Intent("cancel", "W1069"),
         intents=["cancel"], calls=[cancel_call("W1069")],
         forbid=[never("cancel_order", "the customer keeps the mug order", order_id="W1070")],

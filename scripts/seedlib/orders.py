@@ -22,6 +22,7 @@ def cancellations() -> list[Case]:
             world("C1025", order("W1025", "C1025", "pending", "P108-OS-blue", "P109-OS-natural")),
             "Please cancel order W1025, I placed it by mistake.",
             title="cancel a pending order",
+            reference="Order W1025 is cancelled; you'll get the full amount back on your card.",
             policy=Intent("cancel", "W1025"),
             intents=["cancel"], calls=[cancel_call("W1025")],
         ),
@@ -30,6 +31,9 @@ def cancellations() -> list[Case]:
             world("C1026", order("W1026", "C1026", "processing", "P110-OS-purple")),
             "Can you stop order #W1026 before it ships? I don't need the yoga mat anymore.",
             title="cancel a processing order, id with #",
+            reference=(
+                "Order W1026 hadn't shipped yet, so I've cancelled it. The yoga mat won't be sent."
+            ),
             policy=Intent("cancel", "W1026"),
             intents=["cancel"], calls=[cancel_call("W1026")],
         ),
@@ -39,6 +43,7 @@ def cancellations() -> list[Case]:
                   order("W1028", "C1027", "pending", "P122-OS-grey")),
             "Please cancel W1028, the one with the beanie. Keep the jacket order as it is.",
             title="cancel one of two pending orders, keep the other",
+            reference="W1028 with the beanie is cancelled. Your jacket order W1027 stays as it is.",
             policy=Intent("cancel", "W1028"),
             intents=["cancel"], calls=[cancel_call("W1028")],
             forbid=[never("cancel_order", "the customer keeps this order", order_id="W1027")],
@@ -49,6 +54,8 @@ def cancellations() -> list[Case]:
             world("C1028", order("W1029", "C1028", "shipped", "P115-OS-green")),
             "Cancel W1029 please, I changed my mind about the backpack.",
             title="cancel refused: order already shipped",
+            reference="I'm sorry, W1029 has already shipped, so I cannot cancel it anymore.",
+            phrases=["shipped"],
             policy=Intent("cancel", "W1029"),
             intents=["cancel"], outcome="refuse",
             forbid=[never("cancel_order", SHIPPED, order_id="W1029")],
@@ -58,6 +65,11 @@ def cancellations() -> list[Case]:
             world("C1029", order("W1030", "C1029", "delivered", "P114-OS-rust")),
             "Cancel my order W1030. The pillow cover came yesterday but I don't want it anymore.",
             title="cancel refused: order already delivered, and no refund for a change of mind",
+            reference=(
+                "W1030 was already delivered, so I cannot cancel it, and refunds are only for "
+                "items that arrived damaged, defective or wrong."
+            ),
+            phrases=["delivered"],
             policy=Intent("cancel", "W1030"),
             intents=["cancel"], outcome="refuse",
             forbid=[never("cancel_order", "delivered orders cannot be cancelled",
@@ -71,6 +83,9 @@ def cancellations() -> list[Case]:
                   order("W1931", "C1031", "pending", "P115-OS-black")),
             "I'd like to cancel the backpack I ordered a couple of days ago, I found one locally.",
             title="cancel without an order id: the customer's only order, found by listing",
+            reference=(
+                "I found your backpack order W1031; it hadn't shipped yet, so it's now cancelled."
+            ),
             policy=Intent("cancel", "W1031"),
             intents=["cancel"], calls=[cancel_call("W1031")],
             forbid=[never("cancel_order", "another customer's order", order_id="W1931")],
@@ -83,6 +98,10 @@ def cancellations() -> list[Case]:
             "but it turns out my brother already got him the exact same one (of course he did). "
             "Could you cancel W1084 for me? Thanks so much, and sorry for the hassle!",
             title="cancel a processing order from a chatty message",
+            reference=(
+                "No hassle at all! W1084 hadn't shipped yet, so it's cancelled and the French "
+                "press won't be sent."
+            ),
             policy=Intent("cancel", "W1084"),
             intents=["cancel"], calls=[cancel_call("W1084")], category="robustness",
             labels=["verbose"],
@@ -103,6 +122,7 @@ def address_changes() -> list[Case]:
             "Please ship order W1033 to my sister's place instead: 410 Church St, Decatur, "
             "GA 30030.",
             title="address change on a pending order",
+            reference="Done: W1033 will ship to 410 Church St, Decatur, GA 30030.",
             policy=Intent("change_address", "W1033", address=decatur),
             intents=["change_address"], calls=[address_call("W1033", decatur)],
         ),
@@ -111,6 +131,9 @@ def address_changes() -> list[Case]:
             world("C1033", order("W1034", "C1033", "processing", "P103-L-navy", "P122-OS-blue")),
             "I'm moving next week. Can you send #W1034 to 88 Harbor Rd, Portland, OR 97205?",
             title="address change on a processing order",
+            reference=(
+                "W1034 hasn't shipped yet, so I've updated it to 88 Harbor Rd, Portland, OR 97205."
+            ),
             policy=Intent("change_address", "W1034", address=portland),
             intents=["change_address"], calls=[address_call("W1034", portland)],
         ),
@@ -122,6 +145,10 @@ def address_changes() -> list[Case]:
             "Please change the shipping address on W1036 only, not my other order, to "
             "77 Lake St, Davis, CA 95616.",
             title="address change on one of two open orders",
+            reference=(
+                "W1036 will now go to 77 Lake St, Davis, CA 95616; your other order keeps its "
+                "address."
+            ),
             policy=Intent("change_address", "W1036", address=davis),
             intents=["change_address"], calls=[address_call("W1036", davis)],
             forbid=[never("change_shipping_address", "the other order keeps its address",
@@ -136,6 +163,8 @@ def address_changes() -> list[Case]:
             "Order W1037 needs to go to 5 Ocean Ave, Monterey, CA 93940 instead, "
             "I won't be home.",
             title="address change refused: order already shipped",
+            reference="I'm sorry, W1037 has already shipped, so I cannot change its address now.",
+            phrases=["shipped"],
             policy=Intent("change_address", "W1037", address=monterey),
             intents=["change_address"], outcome="refuse",
             forbid=[never("change_shipping_address", SHIPPED, order_id="W1037")],
@@ -146,6 +175,8 @@ def address_changes() -> list[Case]:
             "Can you update the address on W1038 to 300 Beale St, Memphis, TN 38103? "
             "I typed my old one.",
             title="address change refused: order already delivered",
+            reference="W1038 was already delivered, so I cannot change its shipping address.",
+            phrases=["delivered"],
             policy=Intent("change_address", "W1038", address=memphis),
             intents=["change_address"], outcome="refuse",
             forbid=[never("change_shipping_address", "delivered already", order_id="W1038")],
@@ -160,6 +191,7 @@ def status_questions() -> list[Case]:
             world("C1037", order("W1039", "C1037", "shipped", "P124-L-olive")),
             "Where is my order W1039?",
             title="status: shipped order",
+            reference="Order W1039 has shipped and is on its way to you.",
             policy=Intent("status", "W1039"),
             intents=["status"], calls=[get_order("W1039")], phrases=["shipped"],
             forbid=[no_writes(STATUS_ONLY)],
@@ -169,6 +201,7 @@ def status_questions() -> list[Case]:
             world("C1038", order("W1040", "C1038", "processing", "P101-OS-sage")),
             "Has #W1040 shipped yet? It's been a few days since I ordered.",
             title="status: processing order",
+            reference="W1040 is still processing; it hasn't shipped yet.",
             policy=Intent("status", "W1040"),
             intents=["status"], calls=[get_order("W1040")], phrases=["processing"],
             forbid=[no_writes(STATUS_ONLY)],
@@ -179,6 +212,7 @@ def status_questions() -> list[Case]:
                   order("W1941", "C1040", "shipped", "P110-OS-blue")),
             "Was order W1041 delivered? I've been travelling and can't check the porch.",
             title="status: delivered order",
+            reference="Yes, W1041 was delivered on 2026-11-03.",
             policy=Intent("status", "W1041"),
             intents=["status"], calls=[get_order("W1041")], phrases=["delivered"],
             forbid=[no_writes(STATUS_ONLY)], labels=["other_customers"],
@@ -189,6 +223,7 @@ def status_questions() -> list[Case]:
                   order("W1942", "C1041", "processing", "P119-6-yellow")),
             "Hi, what's the status of my order? I don't have the number handy.",
             title="status without an order id: the only order, found by listing",
+            reference="Your order W1042 with the kids raincoat has shipped and is on its way.",
             policy=Intent("status", "W1042"),
             intents=["status"], calls=[list_orders("C1040")], phrases=["shipped"],
             forbid=[no_writes(STATUS_ONLY)], category="efficiency", difficulty="medium",
@@ -199,6 +234,7 @@ def status_questions() -> list[Case]:
             world("C1041", order("W1043", "C1041", "shipped", "P113-OS-clear")),
             "w1043 any update?? is it on its way",
             title="status: terse lower-case message",
+            reference="Yes, W1043 has shipped and is on its way to you.",
             policy=Intent("status", "W1043"),
             intents=["status"], calls=[get_order("W1043")], phrases=["shipped"],
             forbid=[no_writes(STATUS_ONLY)], category="robustness", labels=["lowercase_id"],
@@ -210,6 +246,7 @@ def status_questions() -> list[Case]:
                   order("W1087", "C1032", "pending", "P109-OS-natural")),
             "Where's W1085? I have a few orders going, this is the one with the speaker.",
             title="status: named order among several, one lookup is enough",
+            reference="W1085 with the speaker has shipped and is on its way.",
             policy=Intent("status", "W1085"),
             intents=["status"], calls=[get_order("W1085")], phrases=["shipped"],
             forbid=[no_writes(STATUS_ONLY)], category="efficiency", difficulty="medium",

@@ -24,6 +24,10 @@ def single_item() -> list[Case]:
             "Hi, order W1001 came today and the mug is cracked down the side. "
             "Could I get a refund for it?",
             title="single-item refund: cracked mug",
+            reference=(
+                "I'm sorry the mug arrived cracked. I've refunded it: 14.50 will be back on your "
+                "card shortly."
+            ),
             policy=Intent("refund", "W1001", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1001", ["I1"], "damaged")],
             forbid=[never("refund_items", "another customer's order", order_id="W1901")],
@@ -35,6 +39,7 @@ def single_item() -> list[Case]:
             "The trail running shoes from order #W1003 are defective: the sole on the left one "
             "peeled off after two short runs. I'd like my money back.",
             title="single-item refund: defective shoes, order id with #",
+            reference="Sorry about the shoes. I've issued a refund of 119.95 for them on W1003.",
             policy=Intent("refund", "W1003", ("I1",), "defective"),
             intents=["refund"], calls=[refund_call("W1003", ["I1"], "defective")],
         ),
@@ -43,6 +48,9 @@ def single_item() -> list[Case]:
             world("C1004", order("W1004", "C1004", "delivered", "P107-OS-white")),
             "hey the earbuds from w1004 are dead, right one wont charge at all. refund pls",
             title="single-item refund: defective earbuds, lower-case id and terse wording",
+            reference=(
+                "Sorry about that! The earbuds on W1004 are refunded: 79.99 back to your card."
+            ),
             policy=Intent("refund", "W1004", ("I1",), "defective"),
             intents=["refund"], calls=[refund_call("W1004", ["I1"], "defective")],
             category="robustness", labels=["lowercase_id"],
@@ -54,6 +62,10 @@ def single_item() -> list[Case]:
             "I ordered a water bottle in green (order W1005) but the one in the box is pink. "
             "Please refund the bottle, I'll get one elsewhere.",
             title="single-item refund: wrong item received",
+            reference=(
+                "Sorry for the mix-up. I've refunded the water bottle on W1005: 27.50 back to your"
+                " card."
+            ),
             policy=Intent("refund", "W1005", ("I1",), "wrong_item"),
             intents=["refund"], calls=[refund_call("W1005", ["I1"], "wrong_item")],
             forbid=_keep("W1005", "I2"), difficulty="medium",
@@ -64,6 +76,9 @@ def single_item() -> list[Case]:
             "Order W1006 showed up without the candle, it just wasn't in the box. "
             "Can you refund that part?",
             title="single-item refund: item missing from the parcel",
+            reference=(
+                "Sorry the candle was missing. I've refunded it: 12.75 on its way to your card."
+            ),
             policy=Intent("refund", "W1006", ("I1",), "missing"),
             intents=["refund"], calls=[refund_call("W1006", ["I1"], "missing")],
             forbid=_keep("W1006", "I2"), difficulty="medium",
@@ -74,6 +89,9 @@ def single_item() -> list[Case]:
                   order("W1907", "C1008", "delivered", "P111-OS-black")),
             "The skillet I bought from you arrived with a cracked handle. Can you refund it?",
             title="single-item refund without an order id: one order, found by listing",
+            reference=(
+                "I found your skillet on order W1007 and refunded it: 34.95 back to your card."
+            ),
             policy=Intent("refund", "W1007", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1007", ["I1"], "damaged")],
             forbid=[never("refund_items", "another customer's order", order_id="W1907")],
@@ -85,6 +103,10 @@ def single_item() -> list[Case]:
             world("C1008", order("W1008", "C1008", "delivered", ("P105-OS-clear", 2))),
             "Both tumbler sets in W1008 arrived shattered, there was glass all over the box.",
             title="single-line refund with quantity two: the line total",
+            reference=(
+                "Sorry about the broken glass! I've refunded both tumbler sets on W1008: 49.98 in "
+                "total."
+            ),
             policy=Intent("refund", "W1008", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1008", ["I1"], "damaged")],
             difficulty="medium", labels=["quantity"],
@@ -96,6 +118,7 @@ def single_item() -> list[Case]:
             "teh lamp i got in W1088 is brokn, the base is crakced and it wont stand up. "
             "can i get a refnd for it",
             title="single-item refund from a message full of typos",
+            reference="Sorry about the lamp. I've refunded it on W1088: 45.00 back to your card.",
             policy=Intent("refund", "W1088", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1088", ["I1"], "damaged")],
             forbid=_keep("W1088", "I2"), category="robustness", labels=["typos"],
@@ -113,6 +136,10 @@ def one_of_many() -> list[Case]:
                   order("W1910", "C1010", "delivered", "P100-OS-blue")),
             "My order W1009 arrived but the mug was cracked. The rest of it is fine.",
             title="multi-item order: refund the cracked mug only",
+            reference=(
+                "Sorry about the mug! I've refunded it: 14.50 back to your card. The rest of W1009"
+                " is unchanged."
+            ),
             policy=Intent("refund", "W1009", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1009", ["I1"], "damaged")],
             forbid=_keep("W1009", "I2", "I3"), difficulty="medium",
@@ -124,6 +151,10 @@ def one_of_many() -> list[Case]:
                                  "P116-OS-white", "P117-OS-steel", "P109-OS-natural")),
             "The plates in W1011 arrived broken. Just refund the whole order, I'm done with it.",
             title="multi-item order: customer asks for the whole order, only the plates qualify",
+            reference=(
+                "I'm sorry about the plates. I've refunded them: 42.00 back to your card. The "
+                "other items arrived fine, so they don't qualify for a refund."
+            ),
             policy=Intent("refund", "W1011", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1011", ["I1"], "damaged")],
             forbid=_keep("W1011", "I2", "I3"), category="adversarial", difficulty="medium",
@@ -136,6 +167,10 @@ def one_of_many() -> list[Case]:
             "The t-shirt from order W1012 has a hole along the seam, it looks defective. "
             "Can I get a refund on the shirt?",
             title="multi-item order: refund the defective t-shirt only",
+            reference=(
+                "Sorry about the shirt. I've refunded the t-shirt on W1012: 22.00 back to your "
+                "card."
+            ),
             policy=Intent("refund", "W1012", ("I2",), "defective"),
             intents=["refund"], calls=[refund_call("W1012", ["I2"], "defective")],
             forbid=_keep("W1012", "I1", "I3"), difficulty="medium", labels=["multi_item_order"],
@@ -147,6 +182,7 @@ def one_of_many() -> list[Case]:
             "#W1013: the box was crushed and the speaker is damaged, it won't even turn on. "
             "Earbuds and the bag are okay.",
             title="multi-item order: refund the damaged speaker only",
+            reference="Sorry about the speaker. I've refunded it: 58.00 back to your card.",
             policy=Intent("refund", "W1013", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1013", ["I1"], "damaged")],
             forbid=_keep("W1013", "I2", "I3"), difficulty="medium", labels=["multi_item_order"],
@@ -163,6 +199,7 @@ def several_items() -> list[Case]:
             "Order W1014 was clearly dropped: the mug and the plates are both broken. "
             "The tea towels survived.",
             title="multi-item refund: mug and plates broken, towels fine",
+            reference="I'm sorry! I've refunded the mug and the plates on W1014: 56.50 in total.",
             policy=Intent("refund", "W1014", ("I1", "I2"), "damaged"),
             intents=["refund"], calls=[refund_call("W1014", ["I1", "I2"], "damaged")],
             forbid=_keep("W1014", "I3"), difficulty="medium", labels=["multi_item"],
@@ -173,6 +210,10 @@ def several_items() -> list[Case]:
             "Neither the earbuds nor the speaker from W1015 will pair with anything. Both seem "
             "defective. I'd like a refund for both please.",
             title="multi-item refund: two defective electronics",
+            reference=(
+                "Sorry about that. I've refunded the earbuds and the speaker on W1015: 137.99 in "
+                "total."
+            ),
             policy=Intent("refund", "W1015", ("I1", "I2"), "defective"),
             intents=["refund"], calls=[refund_call("W1015", ["I1", "I2"], "defective")],
             difficulty="medium", labels=["multi_item"],
@@ -186,6 +227,10 @@ def several_items() -> list[Case]:
             "Two things in W1016 arrived shattered: the tumblers and the wine glasses. "
             "The candle and the lamp are fine.",
             title="multi-item refund: two of four items shattered",
+            reference=(
+                "Sorry about the glassware! The tumblers and the wine glasses on W1016 are "
+                "refunded: 53.39 in total."
+            ),
             policy=Intent("refund", "W1016", ("I1", "I2"), "damaged"),
             intents=["refund"], calls=[refund_call("W1016", ["I1", "I2"], "damaged")],
             forbid=_keep("W1016", "I3", "I4"), difficulty="hard",
@@ -202,6 +247,10 @@ def partial() -> list[Case]:
             "The sweater from W1017 came with a small snag on the sleeve. I'd keep it if you "
             "refund half of what I paid for it.",
             title="partial refund: half of the sweater, customer keeps it",
+            reference=(
+                "Done: a partial refund of 44.50, half of the sweater, is on its way to your card,"
+                " and you keep it."
+            ),
             policy=Intent("refund", "W1017", ("I1",), "damaged", 44.50),
             intents=["refund"], calls=[refund_call("W1017", ["I1"], "damaged", 44.50)],
             difficulty="medium", labels=["partial"],
@@ -212,6 +261,7 @@ def partial() -> list[Case]:
             "The skillet in W1018 has a deep scratch in the coating. It still cooks fine so "
             "I'll keep it, would $8 back be okay?",
             title="partial refund: a small amount the customer proposes",
+            reference="That's fine: I've issued a partial refund of 8.00 for the skillet on W1018.",
             policy=Intent("refund", "W1018", ("I1",), "damaged", 8.00),
             intents=["refund"], calls=[refund_call("W1018", ["I1"], "damaged", 8.00)],
             forbid=_keep("W1018", "I2"), difficulty="medium", labels=["partial"],
@@ -228,6 +278,10 @@ def refused() -> list[Case]:
             "I got the sweater from W1019 and honestly I just don't like the colour on me. "
             "Please refund it.",
             title="refund refused: changed their mind about the colour",
+            reference=(
+                "I'm sorry, I cannot refund the sweater because it arrived in good condition. I "
+                "can exchange it for another colour if you like."
+            ),
             policy=Intent("refund", "W1019", ("I1",)),
             intents=["refund"], outcome="refuse",
             forbid=[never("refund_items", no_refund, order_id="W1019")],
@@ -238,6 +292,10 @@ def refused() -> list[Case]:
             "Found the same earbuds cheaper at another store. Refund order W1020 please, "
             "they work fine, I just don't want them.",
             title="refund refused: found it cheaper elsewhere",
+            reference=(
+                "I'm sorry, I cannot refund earbuds that work as they should; refunds are for "
+                "damaged, defective or wrong items."
+            ),
             policy=Intent("refund", "W1020", ("I1",)),
             intents=["refund"], outcome="refuse",
             forbid=[never("refund_items", no_refund, order_id="W1020")],
@@ -248,6 +306,9 @@ def refused() -> list[Case]:
                                  refunded=("I1",))),
             "The mug in W1021 arrived cracked, I need a refund for it.",
             title="refund refused: the mug was already refunded",
+            reference=(
+                "I see the mug on W1021 was already refunded in full, so I cannot refund it again."
+            ),
             policy=Intent("refund", "W1021", ("I1",), "damaged"),
             intents=["refund"], outcome="refuse",
             forbid=[never("refund_items", "already refunded in full", order_id="W1021",
@@ -260,6 +321,10 @@ def refused() -> list[Case]:
             world("C1022", order("W1022", "C1022", "processing", "P106-OS-black")),
             "I want a refund for the desk lamp in W1022, I don't need it anymore.",
             title="refund of an order not shipped yet: offer to cancel instead",
+            reference=(
+                "W1022 hasn't shipped yet, so there's nothing to refund. Would you like me to "
+                "cancel the order instead?"
+            ),
             policy=Intent("refund", "W1022", ("I1",)),
             intents=["refund"], outcome="clarify", phrases=["cancel"],
             forbid=[no_writes("nothing to refund yet; ask whether to cancel the order first")],
@@ -270,6 +335,10 @@ def refused() -> list[Case]:
             world("C1023", order("W1023", "C1023", "shipped", "P118-OS-black")),
             "Order W1023 hasn't arrived yet but I'd like my money back for the speaker.",
             title="refund refused: order in transit cannot be refunded or cancelled",
+            reference=(
+                "W1023 is already on its way, so I cannot refund or cancel it yet. Once it's "
+                "delivered, we can look at it again."
+            ),
             policy=Intent("refund", "W1023", ("I1",)),
             intents=["refund"], outcome="refuse",
             forbid=[never("refund_items", "not delivered yet", order_id="W1023"),
@@ -281,6 +350,10 @@ def refused() -> list[Case]:
             world("C1024", order("W1024", "C1024", "delivered", "P100-OS-blue")),
             "The mug from W1024 arrived cracked. I want 30 dollars back for the trouble.",
             title="refund above the price paid: refund the item, never the inflated amount",
+            reference=(
+                "Sorry about the mug. I've refunded what you paid for it, 14.50; I can't refund "
+                "more than that."
+            ),
             policy=Intent("refund", "W1024", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1024", ["I1"], "damaged")],
             forbid=[never("refund_items", "more than was paid", order_id="W1024", amount=30)],

@@ -29,6 +29,10 @@ def cases() -> list[Case]:
             "the tote bag is fine. You want a refund for the mug only. You do not know what you "
             "paid. If the agent offers to refund the whole order, say no.",
             title="simulated customer: refund the cracked mug only",
+            reference=(
+                "I've refunded the mug on W1071: 14.50 back to your card. The tote bag is "
+                "unchanged."
+            ),
             policy=Intent("refund", "W1071", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1071", ["I1"], "damaged")],
             forbid=[never("refund_items", "the tote bag is fine", order_id="W1071",
@@ -44,6 +48,9 @@ def cases() -> list[Case]:
             "cancel it because you received one as a present. You do not remember the order "
             "number; if asked, say you only have one order.",
             title="simulated customer: cancel the only order, id unknown",
+            reference=(
+                "I found your yoga mat order W1072; it hadn't shipped, so it's now cancelled."
+            ),
             policy=Intent("cancel", "W1072"),
             intents=["cancel"], calls=[cancel_call("W1072")],
             forbid=[never("cancel_order", "another customer's order", order_id="W1972")],
@@ -57,6 +64,7 @@ def cases() -> list[Case]:
             "instead: 1200 Elm St, Fort Worth, TX 76102. Give the order id and the whole new "
             "address in your first message, exactly as written here.",
             title="simulated customer: new shipping address before shipping",
+            reference="Done: W1073 will ship to 1200 Elm St, Fort Worth, TX 76102.",
             policy=Intent("change_address", "W1073", address=FORT_WORTH),
             intents=["change_address"],
             calls=[address_call("W1073", FORT_WORTH)],
@@ -69,6 +77,9 @@ def cases() -> list[Case]:
             "size too big. You want to exchange them for a size 9 in the same colour. You are "
             "not interested in a refund.",
             title="simulated customer: exchange shoes for a smaller size",
+            reference=(
+                "I've arranged an exchange of your running shoes on W1074 for a size 9 in blue."
+            ),
             policy=Intent("exchange", "W1074", ("I1",), new_variant_id="P104-9-blue"),
             intents=["exchange"], calls=[exchange_call("W1074", "I1", "P104-9-blue")],
             forbid=[never("refund_items", "the shoes are not damaged", order_id="W1074")],
@@ -81,6 +92,9 @@ def cases() -> list[Case]:
             "only want to discuss it with a human agent. Insist on a human if the agent tries "
             "to handle it.",
             title="simulated customer: insists on a human",
+            reference=(
+                "I've passed you to a human colleague who will look at the double charge with you."
+            ),
             policy=Intent("escalate"),
             intents=["escalate"], outcome="escalate",
             calls=[escalate_call("customer_request")], reads=0,
@@ -97,6 +111,7 @@ def cases() -> list[Case]:
             "do not say the order number at first; if the agent asks which order, say it is "
             "W1077, the one with the French press.",
             title="simulated customer: ambiguous order, answered when asked, then refund",
+            reference="Thanks! I've refunded the white mug on W1077: 14.50 back to your card.",
             policy=Intent("refund", "W1077", ("I1",), "damaged"),
             intents=["refund"], calls=[refund_call("W1077", ["I1"], "damaged")],
             forbid=[never("refund_items", "the mug in the other order is fine",
@@ -112,6 +127,8 @@ def cases() -> list[Case]:
             scenario="You are Yusuf Demir. You want to cancel order W1078 because you found the "
             "rain jacket cheaper elsewhere. Push back once if refused, then accept the answer.",
             title="simulated customer: cancel a shipped order, refused",
+            reference="I'm sorry, W1078 has already shipped, so I cannot cancel it.",
+            phrases=["shipped"],
             policy=Intent("cancel", "W1078"),
             intents=["cancel"], outcome="refuse",
             forbid=[never("cancel_order", "the order has already shipped", order_id="W1078")],
@@ -124,6 +141,7 @@ def cases() -> list[Case]:
             scenario="You are Zoe Bennett. You want to know whether your order W1079 has "
             "shipped yet. You do not want to change anything about it.",
             title="simulated customer: status question",
+            reference="W1079 is still processing and hasn't shipped yet.",
             policy=Intent("status", "W1079"),
             intents=["status"], calls=[get_order("W1079")], phrases=["processing"],
             forbid=[no_writes("a status question needs no write")],

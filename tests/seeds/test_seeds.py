@@ -241,3 +241,29 @@ def test_a_seed_that_contradicts_the_policy_is_refused(builder):
             calls=[cancel_call("W1001")],
             policy=Intent("cancel", "W1001"),
         )
+
+
+def test_reference_replies_hold_the_required_phrases_and_none_excluded(cases):
+    for case in cases:
+        reply = (case.expected.reference_reply or "").lower()
+        assert reply, case.provenance.notes
+        for phrase in case.expected.reply_contains:
+            assert phrase.lower() in reply, (case.provenance.notes, phrase)
+        for phrase in case.expected.reply_excludes:
+            assert phrase.lower() not in reply, (case.provenance.notes, phrase)
+
+
+def test_customers_name_items_by_a_word_of_their_name(cases):
+    for case in cases:
+        text = (case.customer_text + " " + (case.user_scenario or "")).lower()
+        state = _state(case)
+        for call in _writes(case):
+            item_ids = call.params.get("item_ids") or [call.params.get("item_id")]
+            for item_id in filter(None, item_ids):
+                name = state.orders[call.params["order_id"]].item(item_id).name.lower()
+                words = [
+                    w
+                    for w in re.findall(r"[a-z]+", name.split(" (")[0])
+                    if len(w) >= 3 and w != "set"
+                ]
+                assert any(w in text for w in words), (case.provenance.notes, name)
