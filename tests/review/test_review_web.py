@@ -1,0 +1,184 @@
+"""The web app over HTTP (Starlette's test client): sign-in, 401 without a session, 403 without
+the CSRF token, escaping of case content, decisions, expected-call edits, bulk actions."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+from review_factory import SYSTEM, child_case, invalid_case
+
+from casemill.case.model import Turn
+from review import auth
+from review.items import ItemFilter
+from review.web import COOKIE, create_app
+
+XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
+
+
+@pytest.fixture
+def client(sqlite_store, parent, children):
+    sqlite_store.enqueue(children, "b1", parents={parent.id: parent})
+    decided: list[str] = []
+    app = create_app(sqlite_store, on_batch_decided=decided.append)
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        c.decided = decided
+        yield c
+
+
+def sign_in(client, store, name: str = "ana") -> str:
+    token = auth.create_token(store, name)
+    r = client.post("/login", data={"token": token}, follow_redirects=False)
+    assert r.status_code == 303 and COOKIE in r.cookies
+    page = client.get("/").text
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def test_token_is_stored_only_as_a_hash(sqlite_store):
+    token = auth.create_token(sqlite_store, "ana")
+    with sqlite_store.engine.connect() as conn:
+        dump = "\n".join(str(r) for r in conn.exec_driver_sql("SELECT * FROM review_tokens"))
+    assert token not in dump and auth.reviewer_for_token(sqlite_store, token) == "ana"
+    assert auth.revoke_tokens(sqlite_store, "ana") == 1
+    assert auth.reviewer_for_token(sqlite_store, token) is None
+
+
+def test_login_sets_strict_httponly_cookie_and_headers(client, sqlite_store):
+    bad = client.post("/login", data={"token": "nope"})
+    assert bad.status_code == 401 and "Unknown or revoked token" in bad.text
+    token = auth.create_token(sqlite_store, "ana")
+    r = client.post("/login", data={"token": token}, follow_redirects=False)
+    cookie = r.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert token not in r.headers["set-cookie"]
+    page = client.get("/")
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert page.headers["x-content-type-options"] == "nosniff"
+
+
+def test_without_session_401_without_csrf_403_and_nothing_changes(client, sqlite_store, children):
+    target = children[0].id
+    r = client.post(f"/case/{target}/decide", data={"action": "approve", "version": "1"})
+    assert r.status_code == 401
+    assert client.get("/", follow_redirects=False).headers["location"] == "/login"
+    assert client.get("/api/status", follow_redirects=False).status_code == 401
+    csrf = sign_in(client, sqlite_store)
+    r = client.post(f"/case/{target}/decide", data={"action": "approve", "version": "1"})
+    assert r.status_code == 403
+    r = client.post(
+        f"/case/{target}/decide", data={"action": "approve", "version": "1", "csrf": "x" + csrf}
+    )
+    assert r.status_code == 403
+    r = client.post("/bulk", data={"decision": "approve"})
+    assert r.status_code == 403
+    assert sqlite_store.count(ItemFilter(status="pending")) == len(children)
+    assert [e.action for e in sqlite_store.audit_log(case_id=target)] == ["enqueue"]
+
+
+def test_case_content_is_escaped(client, sqlite_store, parent):
+    evil = child_case(parent, 7, text="please refund W1001 " + XSS)
+    evil = evil.model_copy(
+        update={
+            "conversation": (
+                Turn(role="system", content=SYSTEM),
+                Turn(role="customer", content="refund W1001 mug cracked " + XSS),
+            )
+        }
+    )
+    evil = type(evil).model_validate({**evil.model_dump(mode="json"), "id": ""})
+    sqlite_store.enqueue([evil], "xss", parents={parent.id: parent})
+    sign_in(client, sqlite_store)
+    page = client.get(f"/case/{evil.id}").text
+    assert "<script>window.__pwned" not in page and 'onerror="window' not in page
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
+    queue = client.get("/?batch=xss").text
+    assert "<script>window" not in queue
+
+
+def test_approve_moves_to_next_and_resumes_when_batch_done(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    r = client.get("/next?batch=b1", follow_redirects=False)
+    first = r.headers["location"].split("?")[0].rsplit("/", 1)[1]
+    assert first == children[0].id
+    for n, case in enumerate(children):
+        item = sqlite_store.get(case.id)
+        r = client.post(
+            f"/case/{case.id}/decide?batch=b1",
+            data={"action": "approve", "version": str(item.version), "csrf": csrf},
+            follow_redirects=False,
+        )
+        assert r.status_code == 303 and r.headers["location"].startswith("/next?batch=b1")
+        if n < len(children) - 1:
+            assert client.decided == []
+    assert sqlite_store.batch_status("b1").approved == len(children)
+    import time
+
+    for _ in range(50):
+        if client.decided:
+            break
+        time.sleep(0.02)
+    assert client.decided == ["b1"]
+    r = client.get("/next?batch=b1", follow_redirects=False)
+    assert "notice=empty" in r.headers["location"]
+
+
+def test_stale_version_gets_409_and_keeps_the_first_decision(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    case_id = children[1].id
+    sqlite_store.reject(case_id, "bob", 1, reason="dup")
+    r = client.post(
+        f"/case/{case_id}/decide", data={"action": "approve", "version": "1", "csrf": csrf}
+    )
+    assert r.status_code == 409 and "changed since you loaded it" in r.text
+    assert sqlite_store.get(case_id).status == "rejected"
+
+
+def test_edit_calls_invalid_refused_valid_saved(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    case = children[2]
+    base = {"csrf": csrf, "version": "1", "tool_0": "refund_items"}
+    r = client.post(
+        f"/case/{case.id}/calls",
+        data={**base, "params_0": '{"order_id": "W1001", "item_ids": ["I1"], "reason": "because"}'},
+    )
+    assert r.status_code == 422 and "is not one of" in r.text
+    r = client.post(f"/case/{case.id}/calls", data={**base, "params_0": "{oops"})
+    assert r.status_code == 422 and "not valid JSON" in r.text
+    r = client.post(
+        f"/case/{case.id}/calls",
+        data={**base, "params_0": '{"order_id": "W1001", "item_ids": ["I7"], "reason": "damaged"}'},
+    )
+    assert r.status_code == 422 and "has no item" in r.text
+    assert sqlite_store.get(case.id).case == case  # the original is kept
+    version = sqlite_store.get(case.id).version
+    r = client.post(
+        f"/case/{case.id}/calls",
+        data={
+            **base,
+            "version": str(version),
+            "params_0": '{"order_id": "W1001", "item_ids": ["I1"], "reason": "defective"}',
+        },
+        follow_redirects=False,
+    )
+    assert r.status_code == 303
+    item = sqlite_store.get(case.id)
+    assert item.case.expected.tool_calls[0].params["reason"] == "defective" and item.edited
+    assert item.case.expected.tool_calls[0].match["order_id"].kind == "id"  # rules kept
+
+
+def test_bulk_approve_by_filter_skips_invalid(client, sqlite_store, parent, children):
+    bad = invalid_case(parent, 4)
+    sqlite_store.enqueue([bad], "b2", parents={parent.id: parent})
+    csrf = sign_in(client, sqlite_store)
+    r = client.post(
+        "/bulk",
+        data={"csrf": csrf, "decision": "approve", "operator": "typos"},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303 and "notice=bulk" in r.headers["location"]
+    assert sqlite_store.count(ItemFilter(status="approved")) == len(children)
+    assert sqlite_store.get(bad.id).status == "pending"
+    page = client.get(r.headers["location"]).text
+    assert f"Bulk: {len(children)} approved, 0 skipped" in page
