@@ -210,7 +210,7 @@ def status_questions() -> list[Case]:
             "C1039",
             world("C1039", order("W1041", "C1039", "delivered", "P110-OS-blue"),
                   order("W1941", "C1040", "shipped", "P110-OS-blue")),
-            "Was order W1041 delivered? I've been travelling and can't check the porch.",
+            "Did order W1041 arrive yet? I've been travelling and can't check the porch.",
             title="status: delivered order",
             reference="Yes, W1041 was delivered on 2026-11-03.",
             policy=Intent("status", "W1041"),

@@ -75,6 +75,13 @@ def test_every_case_passes_the_loading_layers():
     assert result.findings == []
 
 
+def test_every_case_passes_the_lints():
+    lints = pytest.importorskip("casemill.validation.lints")
+    for line in read_jsonl(SEEDS):
+        case = Case.model_validate(line.value)
+        assert lints.lint_findings(case) == [], (line.number, case.provenance.notes)
+
+
 def test_refund_writes_change_the_state_by_the_line_item_totals(cases):
     for case in [c for c in cases if any(w.tool == "refund_items" for w in _writes(c))]:
         before, after = _state(case), SupportState.parse(replay(case).final_state)
