@@ -1,0 +1,372 @@
+"""`casemill eval` (run an agent on cases, score, report, gate) and `casemill runs list / show /
+compare`. Exit codes: 0 ok, 1 the gate failed, 2 bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from casemill.cli import app
+from casemill.cli.console import console, err_console
+from casemill.errors import UserError
+from evaluation.scoring.model import Comparison, RunSummary
+
+runs_app = typer.Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+
+SHOWN = (
+    "task_success",
+    "tool_recall",
+    "tool_precision",
+    "param_accuracy",
+    "phrase_recall",
+    "state_success",
+    "forbidden_violations",
+    "efficiency",
+    "completion",
+    "overall",
+    "latency_s",
+    "tokens",
+)
+
+
+def _fail(exc: UserError) -> typer.Exit:
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    return typer.Exit(2)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def summary_table(summary: RunSummary) -> Table:
+    title = (
+        f"{summary.agent}: task success {_num(summary.task_success_rate)} over "
+        f"{summary.cases} cases x {summary.trials} trials ({summary.errors} errors)"
+    )
+    table = Table(title=title, title_justify="left")
+    for column in ("metric", "mean", "95% CI", "cases"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name in SHOWN:
+        stat = summary.metrics.get(name)
+        if stat is not None:
+            ci = f"{_num(stat.ci_low)} - {_num(stat.ci_high)}"
+            table.add_row(name, _num(stat.mean), ci, str(stat.n))
+    return table
+
+
+def _print_gate(summary: RunSummary) -> None:
+    gate = summary.gate
+    if gate is None:
+        return
+    if gate.passed:
+        console.print(f"[bold green]gate passed[/] ({len(gate.rules)} rules)")
+        return
+    console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
+    for f in gate.failures:
+        shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
+        console.print(f"  [red]{escape(f.rule)}[/]: {escape(f.message)}", highlight=False)
+        if shown:
+            console.print(f"    cases: {shown}", markup=False, highlight=False)
+
+
+def _progress_bar(enabled: bool) -> tuple[Progress | None, Any]:
+    if not enabled:
+        return None, False
+    bar = Progress(
+        TextColumn("running"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    task = bar.add_task("run", total=None)
+
+    def report(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return bar, report
+
+
+@app.command("eval")
+def eval_command(
+    agent: str = typer.Option(
+        ..., "--agent", help="reference, reference:NAME, python:..., http(s)://..., openai:MODEL"
+    ),
+    cases: Path = typer.Option(
+        ..., "--cases", help="a .jsonl file, a folder of them, or a corpus folder"
+    ),
+    output: Path = typer.Option(..., "-o", "--output", help="run directory (resumable)"),
+    trials: int = typer.Option(1, "--trials", min=1, help="trials per case (pass^k)"),
+    concurrency: int = typer.Option(8, "--concurrency", min=1),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="seconds per case"),
+    max_steps: int = typer.Option(20, "--max-steps", min=1),
+    baseline: Path | None = typer.Option(None, "--baseline", help="an earlier run directory"),
+    gate: Path | None = typer.Option(
+        None, "--gate", help="gate TOML file (see gates/default.toml)"
+    ),
+    rerun_failed: bool = typer.Option(
+        False, "--rerun-failed", help="redo trials that ended in an error"
+    ),
+    mode: str = typer.Option(
+        "casemill", "--mode", help="casemill, or chapter (the book chapter's formulas)"
+    ),
+    judge: bool = typer.Option(False, "--judge", help="add LLM-judge verdicts (needs an endpoint)"),
+    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    as_json: bool = typer.Option(False, "--json", help="print summary.json instead of a table"),
+) -> None:
+    """Run an agent on cases, score every trial, write the reports, and check the gate."""
+    try:
+        outcome = _eval(
+            agent,
+            cases,
+            output,
+            trials,
+            concurrency,
+            timeout,
+            max_steps,
+            baseline,
+            gate,
+            rerun_failed,
+            mode,
+            judge,
+            seed,
+            show_progress=not as_json,
+        )
+    except UserError as exc:
+        raise _fail(exc) from exc
+    summary = outcome.summary
+    if as_json:
+        typer.echo(json.dumps(summary.to_json_dict(), indent=2))
+    else:
+        console.print(summary_table(summary))
+        _print_gate(summary)
+        console.print(
+            f"reports: {output / 'report.html'}, {output / 'summary.md'}",
+            markup=False,
+            highlight=False,
+        )
+    if outcome.verdict is not None and not outcome.verdict.passed:
+        raise typer.Exit(1)
+
+
+def _eval(
+    agent: str,
+    cases_path: Path,
+    output: Path,
+    trials: int,
+    concurrency: int,
+    timeout: float,
+    max_steps: int,
+    baseline: Path | None,
+    gate_path: Path | None,
+    rerun_failed: bool,
+    mode: str,
+    use_judge: bool,
+    seed: int,
+    *,
+    show_progress: bool,
+) -> Any:
+    from evaluation.gate import load_gate
+    from evaluation.report.results import load_run
+    from evaluation.scoring.inputs import load_eval_cases, quarantine
+    from evaluation.scoring.pipeline import evaluate_run
+
+    if mode not in ("casemill", "chapter"):
+        raise UserError(f"--mode {mode!r}: use 'casemill' or 'chapter'")
+    if gate_path is not None:
+        load_gate(gate_path)  # a bad gate fails before anything runs
+    if baseline is not None:
+        load_run(baseline)
+    loaded = load_eval_cases(cases_path)
+    if loaded.bad:
+        where = quarantine(output, loaded.bad)
+        err_console.print(
+            f"[yellow]{len(loaded.bad)} case records refused[/] (reasons in {where}); first: {loaded.bad[0].reasons[0]}",
+            highlight=False,
+        )
+    if not loaded.cases:
+        raise UserError(f"{cases_path}: no valid cases to run")
+    judge = _judge(use_judge)
+    from evaluation.runner import run
+
+    bar, report = _progress_bar(show_progress)
+    if bar is not None:
+        bar.start()
+    try:
+        trajectories = run(
+            agent,
+            loaded.cases,
+            output,
+            trials=trials,
+            concurrency=concurrency,
+            timeout_s=timeout,
+            max_steps=max_steps,
+            rerun_failed=rerun_failed,
+            progress=report,
+        )
+    finally:
+        if bar is not None:
+            bar.stop()
+    return evaluate_run(
+        output,
+        loaded.cases,
+        trajectories,
+        baseline_dir=baseline,
+        gate_path=gate_path,
+        judge=judge,
+        mode=mode,
+        seed=seed,
+    )  # type: ignore[arg-type]
+
+
+def _judge(wanted: bool) -> Any:
+    if not wanted:
+        return None
+    from casemill.errors import EndpointNotConfigured
+    from casemill.llm import LLMEndpoint
+    from evaluation.judge import Judge
+
+    try:
+        return Judge(LLMEndpoint.from_settings())
+    except EndpointNotConfigured as exc:
+        err_console.print(f"[yellow]judge skipped:[/] {exc}", highlight=False)
+        return None
+
+
+def _run_dirs(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted({p.parent for p in root.rglob("summary.json")})
+
+
+@runs_app.command("list")
+def runs_list(
+    root: Path = typer.Option(Path("runs"), "--root", help="folder holding run directories"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List evaluated runs under a folder (default runs/)."""
+    from evaluation.report.results import read_summary
+
+    rows = []
+    for path in _run_dirs(root):
+        try:
+            s = read_summary(path / "summary.json")
+        except UserError as exc:
+            err_console.print(f"[yellow]skipped[/] {exc}", highlight=False)
+            continue
+        gate = None if s.gate is None else s.gate.passed
+        rows.append(
+            {
+                "run": str(path),
+                "agent": s.agent,
+                "mode": s.mode,
+                "cases": s.cases,
+                "trials": s.trials,
+                "errors": s.errors,
+                "task_success_rate": s.task_success_rate,
+                "gate_passed": gate,
+            }
+        )
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        console.print(f"no evaluated runs under {root}", markup=False)
+        return
+    table = Table(title=f"runs under {root}", title_justify="left")
+    for column in ("run", "agent", "cases", "trials", "errors", "task success", "gate"):
+        table.add_column(column)
+    for r in rows:
+        gate = "-" if r["gate_passed"] is None else ("pass" if r["gate_passed"] else "FAIL")
+        table.add_row(
+            r["run"],
+            r["agent"],
+            str(r["cases"]),
+            str(r["trials"]),
+            str(r["errors"]),
+            _num(r["task_success_rate"]),
+            gate,
+        )
+    console.print(table)
+
+
+@runs_app.command("show")
+def runs_show(
+    run_dir: Path = typer.Argument(..., help="a run directory"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Show a run's summary (metrics, gate, weakest slices)."""
+    from evaluation.report.results import read_summary
+
+    try:
+        summary = read_summary(run_dir / "summary.json")
+    except UserError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        typer.echo(json.dumps(summary.to_json_dict(), indent=2))
+        return
+    console.print(summary_table(summary))
+    if summary.pass_k:
+        console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
+    _print_gate(summary)
+    weakest = sorted(
+        (r for r in summary.slices if r.task_success.mean is not None),
+        key=lambda r: (r.task_success.mean, r.dimension, r.value),
+    )[:8]
+    for row in weakest:
+        console.print(
+            f"  {row.dimension}={row.value}: {_num(row.task_success.mean)} ({row.cases} cases)",
+            markup=False,
+            highlight=False,
+        )
+
+
+def comparison_table(comp: Comparison) -> Table:
+    table = Table(title=f"{comp.paired_cases} paired cases", title_justify="left")
+    for column in ("metric", "A", "B", "B - A", "95% CI", ""):
+        table.add_column(column, justify="right" if column not in ("metric", "") else "left")
+    for d in comp.deltas:
+        flag = "regression" if d.significant_regression else ""
+        table.add_row(
+            d.metric,
+            _num(d.baseline),
+            _num(d.current),
+            _num(d.delta),
+            f"{_num(d.ci_low)} - {_num(d.ci_high)}",
+            flag,
+        )
+    return table
+
+
+@runs_app.command("compare")
+def runs_compare(
+    a: Path = typer.Argument(..., help="baseline run directory"),
+    b: Path = typer.Argument(..., help="run directory compared with it"),
+    seed: int = typer.Option(0, "--seed"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Compare run B with run A: paired per-metric deltas with 95% CIs, and flipped cases."""
+    from evaluation.report.results import load_run
+    from evaluation.scoring.compare import compare
+
+    try:
+        base, cur = load_run(a), load_run(b)
+    except UserError as exc:
+        raise _fail(exc) from exc
+    comp = compare(base.summary, cur.summary, seed=seed)
+    if as_json:
+        typer.echo(comp.model_dump_json(indent=2))
+        return
+    console.print(comparison_table(comp))
+    for flip in comp.flips[:30]:
+        console.print(f"  {flip.direction}  {flip.case_id}", markup=False, highlight=False)
+    if len(comp.flips) > 30:
+        console.print(f"  ... and {len(comp.flips) - 30} more flips", markup=False)

@@ -1,0 +1,77 @@
+"""The cases an eval run uses: `.jsonl` files, folders of them, or a corpus folder (one with
+`manifests/`, read through the corpus store at its latest version).
+
+Bad records never stop an eval: they are set aside with their reasons (file, line, field), and
+`quarantine` writes them to a file beside the run's results.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from casemill.case.model import Case
+from casemill.corpus.store import CorpusStore
+from casemill.errors import UserError
+from casemill.io.jsonl import atomic_write_jsonl
+
+log = logging.getLogger(__name__)
+
+QUARANTINE = "quarantine.jsonl"
+
+
+@dataclass
+class BadCase:
+    file: str
+    line: int
+    reasons: list[str]
+    raw: str = ""
+
+
+@dataclass
+class CaseInput:
+    source: str
+    cases: list[Case] = field(default_factory=list)
+    bad: list[BadCase] = field(default_factory=list)
+
+
+def load_eval_cases(path: str | Path) -> CaseInput:
+    """Cases from a file, a folder or a corpus; `UserError` when the path does not exist."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError(
+            f"{path}: no such file or folder (give a .jsonl file, a folder of them, or a corpus folder)"
+        )
+    if path.is_dir() and (path / "manifests").is_dir():
+        store = CorpusStore(path)
+        latest = store.latest()
+        label = f"{path} (corpus v{latest.version:04d})" if latest else str(path)
+        return CaseInput(source=label, cases=store.cases())
+    from casemill.validation.loading import load_cases
+
+    result = load_cases([path])
+    bad = [
+        BadCase(b.file, b.line, [str(f) for f in b.findings], b.raw.decode("utf-8", "replace"))
+        for b in result.bad
+    ]
+    for item in bad:
+        log.warning("case record refused: %s", "; ".join(item.reasons))
+    return CaseInput(source=str(path), cases=[c.case for c in result.cases], bad=bad)
+
+
+def quarantine(run_dir: Path, bad: list[BadCase]) -> Path | None:
+    """Write refused records with their reasons to RUN_DIR/quarantine.jsonl (None if none)."""
+    if not bad:
+        return None
+    records = []
+    for item in bad:
+        try:
+            raw: object = json.loads(item.raw)
+        except ValueError:
+            raw = item.raw
+        records.append(
+            {"file": item.file, "line": item.line, "reasons": item.reasons, "record": raw}
+        )
+    return atomic_write_jsonl(Path(run_dir) / QUARANTINE, records)
