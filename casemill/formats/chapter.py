@@ -126,6 +126,7 @@ def map_record(record: SourceRecord) -> dict[str, Any]:
         "conversation": conversation,
         "expected": {
             "tool_calls": calls,
+            "forbidden_calls": sm.no_write_rule(outcome) if domain == "support" else [],
             "outcome": outcome,
             "reply_contains": list(reply),
             "optimal_steps": steps,
@@ -203,6 +204,12 @@ def export_record(case: Case) -> dict[str, Any]:
         if isinstance(state.get("orders"), dict) and isinstance(state.get("customers"), dict)
         else None
     )
+    orders = state.get("orders") or {}
+    if len(orders) > 1:
+        raise FieldProblem(
+            "environment.state.orders",
+            f"the chapter format holds one order; this case has {len(orders)}",
+        )
     if order is None:
         raise FieldProblem(
             "environment.state",

@@ -223,6 +223,7 @@ class _Mapper:
         ]
         expected = {
             "tool_calls": [c.model_dump(mode="json") for c in built],
+            "forbidden_calls": sm.no_write_rule(outcome),
             "outcome": outcome,
             "optimal_steps": sm.optimal_steps(built, text),
         }
@@ -277,6 +278,11 @@ def export_record(case: Case) -> dict[str, Any]:
         exported = sm.export_call(call, state)
         out["expected_function_call"] = {"name": exported["tool"], "arguments": exported["params"]}
         synthesised = "no order given" in (case.provenance.notes or "")
+        if len(state.get("orders") or {}) > 1:
+            raise FieldProblem(
+                "environment.state.orders",
+                f"the companion format holds one order; this case has {len(state['orders'])}",
+            )
         if not synthesised:
             out["order"] = sm.export_order(state)
     else:

@@ -405,11 +405,12 @@ def support_call(
         ]
     if tool == "escalate_to_human":
         reason = params.get("reason", "customer_request")
-        return [
-            escalate_call(
-                reason if reason in ESCALATION_REASONS else "customer_request", order["id"]
+        if reason not in ESCALATION_REASONS:
+            notes.append(
+                f"escalation reason {reason!r} is not a support reason; customer_request used"
             )
-        ]
+            reason = "customer_request"
+        return [escalate_call(reason, order["id"] if "order_id" in params else None)]
     spec_params = TOOLS_BY_NAME[tool]["function"]["parameters"]["properties"]
     kept = {k: v for k, v in params.items() if k in spec_params}
     if tool == "get_order":
@@ -545,3 +546,10 @@ def intents_of_dumped(calls: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(INTENT_OF[c["tool"]] for c in calls if c["tool"] in INTENT_OF)) or (
         "status",
     )
+
+
+def no_write_rule(outcome: str) -> list[dict[str, Any]]:
+    """Cases whose right move is to ask or to refuse forbid every write."""
+    if outcome not in ("clarify", "refuse"):
+        return []
+    return [{"any_write": True, "reason": f"the right outcome is '{outcome}': no write call"}]

@@ -1,0 +1,121 @@
+"""`casemill import` and `casemill export`: bring cases in from other formats, write them out."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from casemill.cli import app
+from casemill.cli.console import console, err_console
+from casemill.errors import UserError
+from casemill.formats import EXPORTERS, ImportResult, write_quarantine
+from casemill.formats.cases_io import load_cases, write_cases
+from casemill.formats.chapter import import_chapter
+from casemill.formats.companion import import_companion
+from casemill.formats.tau2 import import_tau2
+
+
+class ImportFormat(StrEnum):
+    chapter = "chapter"
+    companion = "companion"
+    tau2 = "tau2"
+
+
+class ExportFormat(StrEnum):
+    chapter = "chapter"
+    companion = "companion"
+
+
+def _run_import(
+    fmt: ImportFormat, src: Path, environment: Path | None, label: str | None
+) -> ImportResult:
+    if environment is not None and fmt is not ImportFormat.tau2:
+        raise UserError("--environment is only for --from tau2 (the tau2 database, db.json)")
+    if label is not None and fmt is not ImportFormat.companion:
+        raise UserError("--label is only for --from companion (the generic domain's label)")
+    if fmt is ImportFormat.tau2:
+        return import_tau2(src, environment)
+    if fmt is ImportFormat.companion:
+        return import_companion(src, label)
+    return import_chapter(src)
+
+
+def _print_summary(result: ImportResult, out: Path | None, quarantine: Path | None) -> None:
+    console.print(f"[bold]{result.source}[/] ({result.format})")
+    console.print(f"  read         {result.read}")
+    console.print(
+        f"  imported     {len(result.cases)}" + (f" -> {out}" if out else " (not written: no -o)")
+    )
+    console.print(
+        f"  quarantined  {len(result.quarantined)}"
+        + (f" -> {quarantine}" if quarantine and result.quarantined else "")
+    )
+    for finding in result.findings:
+        console.print(f"    {finding}", markup=False, soft_wrap=True)
+    domains = ", ".join(f"{d} {n}" for d, n in result.domains.items()) or "(none)"
+    console.print(f"  domains      {domains}")
+    for note in result.notes:
+        console.print(f"  note: {note}", markup=False, soft_wrap=True)
+
+
+@app.command("import")
+def import_cmd(
+    src: Path = typer.Argument(..., help="the file to import"),
+    fmt: ImportFormat = typer.Option(..., "--from", help="the source format"),
+    environment: Path | None = typer.Option(
+        None, "--environment", help="tau2: db.json (default: beside SRC)"
+    ),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="write the imported cases here (JSONL)"
+    ),
+    quarantine: Path | None = typer.Option(
+        None, "--quarantine", help="write bad records here (default with -o: OUT.quarantine.jsonl)"
+    ),
+    label: str | None = typer.Option(
+        None, "--label", help="companion: one generic domain label for every non-e-commerce sample"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+) -> None:
+    """Import cases from another format. Exit 1 when any record was quarantined, 0 otherwise."""
+    result = _run_import(fmt, src, environment, label)
+    if out is not None:
+        write_cases(out, result.cases)
+        if quarantine is None:
+            quarantine = out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+    if quarantine is not None and result.quarantined:
+        write_quarantine(quarantine, result.quarantined)
+    if as_json:
+        summary = result.summary() | {
+            "out": str(out) if out else None,
+            "quarantine": str(quarantine) if quarantine and result.quarantined else None,
+        }
+        console.print_json(json.dumps(summary))
+    else:
+        _print_summary(result, out, quarantine)
+    raise typer.Exit(1 if result.quarantined else 0)
+
+
+@app.command("export")
+def export_cmd(
+    src: Path = typer.Argument(
+        ..., help="a JSONL file of cases, a corpus folder, or a folder of case files"
+    ),
+    fmt: ExportFormat = typer.Option(..., "--to", help="the target format"),
+    out: Path = typer.Option(..., "-o", "--out", help="the file to write"),
+) -> None:
+    """Export cases to another format. Exit 1 when a case could not be read or exported."""
+    cases, bad = load_cases(src)
+    result = EXPORTERS[fmt.value](cases, out)
+    console.print(f"wrote {result.written} of {len(cases)} cases to {out} ({fmt.value})")
+    for finding in bad:
+        err_console.print(f"  unreadable: {finding}", markup=False, soft_wrap=True)
+    for finding in result.skipped:
+        err_console.print(
+            f"  skipped {finding.case_id}: field '{finding.field}': {finding.message}",
+            markup=False,
+            soft_wrap=True,
+        )
+    raise typer.Exit(1 if bad or result.skipped else 0)

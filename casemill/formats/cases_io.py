@@ -1,0 +1,55 @@
+"""Reading Casemill cases for an export, and writing imported cases.
+
+`load_cases(src)` accepts a JSONL file of cases (`.jsonl` / `.jsonl.gz`), a corpus folder (one
+with `manifests/`: its latest active cases) or any other folder (every case file under it,
+sorted). A line that is not a valid case is reported as a located finding and skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from casemill.case.model import Case
+from casemill.corpus.store import CorpusStore
+from casemill.errors import UserError
+from casemill.formats.common import model_findings
+from casemill.io.jsonl import atomic_write_jsonl, read_jsonl
+from casemill.validation.findings import Finding
+
+CASE_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def _files(src: Path) -> list[Path]:
+    if src.is_file():
+        return [src]
+    if src.is_dir():
+        return sorted(p for p in src.rglob("*") if p.is_file() and p.name.endswith(CASE_SUFFIXES))
+    raise UserError(f"{src}: no such file or folder")
+
+
+def load_cases(src: str | Path) -> tuple[list[Case], list[Finding]]:
+    src = Path(src)
+    if src.is_dir() and (src / "manifests").is_dir():
+        return CorpusStore(src).cases(), []
+    cases: list[Case] = []
+    findings: list[Finding] = []
+    for path in _files(src):
+        for line in read_jsonl(path):
+            if line.error:
+                findings.append(
+                    Finding("json", "parse", line.error, file=line.file, line=line.number)
+                )
+                continue
+            try:
+                cases.append(Case.model_validate(line.value))
+            except ValidationError as exc:
+                findings += model_findings(exc, line.file, line.number)
+    return cases, findings
+
+
+def write_cases(path: str | Path, cases: Iterable[Case]) -> Path:
+    """Write cases as JSON Lines (atomically), one full case a line."""
+    return atomic_write_jsonl(path, (c.model_dump(mode="json") for c in cases))
