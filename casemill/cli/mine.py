@@ -1,0 +1,140 @@
+"""`casemill mine`: production support logs in, candidate cases out, personal data redacted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from casemill.cli import app
+from casemill.cli.console import console, err_console
+from casemill.errors import UserError
+
+FORMAT_HELP = "log format: openai-jsonl, transcript, csv or otel"
+
+
+@app.command("mine")
+def mine_command(
+    logs: list[Path] = typer.Argument(..., help="log files (.gz read transparently)"),
+    fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
+    out: Path = typer.Option(..., "--out", "-o", help="candidates JSONL to write"),
+    no_redact: bool = typer.Option(
+        False, "--no-redact", help="keep personal data (never for real logs)"
+    ),
+    keep_raw: Path | None = typer.Option(
+        None,
+        "--keep-raw",
+        help="also write the raw values redaction replaced to this separate file",
+    ),
+    quarantine: Path | None = typer.Option(
+        None, "--quarantine", help="bad records (default: OUT.quarantine.jsonl)"
+    ),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="deduplicate against this corpus folder"
+    ),
+    csv_mapping: Path | None = typer.Option(
+        None, "--csv-mapping", help="JSON file mapping CSV columns (format csv)"
+    ),
+    domain: str | None = typer.Option(
+        None, "--domain-label", help="name of generic:<name> cases (default: from the file name)"
+    ),
+    seed: int = typer.Option(0, help="seed of the surrogates"),
+    max_turns: int = typer.Option(500, help="messages kept of one conversation"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+) -> None:
+    """Mine support logs into candidate cases (review status pending)."""
+    from mining.output import mine_to_files
+    from mining.parsers import FORMATS
+    from mining.pipeline import MineOptions
+    from mining.reading import file_size
+
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    missing = [str(p) for p in logs if not p.is_file()]
+    if missing:
+        raise UserError(f"no such log file: {', '.join(missing)}")
+    if no_redact and keep_raw:
+        raise UserError("--keep-raw only makes sense with redaction on; drop --no-redact")
+    mapping = _csv_mapping(csv_mapping) if csv_mapping else None
+    existing = _corpus(corpus) if corpus else []
+    options = MineOptions(
+        redact=not no_redact,
+        seed=seed,
+        max_turns=max_turns,
+        domain_label=domain,
+        csv_mapping=mapping,
+    )
+    total = sum(file_size(p) for p in logs)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        disable=as_json,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("mining", total=total)
+        summary = mine_to_files(
+            logs,
+            fmt,
+            out,
+            quarantine=quarantine,
+            keep_raw=keep_raw,
+            options=options,
+            existing=existing,
+            progress=lambda n: bar.advance(task, n),
+        )
+    if as_json:
+        console.print_json(json.dumps({**summary.model_dump(mode="json"), "out": str(out)}))
+        return
+    _print_summary(summary, out)
+
+
+def _csv_mapping(path: Path):
+    from mining.parsers.csv_tickets import CsvMapping
+
+    try:
+        return CsvMapping.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: not a valid CSV column mapping: {exc}") from exc
+
+
+def _corpus(path: Path):
+    from casemill.corpus import CorpusStore
+
+    return CorpusStore(path).cases()
+
+
+def _print_summary(summary, out: Path) -> None:
+    console.print(
+        f"[bold]{summary.conversations_read:,}[/] conversations read from "
+        f"{len(summary.files)} file(s), {summary.bytes_read / 1e6:.1f} MB; "
+        f"{summary.cases_total:,} candidate cases written to {out}"
+    )
+    table = Table(show_header=True, header_style="bold", box=None)
+    table.add_column("what")
+    table.add_column("counts")
+    rows = [
+        ("cases by kind", summary.cases),
+        ("by confidence", summary.confidence),
+        ("by domain", summary.domains),
+        ("duplicates dropped", summary.duplicates),
+        ("redactions" if summary.redacted else "redactions (off)", summary.redactions),
+        ("quarantined", summary.quarantined),
+    ]
+    for name, counts in rows:
+        table.add_row(name, ", ".join(f"{k} {v:,}" for k, v in counts.items()) or "-")
+    console.print(table)
+    if summary.capped_conversations:
+        console.print(f"{summary.capped_conversations} conversation(s) capped at the turn limit")

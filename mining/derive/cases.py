@@ -1,0 +1,255 @@
+"""Candidate cases from one (already redacted) conversation.
+
+- decision points: for each burst of writes (the agent's first write after a customer turn and
+  the writes that follow before the customer speaks again), the conversation up to that write,
+  with the burst's successful writes as the expected calls (reads are not required; a call whose
+  result reports an error changed nothing and is not expected);
+- the conversation as a whole: its opening and a `user_scenario` in the customer's words, with
+  every successful write as the expected calls.
+
+Confidence: a resolved conversation whose calls are visible gives `high` labels; anything else
+(unresolved, resolution unknown, a transcript without calls, a capped conversation, a support
+case that fails its semantic checks) gives `low` labels tagged `needs_label`, the expected calls
+being what the agent did: observed, may be wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from casemill.case.model import (
+    Case,
+    Environment,
+    Expected,
+    ExpectedCall,
+    OperatorStep,
+    Provenance,
+    Review,
+    SourceRef,
+    Tags,
+)
+from casemill.validation.semantic import semantic_findings
+from mining.derive import generic, support
+from mining.derive.common import (
+    bursts,
+    opening,
+    outcome_of,
+    successful_writes,
+    to_turns,
+    user_scenario,
+)
+from mining.model import Conversation, LoggedCall, Message
+
+MINER_VERSION = "1"
+OBSERVED = "expected calls are what the agent did: observed, may be wrong"
+
+
+@dataclass(frozen=True)
+class DeriveOptions:
+    domain_label: str = "mined"
+    seed: int = 0
+    validate: bool = True
+    max_decision_points: int = 20
+
+
+@dataclass
+class Derived:
+    cases: list[Case] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # cases that could not be built, and why
+    dropped_decision_points: int = 0
+
+
+@dataclass
+class _Draft:
+    kind: str  # decision_point | conversation
+    messages: list[Message]
+    writes: list[LoggedCall]
+    state: dict[str, Any]
+    scenario: str | None
+    outcome_messages: list[Message]
+    notes: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
+    reads: int = 0
+
+
+def _confidence_notes(conv: Conversation) -> list[str]:
+    notes = []
+    if conv.resolved is not True:
+        notes.append("unresolved" if conv.resolved is False else "resolution not recorded")
+    if not conv.calls_visible:
+        notes.append("tool calls not visible in the log; expected calls need a label")
+    if conv.capped:
+        notes.append(
+            f"conversation capped at {len(conv.messages)} of {conv.total_messages} messages"
+        )
+    return notes
+
+
+def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -> Derived:
+    domain = "support" if support.is_support(conv) else f"generic:{options.domain_label}"
+    out = Derived()
+    if not any(m.role == "customer" for m in conv.messages):
+        out.problems.append("no customer turn")
+        return out
+    drafts = _drafts(conv, domain, out, options.max_decision_points)
+    base_notes = _confidence_notes(conv)
+    for draft in drafts:
+        try:
+            case = _case(conv, domain, draft, base_notes, options)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            out.problems.append(f"{draft.kind} case is invalid at {where}: {err['msg']}")
+            continue
+        out.cases.append(case)
+    return out
+
+
+def _drafts(conv: Conversation, domain: str, out: Derived, limit: int) -> list[_Draft]:
+    msgs = conv.messages
+    drafts: list[_Draft] = []
+    rebuilt = support.initial_state(conv) if domain == "support" else None
+    found = bursts(conv) if conv.calls_visible else []
+    out.dropped_decision_points = max(0, len(found) - limit)
+    done = successful_writes(conv)
+    for burst in found[:limit]:
+        writes = burst.writes
+        prefix = msgs[: burst.start]
+        if not writes or not any(m.role == "customer" for m in prefix):
+            continue
+        if rebuilt is not None:
+            prior = [c for m in prefix for c in m.calls if c in done]
+            before = support.state_before(rebuilt.state, prior)
+            notes = rebuilt.problems + before.problems
+            drafts.append(
+                _Draft(
+                    "decision_point",
+                    prefix,
+                    writes,
+                    before.state,
+                    None,
+                    msgs,
+                    notes,
+                    support.phrases(writes, before.state),
+                    0,
+                )
+            )
+        else:
+            drafts.append(
+                _Draft(
+                    "decision_point",
+                    prefix,
+                    writes,
+                    generic.state(msgs, burst.start, msgs),
+                    None,
+                    msgs,
+                )
+            )
+    writes = successful_writes(conv) if conv.calls_visible else []
+    scenario = user_scenario(msgs)
+    if rebuilt is not None:
+        drafts.append(
+            _Draft(
+                "conversation",
+                opening(msgs),
+                writes,
+                rebuilt.state,
+                scenario,
+                msgs,
+                list(rebuilt.problems),
+                support.phrases(writes, rebuilt.state),
+                support.reads_needed(writes),
+            )
+        )
+    else:
+        drafts.append(
+            _Draft(
+                "conversation",
+                opening(msgs),
+                writes,
+                generic.state(msgs, None, msgs),
+                scenario,
+                msgs,
+                reads=generic.reads_needed(msgs),
+            )
+        )
+    return drafts
+
+
+def _case(
+    conv: Conversation, domain: str, d: _Draft, base_notes: list[str], options: DeriveOptions
+) -> Case:
+    is_support = domain == "support"
+    calls: list[ExpectedCall] = [
+        (support.expected_call if is_support else generic.expected_call)(c) for c in d.writes
+    ]
+    outcome_msgs = d.messages if d.kind == "decision_point" else d.outcome_messages
+    outcome, outcome_note = outcome_of(d.writes, outcome_msgs)
+    low = list(base_notes) + d.notes
+    info = [outcome_note] if outcome_note else []
+    intents = support.intents(d.writes) if is_support else generic.intents(d.writes)
+    case = _build(conv, domain, d, calls, outcome, intents, low, info, options)
+    if is_support and options.validate:
+        findings = semantic_findings(case)
+        if findings:
+            low.append(
+                "semantic check: " + "; ".join(f"{f.field}: {f.message}" for f in findings[:3])
+            )
+            case = _build(conv, domain, d, calls, outcome, intents, low, info, options)
+    return case
+
+
+def _build(
+    conv: Conversation,
+    domain: str,
+    d: _Draft,
+    calls: list[ExpectedCall],
+    outcome: str,
+    intents: list[str],
+    low: list[str],
+    info: list[str],
+    options: DeriveOptions,
+) -> Case:
+    labels = ["mined", d.kind]
+    notes = [*low, *info]
+    if low:
+        labels.append("needs_label")
+        notes = [OBSERVED, *notes]
+    writes = len(calls)
+    steps = (writes + 1) if d.kind == "decision_point" else (d.reads + writes + 1)
+    return Case(
+        domain=domain,
+        environment=Environment(state=d.state),
+        conversation=tuple(to_turns(d.messages)),
+        user_scenario=d.scenario or None,
+        expected=Expected(
+            tool_calls=tuple(calls),
+            outcome=outcome,
+            reply_contains=tuple(d.phrases),
+            optimal_steps=max(1, steps),
+        ),
+        tags=Tags(
+            category="capability",
+            intents=tuple(intents),
+            difficulty="easy" if writes <= 1 else "medium" if writes == 2 else "hard",
+            labels=tuple(labels),
+        ),
+        provenance=Provenance(
+            origin="mined",
+            operators=(
+                OperatorStep(
+                    kind="mine", name=d.kind, version=MINER_VERSION, args={"format": conv.format}
+                ),
+            ),
+            seed=options.seed,
+            source=SourceRef(
+                file=conv.file, line=conv.line, format=conv.format, conversation_id=conv.id
+            ),
+            label_confidence="low" if low else "high",
+            notes="; ".join(notes) or None,
+        ),
+        review=Review(status="pending"),
+    )

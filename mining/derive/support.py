@@ -1,0 +1,184 @@
+"""Support-domain cases from a log that uses the built-in support tools.
+
+The environment is rebuilt from what the log shows: each order as the first `get_order` result
+before any write to it, each customer from `get_customer` or, failing that, from the system turn
+naming the signed-in customer. A decision point's environment is that initial state with the
+conversation's earlier successful writes replayed on the simulator, so the expected calls replay
+against the state the agent actually faced. Expected calls are built with the policy's
+constructors, so matching rules are those of every other support case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from casemill.case.model import Environment, ExpectedCall
+from casemill.domains.support import policy
+from casemill.domains.support.sandbox import SupportSandbox
+from casemill.domains.support.state import Customer, Order, SupportState
+from casemill.domains.support.tools import TOOLS_BY_NAME
+from mining.model import Conversation, LoggedCall
+
+AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()]+),\s*([^()\s]+)\)")
+SUPPORT_TOOLS = frozenset(TOOLS_BY_NAME)
+INTENTS = {
+    "refund_items": "refund",
+    "cancel_order": "cancel",
+    "change_shipping_address": "change_address",
+    "exchange_item": "exchange",
+    "escalate_to_human": "escalate",
+}
+
+
+def is_support(conversation: Conversation) -> bool:
+    calls = conversation.calls()
+    if calls:
+        return all(c.tool in SUPPORT_TOOLS for c in calls)
+    return any(m.role == "system" and AUTH.search(m.content) for m in conversation.messages)
+
+
+def _order_key(value: Any) -> str:
+    return str(value).strip().lstrip("#").strip()
+
+
+def _loads(text: str | None) -> Any:
+    try:
+        return orjson.loads(text) if text else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+@dataclass
+class Rebuilt:
+    state: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+
+def initial_state(conversation: Conversation) -> Rebuilt:
+    orders: dict[str, dict] = {}
+    customers: dict[str, dict] = {}
+    written: set[str] = set()
+    problems: list[str] = []
+    for m in conversation.messages:
+        if m.role == "system":
+            for auth in AUTH.finditer(m.content):
+                customers.setdefault(
+                    auth.group(1),
+                    {"id": auth.group(1), "name": auth.group(2).strip(), "email": auth.group(3)},
+                )
+        for call in m.calls:
+            if call.error:
+                continue
+            if call.tool == "get_order":
+                _observe_order(call, orders, written, problems)
+            elif call.tool == "get_customer":
+                value = _loads(call.result)
+                if isinstance(value, dict) and value.get("id") and not value.get("error"):
+                    try:
+                        customers[value["id"]] = Customer.model_validate(value).model_dump(
+                            mode="json"
+                        )
+                    except ValidationError:
+                        problems.append(f"get_customer result for {value['id']} is not a customer")
+            elif call.tool in INTENTS and call.arguments.get("order_id"):
+                written.add(_order_key(call.arguments["order_id"]))
+    for order in orders.values():
+        customers.setdefault(
+            order["customer_id"], {"id": order["customer_id"], "name": "", "email": ""}
+        )
+    return Rebuilt({"customers": customers, "orders": orders}, problems)
+
+
+def _observe_order(call: LoggedCall, orders: dict, written: set[str], problems: list[str]) -> None:
+    value = _loads(call.result)
+    if not isinstance(value, dict) or value.get("error") or not value.get("id"):
+        return
+    key = _order_key(value["id"])
+    if key in orders or key in written:
+        return
+    try:
+        orders[key] = Order.model_validate(value).model_dump(mode="json")
+    except ValidationError as exc:
+        problems.append(
+            f"get_order result for {key} is not an order ({exc.error_count()} problems)"
+        )
+
+
+def state_before(initial: dict[str, Any], prior: list[LoggedCall]) -> Rebuilt:
+    """The initial state with `prior` successful writes replayed on the simulator."""
+    if not prior:
+        return Rebuilt(initial)
+    sandbox = SupportSandbox(Environment(state=initial), faults=False)
+    problems = []
+    for call in prior:
+        result = sandbox.call(call.tool, call.arguments)
+        if not result.ok:
+            problems.append(f"replaying the logged {call.tool} failed ({result.error})")
+    return Rebuilt(sandbox.final_state(), problems)
+
+
+def expected_call(call: LoggedCall) -> ExpectedCall:
+    a = call.arguments
+    if call.tool == "refund_items":
+        return policy.refund_call(
+            a.get("order_id", ""),
+            list(a.get("item_ids") or []),
+            a.get("reason", ""),
+            a.get("amount"),
+        )
+    if call.tool == "cancel_order":
+        return policy.cancel_call(a.get("order_id", ""))
+    if call.tool == "change_shipping_address":
+        return policy.address_call(a.get("order_id", ""), a.get("address") or {})
+    if call.tool == "exchange_item":
+        return policy.exchange_call(
+            a.get("order_id", ""), a.get("item_id", ""), a.get("new_variant_id", "")
+        )
+    if call.tool == "escalate_to_human":
+        return policy.escalate_call(a.get("reason", "customer_request"), a.get("order_id"))
+    return ExpectedCall(tool=call.tool, params=dict(a))
+
+
+def phrases(calls: list[LoggedCall], state: dict[str, Any]) -> list[str]:
+    """The convention's `reply_contains` vocabulary for these writes."""
+    out: list[str] = []
+    try:
+        parsed = SupportState.parse(state)
+    except ValidationError:
+        parsed = None
+    for call in calls:
+        a = call.arguments
+        if call.tool == "refund_items":
+            amount = a.get("amount")
+            order = parsed.orders.get(_order_key(a.get("order_id", ""))) if parsed else None
+            if amount is None and order is not None:
+                items = [order.item(str(i)) for i in a.get("item_ids") or []]
+                amount = sum(i.total for i in items if i is not None) if all(items) else None
+            if isinstance(amount, int | float):
+                out.append(f"{amount:.2f}")
+            out.append("refund")
+        elif call.tool == "cancel_order":
+            out.append("cancelled")
+        elif call.tool == "change_shipping_address":
+            city = (a.get("address") or {}).get("city")
+            if city:
+                out.append(str(city))
+        elif call.tool == "exchange_item":
+            out.append("exchange")
+        elif call.tool == "escalate_to_human":
+            out.append("human")
+    return list(dict.fromkeys(out))
+
+
+def intents(calls: list[LoggedCall]) -> list[str]:
+    return sorted({INTENTS[c.tool] for c in calls if c.tool in INTENTS})
+
+
+def reads_needed(calls: list[LoggedCall]) -> int:
+    """One order lookup per order the writes touch."""
+    return len({_order_key(c.arguments["order_id"]) for c in calls if c.arguments.get("order_id")})

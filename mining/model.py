@@ -1,0 +1,119 @@
+"""The common intermediate shape every log parser produces, and the records mining reports.
+
+`Conversation`, `Message` and `LoggedCall` are plain slotted dataclasses rather than pydantic
+models: they live only inside one mining pass, are built millions of times on large logs, and
+never cross a process boundary. What mining hands back (`Quarantined`, the summary) is typed
+and frozen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Role = Literal["customer", "assistant", "tool", "system"]
+
+# Why a record was set aside; the CLI summary counts quarantined records by these codes.
+REASONS = (
+    "invalid_utf8",
+    "invalid_json",
+    "truncated",
+    "not_an_object",
+    "line_too_long",
+    "missing_messages",
+    "bad_message",
+    "unknown_role",
+    "orphan_tool_result",
+    "bad_tool_arguments",
+    "too_many_turns",
+    "no_customer_turn",
+    "bad_row",
+    "bad_span",
+    "invalid_case",
+)
+
+
+@dataclass(slots=True)
+class LoggedCall:
+    """One tool call an assistant made, with its result once the log shows it."""
+
+    id: str
+    tool: str
+    arguments: dict[str, Any]
+    result: str | None = None
+    error: bool = False  # the result reports an error: the call changed nothing
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    calls: list[LoggedCall] = field(default_factory=list)  # assistant messages only
+    call_id: str | None = None  # tool messages: the call this result answers
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One logged conversation, parsed; `line` is where it starts in its file."""
+
+    id: str
+    messages: list[Message]
+    file: str
+    line: int
+    format: str
+    resolved: bool | None = None  # None: the log does not say
+    calls_visible: bool = True  # False for transcripts that show only tool results
+    total_messages: int = 0  # before capping
+    capped: bool = False
+
+    def calls(self) -> list[LoggedCall]:
+        return [c for m in self.messages for c in m.calls]
+
+
+class Quarantined(BaseModel):
+    """A record mining set aside: where it is, why, and what to do. Never holds raw content."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    line: int | None
+    reason: str
+    message: str
+    field: str | None = None
+    conversation_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        at = f" field '{self.field}'" if self.field else ""
+        return f"{where}:{at} [{self.reason}] {self.message}"
+
+
+class RecordProblem(Exception):
+    """Raised by a parser for one bad record; the pipeline turns it into `Quarantined`."""
+
+    def __init__(self, reason: str, message: str, field: str | None = None):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.field = field
+
+
+def is_error_result(text: str | None) -> bool:
+    """Whether a tool result reports a failure (so the call changed nothing): text starting
+    with `Error`, or a JSON object with a top-level `error` key (the support tools' shape)."""
+    if not text:
+        return False
+    head = text.lstrip()
+    if head[:5].lower() == "error":
+        return True
+    if head.startswith("{") and '"error"' in head[:200]:
+        try:
+            import orjson
+
+            value = orjson.loads(head)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and bool(value.get("error"))
+    return False

@@ -1,0 +1,83 @@
+"""Streaming the results of mining to files: candidates, quarantined records and, only when
+asked, the raw values redaction replaced. Each file is written beside its target under a
+temporary name and renamed into place when mining finishes, so a crash never leaves a partial
+file behind."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from casemill.case.model import Case
+from mining.dedup import MinedDeduper
+from mining.model import Quarantined
+from mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_record
+
+
+class _Pending:
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        self.tmp = Path(tmp)
+        self.fh: IO[bytes] = os.fdopen(fd, "wb", buffering=1024 * 1024)
+
+    def write(self, record: dict) -> None:
+        self.fh.write(orjson.dumps(record) + b"\n")
+
+    def commit(self) -> None:
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        self.fh.close()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self.tmp, 0o666 & ~umask)
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.fh.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def mine_to_files(
+    paths: Iterable[Path],
+    fmt: str,
+    out: Path,
+    *,
+    quarantine: Path | None = None,
+    keep_raw: Path | None = None,
+    options: MineOptions = MineOptions(),
+    existing: Iterable[Case] = (),
+    progress: Callable[[int], None] | None = None,
+) -> MineSummary:
+    """Mine `paths` straight to `out` (candidates JSONL), `quarantine` (JSONL of bad records,
+    default `<out>.quarantine.jsonl`) and, only if given, `keep_raw` (raw values with their
+    surrogates). Returns the summary."""
+    quarantine = quarantine or out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+    if keep_raw is not None:
+        options = MineOptions(**{**options.__dict__, "keep_raw": True})
+    files = {"out": _Pending(out), "quarantine": _Pending(quarantine)}
+    if keep_raw is not None:
+        files["raw"] = _Pending(keep_raw)
+    tally = Tally()
+    try:
+        with MinedDeduper(existing, options.dedup_threshold) as deduper:
+            for item in iter_mine(paths, fmt, options, tally, deduper, progress):
+                if isinstance(item, Case):
+                    files["out"].write(item.model_dump(mode="json"))
+                elif isinstance(item, Quarantined):
+                    files["quarantine"].write(item.model_dump(mode="json"))
+                elif "raw" in files:
+                    files["raw"].write(raw_record(item))
+    except BaseException:
+        for f in files.values():
+            f.abort()
+        raise
+    for f in files.values():
+        f.commit()
+    return tally.summary(options.redact)

@@ -1,0 +1,187 @@
+"""Turning OpenAI-style chat messages into a `Conversation`, shared by the JSONL, CSV and
+OpenTelemetry parsers.
+
+Roles map to Casemill's (`user` -> customer, `developer` -> system). Tool results are linked to
+their call by `tool_call_id` (legacy `function` messages by name, to the latest unanswered call).
+A message with an unknown role, a tool result with no call before it, or arguments that are not
+a JSON object raise `RecordProblem` naming the message's field. Past `max_turns` messages the
+rest is counted, not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from mining.model import Conversation, LoggedCall, Message, RecordProblem, is_error_result
+
+ROLES = {
+    "user": "customer",
+    "customer": "customer",
+    "human": "customer",
+    "assistant": "assistant",
+    "agent": "assistant",
+    "ai": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "system": "system",
+    "developer": "system",
+}
+
+TRUE_WORDS = frozenset({"true", "yes", "1", "resolved", "solved", "closed", "success", "done"})
+FALSE_WORDS = frozenset({"false", "no", "0", "unresolved", "open", "failed", "failure", "pending"})
+
+
+def as_text(value: Any) -> str:
+    """Message content as text: strings as is, content-part lists joined, other JSON dumped."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for part in value:
+            if isinstance(part, dict):
+                text = part.get("text", part.get("content"))
+                if isinstance(text, str):
+                    parts.append(text)
+                    continue
+            parts.append(part if isinstance(part, str) else orjson.dumps(part).decode())
+        return "\n".join(parts)
+    return orjson.dumps(value).decode()
+
+
+def as_resolved(value: Any) -> bool | None:
+    """A resolution flag from the shapes logs use: booleans, words, a 0/1 reward."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value >= 1
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    return None
+
+
+def parse_arguments(raw: Any, field: str) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise RecordProblem(
+                "bad_tool_arguments", f"tool-call arguments are not JSON ({exc.msg})", field
+            ) from None
+        if isinstance(value, dict):
+            return value
+    raise RecordProblem("bad_tool_arguments", "tool-call arguments must be a JSON object", field)
+
+
+def _role(message: dict[str, Any], index: int) -> str:
+    raw = message.get("role")
+    role = ROLES.get(raw.lower()) if isinstance(raw, str) else None
+    if role is None:
+        shown = raw if isinstance(raw, str) and raw.isidentifier() and len(raw) <= 24 else "?"
+        raise RecordProblem(
+            "unknown_role",
+            f"unknown role {shown!r}; expected one of system, user, assistant, tool",
+            f"messages[{index}].role",
+        )
+    return role
+
+
+class _Builder:
+    def __init__(self, max_turns: int):
+        self.max_turns = max_turns
+        self.messages: list[Message] = []
+        self.by_id: dict[str, LoggedCall] = {}
+        self.unanswered: list[LoggedCall] = []
+        self.total = 0
+
+    def add(self, index: int, m: Any) -> None:
+        self.total += 1
+        if len(self.messages) >= self.max_turns:
+            return
+        if not isinstance(m, dict):
+            raise RecordProblem(
+                "bad_message", "a message must be a JSON object", f"messages[{index}]"
+            )
+        role = _role(m, index)
+        content = as_text(m.get("content"))
+        if role == "assistant":
+            self.messages.append(Message("assistant", content, self._calls(index, m)))
+        elif role == "tool":
+            self.messages.append(self._result(index, m, content))
+        else:
+            self.messages.append(Message(role, content))
+
+    def _calls(self, index: int, m: dict[str, Any]) -> list[LoggedCall]:
+        calls = []
+        raw_calls = m.get("tool_calls") or []
+        if m.get("function_call"):
+            raw_calls = [*raw_calls, {"function": m["function_call"], "id": None}]
+        for j, tc in enumerate(raw_calls):
+            where = f"messages[{index}].tool_calls[{j}]"
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+                raise RecordProblem("bad_message", "a tool call needs function.name", where)
+            args = parse_arguments(fn.get("arguments"), f"{where}.function.arguments")
+            call_id = tc.get("id") or f"call_{index}_{j}"
+            call = LoggedCall(str(call_id), fn["name"], args)
+            calls.append(call)
+            self.by_id[call.id] = call
+            self.unanswered.append(call)
+        return calls
+
+    def _result(self, index: int, m: dict[str, Any], content: str) -> Message:
+        call_id = m.get("tool_call_id")
+        call = self.by_id.get(str(call_id)) if call_id is not None else None
+        if call is None and call_id is None and m.get("name"):
+            call = next((c for c in reversed(self.unanswered) if c.tool == m["name"]), None)
+        if call is None:
+            raise RecordProblem(
+                "orphan_tool_result",
+                "a tool result whose call does not appear before it",
+                f"messages[{index}].tool_call_id",
+            )
+        call.result = content
+        call.error = is_error_result(content)
+        if call in self.unanswered:
+            self.unanswered.remove(call)
+        return Message("tool", content, call_id=call.id)
+
+
+def build_conversation(
+    messages: Iterable[Any],
+    *,
+    conversation_id: str,
+    file: str,
+    line: int,
+    fmt: str,
+    resolved: bool | None,
+    max_turns: int,
+) -> Conversation:
+    builder = _Builder(max_turns)
+    for index, m in enumerate(messages):
+        builder.add(index, m)
+    return Conversation(
+        id=conversation_id,
+        messages=builder.messages,
+        file=file,
+        line=line,
+        format=fmt,
+        resolved=resolved,
+        calls_visible=True,
+        total_messages=builder.total,
+        capped=builder.total > len(builder.messages),
+    )

@@ -1,0 +1,104 @@
+"""OpenAI chat-format JSONL: one conversation a line.
+
+    {"conversation_id": "...", "resolved": true, "messages": [{"role": "user", ...}, ...]}
+
+The id may also be called `id`, `session_id` or `thread_id` (else `<file stem>:<line>`); the
+resolution flag `resolved`, `resolution`, `success` or `reward` (1 = resolved). Everything else
+on the line is ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mining.model import Conversation, Quarantined, RecordProblem
+from mining.parsers.messages import as_resolved, build_conversation
+from mining.reading import Progress, iter_lines, json_problem
+
+ID_KEYS = ("conversation_id", "id", "session_id", "thread_id")
+RESOLVED_KEYS = ("resolved", "resolution", "success", "reward")
+
+
+def record_id(record: dict[str, Any], path: Path, line: int) -> str:
+    for key in ID_KEYS:
+        value = record.get(key)
+        if isinstance(value, str | int) and str(value):
+            return str(value)
+    return f"{path.stem}:{line}"
+
+
+def record_resolved(record: dict[str, Any]) -> bool | None:
+    for key in RESOLVED_KEYS:
+        if key in record:
+            return as_resolved(record[key])
+    return None
+
+
+def parse(
+    path: Path, *, max_turns: int, progress: Progress | None = None, **_: Any
+) -> Iterator[Conversation | Quarantined]:
+    file = str(path)
+    for raw in iter_lines(path, progress):
+        if raw.too_long:
+            yield Quarantined(
+                file=file,
+                line=raw.number,
+                reason="line_too_long",
+                message="the line is over the 16 MiB limit; skipped",
+            )
+            continue
+        if not raw.data.strip():
+            continue
+        try:
+            record = orjson.loads(raw.data)
+        except orjson.JSONDecodeError as exc:
+            reason, message = json_problem(raw.data, exc)
+            yield Quarantined(file=file, line=raw.number, reason=reason, message=message)
+            continue
+        if not isinstance(record, dict):
+            yield Quarantined(
+                file=file,
+                line=raw.number,
+                reason="not_an_object",
+                message=f"expected a JSON object, got {type(record).__name__}",
+            )
+            continue
+        yield from _one(record, path, raw.number, max_turns)
+
+
+def _one(record: dict[str, Any], path: Path, line: int, max_turns: int):
+    conv_id = record_id(record, path, line)
+    messages = record.get("messages")
+    if not isinstance(messages, list):
+        yield Quarantined(
+            file=str(path),
+            line=line,
+            reason="missing_messages",
+            message="no 'messages' list on this line",
+            field="messages",
+            conversation_id=conv_id,
+        )
+        return
+    try:
+        yield build_conversation(
+            messages,
+            conversation_id=conv_id,
+            file=str(path),
+            line=line,
+            fmt="openai-jsonl",
+            resolved=record_resolved(record),
+            max_turns=max_turns,
+        )
+    except RecordProblem as problem:
+        yield Quarantined(
+            file=str(path),
+            line=line,
+            reason=problem.reason,
+            message=problem.message,
+            field=problem.field,
+            conversation_id=conv_id,
+        )

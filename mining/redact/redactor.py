@@ -1,0 +1,337 @@
+"""Redaction of one conversation before anything derived from it is written.
+
+Two passes over the conversation:
+1. collect: personal data in known fields of structured records (tool results and arguments
+   that are JSON: profiles, addresses, passengers, ids), the signed-in customer named in a
+   support system turn, and what the text detectors find in every text;
+2. replace: every occurrence of every collected value, in every text, argument, result and the
+   conversation id, by its surrogate; names found in fields are also searched for, token by
+   token and ignoring case, in all text.
+
+The same value gets the same surrogate everywhere in the conversation, so cases derived from the
+redacted conversation stay coherent (the ids in expected calls exist in the environment).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from mining.model import Conversation, LoggedCall, Message
+from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, scan
+from mining.redact.surrogates import Surrogates
+
+AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()]+),\s*([^()\s]+)\)")
+TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
+C_ID = re.compile(r"^C(\d{4,6})$")
+NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
+
+
+@dataclass(frozen=True)
+class RawValue:
+    """One redacted value: only ever written to the file `--keep-raw` names."""
+
+    conversation_id: str
+    kind: str
+    raw: str
+    surrogate: str
+
+
+@dataclass
+class Redaction:
+    conversation: Conversation
+    counts: Counter = field(default_factory=Counter)
+    raw: list[RawValue] = field(default_factory=list)
+
+
+@lru_cache(maxsize=4096)
+def _alternation(needles: tuple[str, ...]) -> re.Pattern[str]:
+    parts = []
+    for n in needles:
+        left = r"(?<!\w)" if n[0].isalnum() or n[0] == "_" else ""
+        right = r"(?!\w)" if n[-1].isalnum() or n[-1] == "_" else ""
+        parts.append(f"{left}{re.escape(n)}{right}")
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _shape(raw: str, surrogate: str) -> str:
+    if raw.isupper() and len(raw) > 1:
+        return surrogate.upper()
+    if raw.islower() and not surrogate.islower():
+        return surrogate.lower()
+    return surrogate
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}  # raw value -> kind
+        self.first: set[str] = set()  # name tokens used as a first name
+        self.last: set[str] = set()
+
+    def add(self, kind: str, value: str) -> None:
+        value = value.strip()
+        if len(value) < 2:
+            return
+        if kind == "name":
+            self.add_name(value)
+        else:
+            self.values.setdefault(value, kind)
+            m = TAU_ID.match(value) if kind == "user_id" else None
+            if m:
+                self.first.add(m.group(1).lower())
+                self.last.add(m.group(2).lower())
+
+    def add_name(self, full: str, part: str | None = None) -> None:
+        tokens = [t for t in NAME_TOKEN.findall(full) if len(t) >= 2]
+        for i, token in enumerate(tokens):
+            is_first = part == "first" or (part is None and i == 0 and len(tokens) > 1)
+            (self.first if is_first else self.last).add(token.lower())
+
+    def text(self, text: str) -> None:
+        if not text:
+            return
+        for kind, value in scan(text):
+            self.add(kind, value)
+        if "Authenticated customer" in text:
+            for m in AUTH.finditer(text):
+                self.add("user_id", m.group(1))
+                self.add_name(m.group(2))
+                self.add("email", m.group(3))
+
+    def walk(self, value: Any) -> None:
+        if isinstance(value, dict):
+            person = any(k in PERSON_MARKERS for k in value)
+            for key, item in value.items():
+                lowered = key.lower() if isinstance(key, str) else ""
+                if isinstance(item, str):
+                    kind = FIELD_KINDS.get(lowered)
+                    if kind == "name":
+                        self.add_name(
+                            item,
+                            "first"
+                            if lowered == "first_name"
+                            else "last"
+                            if lowered == "last_name"
+                            else None,
+                        )
+                    elif kind:
+                        self.add(kind, item)
+                    elif lowered == "name" and person:
+                        self.add_name(item)
+                    elif lowered == "address" and not item.startswith("{"):
+                        self.add("address", item)
+                    self.text(item)
+                elif lowered == "name" and isinstance(item, dict):
+                    self.walk(item)
+                else:
+                    self.walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                self.walk(item)
+        elif isinstance(value, str):
+            self.text(value)
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())
+
+
+def _parse_json(text: str) -> Any:
+    head = text.lstrip()[:1]
+    if head not in ("{", "["):
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+class ConversationRedactor:
+    """Redacts one conversation; build a new one per conversation."""
+
+    def __init__(self, conversation: Conversation, seed: int, keep_raw: bool = False):
+        self.source = conversation
+        self.keep_raw = keep_raw
+        self.sur = Surrogates(seed, conversation.id)
+        self.counts: Counter = Counter()
+        self.map: dict[str, tuple[str, str]] = {}  # lowered raw -> (kind, surrogate)
+        self.originals: dict[str, str] = {}  # lowered raw -> the value as first seen
+        self.parsed: dict[int, Any] = {}
+
+    # -- collect ----------------------------------------------------------------------------
+    def collect(self) -> _Collector:
+        c = _Collector()
+        c.text(self.source.id)
+        for index, m in enumerate(self.source.messages):
+            if m.role == "tool":
+                value = _parse_json(m.content)
+                if value is not None:
+                    self.parsed[index] = value
+                    c.walk(value)
+                    continue
+            c.text(m.content)
+            for call in m.calls:
+                c.walk(call.arguments)
+        return c
+
+    # -- surrogates -------------------------------------------------------------------------
+    def build(self, c: _Collector) -> None:
+        p = self.sur.pools
+        raws = frozenset(v.lower() for v in c.values) | c.first | c.last
+        names: dict[str, str] = {}
+        for token in sorted(c.first | c.last):
+            pool = p.first if token in c.first else p.last
+            names[token] = self.sur.pick("name", token, pool, raws)
+            self.map[token] = ("name", names[token])
+            self.originals[token] = token
+        by_digits: dict[str, str] = {}
+        for value, kind in sorted(c.values.items(), key=lambda kv: (kv[1], kv[0])):
+            key = value.lower()
+            if key in self.map:
+                continue
+            if kind in ("phone", "card"):
+                digits = _digits(value)
+                if digits not in by_digits:
+                    by_digits[digits] = self._surrogate(kind, value, names, raws)
+                surrogate = by_digits[digits]
+            else:
+                surrogate = self._surrogate(kind, value, names, raws)
+            self.map[key] = (kind, surrogate)
+            self.originals[key] = value
+
+    def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
+        p, s = self.sur.pools, self.sur
+        if kind == "email":
+            local = [t.lower() for t in NAME_TOKEN.findall(value.split("@")[0])]
+            first = names.get(local[0]) if local else None
+            last = names.get(local[1]) if len(local) > 1 else None
+            first = (first or s.pick("email-first", value, p.first, raws)).lower()
+            last = (last or s.pick("email-last", value, p.last, raws)).lower()
+            number = s.number("email", value, 2, raws)
+            return f"{first}.{last}{number}@{p.domain[int(number) % len(p.domain)]}"
+        if kind == "phone":
+            return s.pick("phone", _digits(value), p.phone, raws)
+        if kind == "card":
+            card = s.pick("card", _digits(value), p.card, raws)
+            sep = " " if " " in value else "-" if "-" in value else ""
+            return sep.join(card[i : i + 4] for i in range(0, len(card), 4)) if sep else card
+        if kind == "address":
+            pool = p.street if value[:1].isdigit() else p.unit
+            return s.pick("address", value, pool, raws)
+        if kind == "dob":
+            return s.pick("dob", value, p.dob, raws)
+        return self._user_id(value, names, raws)
+
+    def _user_id(self, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
+        s = self.sur
+        m = TAU_ID.match(value)
+        if m:
+            first = names.get(m.group(1)) or s.pick("uid-first", value, s.pools.first, raws)
+            last = names.get(m.group(2)) or s.pick("uid-last", value, s.pools.last, raws)
+            return f"{first.lower()}_{last.lower()}_{s.number('uid', value, 4, raws)}"
+        m = C_ID.match(value)
+        if m:
+            avoid = frozenset(r[1:] for r in raws if C_ID.match(r.upper()))
+            return "C" + s.number("cid", value, len(m.group(1)), avoid)
+        return "user_" + s.number("uid", value, 6, raws)
+
+    # -- replace ----------------------------------------------------------------------------
+    def text(self, text: str) -> str:
+        if not text or not self.map:
+            return text
+        low = text.lower()
+        present = tuple(sorted((n for n in self.map if n in low), key=lambda n: (-len(n), n)))
+        if not present:
+            return text
+        return _alternation(present).sub(self._replace, text)
+
+    def _replace(self, m: re.Match[str]) -> str:
+        raw = m.group(0)
+        kind, surrogate = self.map[raw.lower()]
+        self.counts[kind] += 1
+        return _shape(raw, surrogate) if kind == "name" else surrogate
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        return value
+
+    def json_text(self, text: str, parsed: Any) -> str:
+        if parsed is None:
+            return self.text(text)
+        if "\\u" not in text:
+            low = text.lower()
+            if not any(n in low for n in self.map):
+                return text
+        redacted = self.value(parsed)
+        if '": ' in text[:200]:
+            import json
+
+            return json.dumps(redacted, ensure_ascii=False)
+        return orjson.dumps(redacted).decode()
+
+    def run(self) -> Redaction:
+        self.build(self.collect())
+        results: dict[str, str] = {}
+        messages = []
+        for index, m in enumerate(self.source.messages):
+            if m.role == "tool":
+                content = self.json_text(m.content, self.parsed.get(index))
+                if m.call_id is not None:
+                    results[m.call_id] = content
+                messages.append(Message("tool", content, call_id=m.call_id))
+                continue
+            calls = [
+                LoggedCall(c.id, c.tool, self.value(c.arguments), c.result, c.error)
+                for c in m.calls
+            ]
+            messages.append(Message(m.role, self.text(m.content), calls, m.call_id))
+        for m in messages:
+            for call in m.calls:
+                if call.result is not None:
+                    call.result = results.get(call.id, self.text(call.result))
+        src = self.source
+        conv = Conversation(
+            id=self.text(src.id),
+            messages=messages,
+            file=src.file,
+            line=src.line,
+            format=src.format,
+            resolved=src.resolved,
+            calls_visible=src.calls_visible,
+            total_messages=src.total_messages,
+            capped=src.capped,
+        )
+        raw = []
+        if self.keep_raw:
+            raw = [
+                RawValue(src.id, kind, self.originals[key], sur)
+                for key, (kind, sur) in sorted(self.map.items())
+            ]
+        return Redaction(conv, self.counts, raw)
+
+
+def redact_conversation(
+    conversation: Conversation, seed: int = 0, keep_raw: bool = False
+) -> Redaction:
+    """The conversation with every piece of personal data replaced by a surrogate, the number
+    of replacements per kind, and (only with `keep_raw`) the raw values and their surrogates."""
+    return ConversationRedactor(conversation, seed, keep_raw).run()
+
+
+def scrub_text(text: str, seed: int = 0) -> str:
+    """Free text with what the detectors find replaced (for ids and messages outside any
+    conversation, such as a quarantined record's conversation id)."""
+    conv = Conversation(id=text, messages=[], file="", line=0, format="")
+    return ConversationRedactor(conv, seed).run().conversation.id

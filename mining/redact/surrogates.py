@@ -1,0 +1,97 @@
+"""Faker surrogates for personal data, chosen by a stable hash.
+
+Pools of fake values are drawn once from a Faker seeded with the mining seed; a value's surrogate
+is picked from its pool by the SHA-256 of (seed, conversation id, kind, value). The same value in
+the same conversation therefore always gets the same surrogate, on every machine, and drawing is
+cheap (no Faker call per value). `Surrogates.pick` probes onward when the pick is already taken by
+another value of the conversation, so two people never merge into one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from faker import Faker
+
+POOL = 2000
+
+
+@dataclass(frozen=True)
+class Pools:
+    first: tuple[str, ...]
+    last: tuple[str, ...]
+    street: tuple[str, ...]
+    unit: tuple[str, ...]
+    phone: tuple[str, ...]
+    card: tuple[str, ...]
+    dob: tuple[str, ...]
+    domain: tuple[str, ...] = ("example.com", "example.org", "example.net")
+
+
+@lru_cache(maxsize=8)
+def pools(seed: int) -> Pools:
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+
+    def unique(draw, n: int = POOL) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for _ in range(n * 3):
+            value = draw()
+            if " " not in value.strip() or draw in (fake.street_address, fake.secondary_address):
+                seen.setdefault(value, None)
+            if len(seen) >= n:
+                break
+        return tuple(seen)
+
+    return Pools(
+        first=unique(fake.first_name),
+        last=unique(fake.last_name),
+        street=unique(fake.street_address),
+        unit=unique(fake.secondary_address, 500),
+        phone=tuple(fake.numerify("(###) 555-01##") for _ in range(POOL)),
+        card=tuple(fake.credit_card_number(card_type="visa16") for _ in range(POOL)),
+        dob=tuple(
+            fake.date_of_birth(minimum_age=18, maximum_age=90).isoformat() for _ in range(POOL)
+        ),
+    )
+
+
+def stable_index(*parts: object) -> int:
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+class Surrogates:
+    """Surrogate picks for one conversation."""
+
+    def __init__(self, seed: int, conversation_id: str):
+        self.seed = seed
+        self.conversation_id = conversation_id
+        self.pools = pools(seed)
+        self.taken: set[str] = set()
+
+    def pick(
+        self, kind: str, value: str, pool: tuple[str, ...], avoid: frozenset[str] = frozenset()
+    ) -> str:
+        start = stable_index(self.seed, self.conversation_id, kind, value)
+        for step in range(len(pool)):
+            choice = pool[(start + step) % len(pool)]
+            if (
+                choice not in self.taken
+                and choice.lower() not in avoid
+                and choice.lower() != value.lower()
+            ):
+                self.taken.add(choice)
+                return choice
+        raise RuntimeError(f"surrogate pool for {kind} exhausted in one conversation")
+
+    def number(self, kind: str, value: str, digits: int, avoid: frozenset[str]) -> str:
+        start = stable_index(self.seed, self.conversation_id, kind, value)
+        for step in range(10**digits):
+            choice = str((start + step) % 10**digits).zfill(digits)
+            if choice not in self.taken and choice not in avoid:
+                self.taken.add(choice)
+                return choice
+        raise RuntimeError(f"surrogate numbers for {kind} exhausted in one conversation")
