@@ -8,6 +8,7 @@ Output: one case a line, sorted by id; the same definitions always give the same
     uv run python scripts/build_seeds.py            # write seeds/support.jsonl
     uv run python scripts/build_seeds.py --check    # exit 1 if the committed file is stale
     uv run python scripts/build_seeds.py --out DIR/support.jsonl
+    uv run python scripts/build_seeds.py --summary  # coverage: main intent x outcome, labels
 """
 
 from __future__ import annotations
@@ -63,11 +64,30 @@ def write_seeds(path: Path = DEFAULT_OUT) -> Path:
     return atomic_write_text(path, [render(cases)])
 
 
+def coverage(cases: list[Case]) -> str:
+    """A plain-text table of seeds per main intent (rows) and outcome (columns), and labels."""
+    outcomes = ("resolve", "clarify", "refuse", "escalate")
+    counts = Counter((c.tags.intents[0], c.expected.outcome) for c in cases)
+    intents = sorted({intent for intent, _ in counts})
+    lines = [f"{'intent':<16}" + "".join(f"{o:>10}" for o in outcomes) + f"{'total':>8}"]
+    for intent in intents:
+        row = [counts[(intent, o)] for o in outcomes]
+        lines.append(f"{intent:<16}" + "".join(f"{n:>10}" for n in row) + f"{sum(row):>8}")
+    labels = Counter(label for c in cases for label in c.tags.labels)
+    listed = ", ".join(f"{k} {v}" for k, v in sorted(labels.items()))
+    lines.append(f"{len(cases)} seeds; labels: {listed}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="file to write")
     parser.add_argument("--check", action="store_true", help="only compare with --out")
+    parser.add_argument("--summary", action="store_true", help="print the coverage table")
     args = parser.parse_args(argv)
+    if args.summary:
+        print(coverage(build_cases()))
+        return 0
     if args.check:
         cases = build_cases()
         current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""

@@ -274,3 +274,14 @@ def test_customers_name_items_by_a_word_of_their_name(cases):
                     if len(w) >= 3 and w != "set"
                 ]
                 assert any(w in text for w in words), (case.provenance.notes, name)
+
+
+def test_summary_counts_seeds_per_intent_and_outcome(builder, cases, capsys):
+    assert builder.main(["--summary"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["intent", "resolve", "clarify", "refuse", "escalate", "total"]
+    rows = {line.split()[0]: [int(n) for n in line.split()[1:]] for line in table[1:-1]}
+    assert sum(r[-1] for r in rows.values()) == len(cases)
+    refunds = Counter(c.expected.outcome for c in cases if c.tags.intents[0] == "refund")
+    assert rows["refund"][:4] == [refunds[o] for o in ("resolve", "clarify", "refuse", "escalate")]
+    assert table[-1].startswith(f"{len(cases)} seeds; labels:")
