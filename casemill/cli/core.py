@@ -1,14 +1,21 @@
-"""Foundation commands: domains and their tools."""
+"""Foundation commands: domains and their tools, `validate`, and the `corpus` group."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import typer
+from rich.table import Table
 
+from casemill.case.model import Case
 from casemill.cli import app
-from casemill.cli.console import console
+from casemill.cli.console import console, err_console
+from casemill.corpus import CorpusStore, verify_corpus
 from casemill.domains import get_domain
+from casemill.settings import Settings
+from casemill.validation import ValidationReport, validate_paths, write_quarantine
 
 tools_app = typer.Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
@@ -28,3 +35,238 @@ def tools_list(
         fn = spec["function"]
         kind = "read " if fn["name"] in pack.read_tools else "write"
         console.print(f"{kind}  [bold]{fn['name']}[/]  {fn['description']}")
+
+
+# -- validate ---------------------------------------------------------------------------------
+
+
+def _default_quarantine(first: str) -> Path:
+    name = Path(first.rstrip("/\\")).name or "input"
+    for suffix in (".gz", ".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return Path.cwd() / f"{name or 'input'}.quarantine.jsonl"
+
+
+def _summary_table(report: ValidationReport) -> Table:
+    table = Table(title="validation summary", show_edge=False)
+    table.add_column("layer")
+    table.add_column("rule")
+    table.add_column("findings", justify="right")
+    for layer, rules in report.counts().items():
+        for rule, count in rules.items():
+            table.add_row(layer, rule, str(count))
+    table.add_section()
+    table.add_row("records", "", str(report.records))
+    table.add_row("valid", "", str(len(report.valid)))
+    table.add_row("bad", "", str(len(report.bad)))
+    table.add_row("warnings", "", str(len(report.warnings)))
+    return table
+
+
+@app.command("validate")
+def validate(
+    paths: list[Path] = typer.Argument(..., help="case files (.jsonl, .jsonl.gz) or folders"),
+    strict: bool = typer.Option(False, "--strict", help="lint warnings count as errors"),
+    as_json: bool = typer.Option(False, "--json", help="print a machine-readable report"),
+    quarantine: Path | None = typer.Option(
+        None, "--quarantine", help="bad records go here (default: <first input>.quarantine.jsonl)"
+    ),
+    no_batch: bool = typer.Option(False, "--no-batch", help="skip the Great Expectations suite"),
+) -> None:
+    """Validate case files through every layer; exit 0 when every case is valid, 1 otherwise."""
+    if as_json:
+        report = validate_paths(paths, strict=strict, batch=not no_batch)
+    else:
+        with err_console.status("validating (json, schema, model, semantic, lint, batch)"):
+            report = validate_paths(paths, strict=strict, batch=not no_batch)
+    target = quarantine or (_default_quarantine(str(paths[0])) if report.bad else None)
+    if target is not None:
+        write_quarantine(report, target)
+    if as_json:
+        data = report.as_dict()
+        data["quarantine"] = str(target) if target else None
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        for finding in report.findings:
+            style = "yellow" if finding.severity == "warning" else "red"
+            console.print(str(finding), style=style, markup=False, soft_wrap=True)
+        console.print(_summary_table(report))
+        if target is not None:
+            console.print(f"{len(report.bad)} bad records written to {target}", markup=False)
+        verdict = "[green]all cases valid[/]" if report.ok else "[red]invalid cases found[/]"
+        console.print(verdict)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+# -- corpus -----------------------------------------------------------------------------------
+
+corpus_app = typer.Typer(
+    help="The versioned corpus: stats, list, show, add, retire, verify.", no_args_is_help=True
+)
+app.add_typer(corpus_app, name="corpus")
+
+CorpusOpt = typer.Option(None, "--corpus", help="corpus folder (default: settings corpus_dir)")
+
+
+def _store(corpus: Path | None) -> CorpusStore:
+    return CorpusStore(corpus or Settings().corpus_dir)
+
+
+def _row(case: Case) -> dict[str, Any]:
+    return {
+        "id": case.id,
+        "domain": case.domain,
+        "origin": case.provenance.origin,
+        "category": case.tags.category,
+        "outcome": case.expected.outcome,
+        "intents": list(case.tags.intents),
+        "difficulty": case.tags.difficulty,
+        "review": case.review.status,
+    }
+
+
+@corpus_app.command("stats")
+def corpus_stats(
+    as_json: bool = typer.Option(False, "--json"), corpus: Path | None = CorpusOpt
+) -> None:
+    """Versions, active cases and counts per slice of the latest version."""
+    stats = _store(corpus).stats()
+    if as_json:
+        typer.echo(json.dumps(stats, indent=2, sort_keys=True))
+        return
+    console.print(
+        f"corpus {stats['root']}: {stats['versions']} versions, {stats['active']} active cases",
+        markup=False,
+    )
+    for slice_name, counts in stats.get("counts", {}).items():
+        table = Table(title=slice_name, show_edge=False)
+        table.add_column(slice_name)
+        table.add_column("cases", justify="right")
+        for key, count in counts.items():
+            table.add_row(key, str(count))
+        console.print(table)
+
+
+@corpus_app.command("list")
+def corpus_list(
+    as_json: bool = typer.Option(False, "--json"),
+    corpus: Path | None = CorpusOpt,
+    origin: str | None = typer.Option(None, "--origin", help="seed, mined, generated, imported"),
+    category: str | None = typer.Option(None, "--category", help="capability, robustness, ..."),
+) -> None:
+    """The active cases of the latest version."""
+    rows = [_row(c) for c in _store(corpus).cases()]
+    rows = [
+        r
+        for r in rows
+        if (origin is None or r["origin"] == origin)
+        and (category is None or r["category"] == category)
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(show_edge=False)
+    for column in ("id", "origin", "category", "outcome", "intents", "difficulty", "review"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(
+            r["id"],
+            r["origin"],
+            r["category"],
+            r["outcome"],
+            ",".join(r["intents"]),
+            r["difficulty"],
+            r["review"],
+        )
+    console.print(table)
+    console.print(f"{len(rows)} cases")
+
+
+@corpus_app.command("show")
+def corpus_show(
+    case_id: str = typer.Argument(..., help="a case id (or a unique prefix of one)"),
+    corpus: Path | None = CorpusOpt,
+) -> None:
+    """One case as JSON (exit 1 when no case has this id)."""
+    store = _store(corpus)
+    case = store.get(case_id)
+    if case is None:
+        matches = sorted(i for i in store.active_ids() if i.startswith(case_id))
+        if len(matches) != 1:
+            err_console.print(
+                f"no single case matches {case_id!r} ({len(matches)} matches)", markup=False
+            )
+            raise typer.Exit(1)
+        case = store.get(matches[0])
+    typer.echo(json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False))
+
+
+@corpus_app.command("add")
+def corpus_add(
+    files: list[Path] = typer.Argument(..., help="case files or folders to add"),
+    note: str = typer.Option("", "--note", help="a note for the new version's manifest"),
+    corpus: Path | None = CorpusOpt,
+    strict: bool = typer.Option(False, "--strict", help="lint warnings count as errors"),
+) -> None:
+    """Validate the files, then write a new version adding their cases (exit 1 if any is bad:
+    nothing is written then)."""
+    report = validate_paths(files, strict=strict, batch=False)
+    if not report.ok:
+        for finding in report.errors:
+            err_console.print(str(finding), style="red", markup=False, soft_wrap=True)
+        err_console.print(
+            f"{len(report.bad)} bad records: nothing added "
+            f"(see `casemill validate {' '.join(map(str, files))}`)",
+            markup=False,
+        )
+        raise typer.Exit(1)
+    manifest = _store(corpus).add_version(report.cases, note=note)
+    if manifest is None:
+        console.print("nothing new: every case is already active")
+        return
+    console.print(
+        f"{manifest.name}: +{len(manifest.added)} cases, {manifest.active_count} active",
+        markup=False,
+    )
+
+
+@corpus_app.command("retire")
+def corpus_retire(
+    case_ids: list[str] = typer.Argument(..., help="ids of active cases to retire"),
+    note: str = typer.Option("", "--note"),
+    corpus: Path | None = CorpusOpt,
+) -> None:
+    """Write a new version retiring these cases (their lines stay in cases.jsonl)."""
+    manifest = _store(corpus).add_version(retire=case_ids, note=note or "retire")
+    if manifest is not None:
+        console.print(
+            f"{manifest.name}: -{len(manifest.retired)} cases, {manifest.active_count} active",
+            markup=False,
+        )
+
+
+@corpus_app.command("verify")
+def corpus_verify(
+    as_json: bool = typer.Option(False, "--json"), corpus: Path | None = CorpusOpt
+) -> None:
+    """Check manifests' hashes against the cases and report stray cases; exit 1 on a problem."""
+    report = verify_corpus(_store(corpus))
+    if as_json:
+        typer.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        for problem in report.problems:
+            console.print(f"{problem.where}: {problem.message}", style="red", markup=False)
+        if report.stray:
+            console.print(
+                f"{len(report.stray)} stray cases (named by no manifest, not active): "
+                f"{', '.join(report.stray[:5])}",
+                style="yellow",
+                markup=False,
+            )
+        state = "ok" if report.ok else "DAMAGED"
+        console.print(
+            f"corpus {report.root}: {report.versions} versions, {report.active} active, "
+            f"{report.cases} stored: {state}",
+            markup=False,
+        )
+    raise typer.Exit(0 if report.ok else 1)

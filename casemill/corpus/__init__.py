@@ -1,5 +1,6 @@
 """The versioned, content-addressed corpus store."""
 
 from casemill.corpus.store import CorpusStore, Manifest, slice_counts
+from casemill.corpus.verify import VerifyReport, verify_corpus
 
-__all__ = ["CorpusStore", "Manifest", "slice_counts"]
+__all__ = ["CorpusStore", "Manifest", "VerifyReport", "slice_counts", "verify_corpus"]

@@ -28,14 +28,39 @@ def semantic_findings(case: Case, domain: Domain | None = None) -> list[Finding]
             counters[prefix] = index + 1
             where = f"{prefix}[{index}]"
             if call.tool not in specs:
-                findings.append(Finding("semantic", "unknown-tool", f"tool {call.tool!r} does not exist in domain {domain.name!r}; known: {', '.join(sorted(specs))}", field=f"{where}.tool", case_id=case.id))
+                findings.append(
+                    Finding(
+                        "semantic",
+                        "unknown-tool",
+                        f"tool {call.tool!r} does not exist in domain {domain.name!r}; "
+                        f"known: {', '.join(sorted(specs))}",
+                        field=f"{where}.tool",
+                        case_id=case.id,
+                    )
+                )
                 continue
             if prefix == "expected.tool_calls":
                 for message in param_errors(specs[call.tool], dict(call.params)):
-                    findings.append(Finding("semantic", "param-schema", f"{call.tool} {message}", field=f"{where}.params", case_id=case.id))
+                    findings.append(
+                        Finding(
+                            "semantic",
+                            "param-schema",
+                            f"{call.tool} {message}",
+                            field=f"{where}.params",
+                            case_id=case.id,
+                        )
+                    )
         for index, fault in enumerate(case.environment.faults):
             if fault.tool not in specs:
-                findings.append(Finding("semantic", "unknown-tool", f"fault on unknown tool {fault.tool!r}", field=f"environment.faults[{index}].tool", case_id=case.id))
+                findings.append(
+                    Finding(
+                        "semantic",
+                        "unknown-tool",
+                        f"fault on unknown tool {fault.tool!r}",
+                        field=f"environment.faults[{index}].tool",
+                        case_id=case.id,
+                    )
+                )
     state = domain.state_problems(case.environment.state)
     findings += [_f(p, case) for p in state]
     if findings:
@@ -43,4 +68,4 @@ def semantic_findings(case: Case, domain: Domain | None = None) -> list[Finding]
     findings += [_f(p, case) for p in domain.reference_problems(case)]
     if findings:
         return findings
-    return [_f(p, case) for p in replay(case, domain).problems]
+    return [_f(p, case) for p in replay(case, domain, states=False).problems]

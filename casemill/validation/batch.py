@@ -1,0 +1,285 @@
+"""The batch layer: a Great Expectations suite over a whole set of cases.
+
+Row expectations (each failing row is mapped back to its file and line): unique ids, a
+non-empty conversation or user scenario, allowed categories / outcomes / difficulties / intents,
+text length bounds. Table expectations, one row a category: the share of cases that expect no
+write call stays within configurable bounds (a category where every case expects no write lets
+an agent that never acts score perfectly; one with none never tests restraint).
+
+Great Expectations takes seconds to import, so it is imported here only when a batch is checked,
+with an ephemeral context and its progress bars off.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from casemill.case.model import CATEGORIES, OUTCOMES, Case
+from casemill.domains.support.policy import INTENT_KINDS
+from casemill.validation.findings import Finding
+
+log = logging.getLogger(__name__)
+
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+class BatchRules(BaseModel):
+    """Bounds of the batch suite; every one can be changed by the caller."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    categories: tuple[str, ...] = CATEGORIES
+    outcomes: tuple[str, ...] = OUTCOMES
+    difficulties: tuple[str, ...] = DIFFICULTIES
+    intents: dict[str, tuple[str, ...]] = Field(
+        default_factory=lambda: {"support": INTENT_KINDS},
+        description="allowed intents per domain; domains not named here are not checked",
+    )
+    min_text_chars: int = Field(default=2, ge=0, description="longest customer text or scenario")
+    max_turn_chars: int = Field(default=20_000, ge=1)
+    max_case_chars: int = Field(default=100_000, ge=1)
+    no_write_share: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: {
+            "capability": (0.0, 0.7),
+            "robustness": (0.0, 0.9),
+            "adversarial": (0.0, 1.0),
+            "efficiency": (0.0, 0.9),
+        },
+        description="category -> (min, max) share of cases that expect no write call",
+    )
+    min_category_cases: int = Field(
+        default=20, ge=1, description="categories with fewer cases skip the share check"
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    """Where one case of the batch came from."""
+
+    case: Case
+    file: str | None
+    line: int | None
+
+
+def _row(case: Case, write_tools: frozenset[str]) -> dict[str, Any]:
+    texts = [t.content for t in case.conversation if t.role != "system"]
+    if case.user_scenario:
+        texts.append(case.user_scenario)
+    lengths = [len(t) for t in texts] or [0]
+    return {
+        "id": case.id,
+        "domain": case.domain,
+        "has_dialogue": any(t.strip() for t in texts),
+        "category": case.tags.category,
+        "outcome": case.expected.outcome,
+        "difficulty": case.tags.difficulty,
+        "longest_text": max(lengths),
+        "total_chars": sum(lengths)
+        + sum(len(t.content) for t in case.conversation if t.role == "system"),
+        "no_write": not any(c.tool in write_tools for c in case.expected.tool_calls),
+    }
+
+
+def _write_tools(domain: str) -> frozenset[str]:
+    from casemill.domains import get_domain
+    from casemill.errors import UserError
+
+    try:
+        return get_domain(domain).write_tools
+    except UserError:
+        return frozenset()
+
+
+def build_frames(rows: Sequence[Row], rules: BatchRules) -> dict[str, Any]:
+    """The pandas frames the suite runs on: one row a case, one row an intent, one a category."""
+    import pandas as pd
+
+    tools: dict[str, frozenset[str]] = {}
+    records, intents = [], []
+    for index, row in enumerate(rows):
+        case = row.case
+        if case.domain not in tools:
+            tools[case.domain] = _write_tools(case.domain)
+        records.append(_row(case, tools[case.domain]))
+        if case.domain in rules.intents:
+            intents += [{"row": index, "intent": i} for i in case.tags.intents]
+    cases = pd.DataFrame.from_records(records)
+    shares = []
+    if len(cases):
+        grouped = cases.groupby("category")["no_write"].agg(["mean", "count"])
+        for category, (mean, count) in grouped.iterrows():
+            low, high = rules.no_write_share.get(str(category), (0.0, 1.0))
+            if count >= rules.min_category_cases:
+                shares.append(
+                    {
+                        "category": category,
+                        "share": float(mean),
+                        "cases": int(count),
+                        "low": low,
+                        "high": high,
+                    }
+                )
+    return {
+        "cases": cases,
+        "intents": pd.DataFrame.from_records(intents, columns=["row", "intent"]),
+        "shares": pd.DataFrame.from_records(
+            shares, columns=["category", "share", "cases", "low", "high"]
+        ),
+    }
+
+
+def _suites(rules: BatchRules, gxe: Any) -> dict[str, list[Any]]:
+    allowed_intents = sorted({i for values in rules.intents.values() for i in values})
+    return {
+        "cases": [
+            gxe.ExpectColumnValuesToBeUnique(column="id"),
+            gxe.ExpectColumnValuesToBeInSet(column="has_dialogue", value_set=[True]),
+            gxe.ExpectColumnValuesToBeInSet(column="category", value_set=list(rules.categories)),
+            gxe.ExpectColumnValuesToBeInSet(column="outcome", value_set=list(rules.outcomes)),
+            gxe.ExpectColumnValuesToBeInSet(
+                column="difficulty", value_set=list(rules.difficulties)
+            ),
+            gxe.ExpectColumnValuesToBeBetween(
+                column="longest_text",
+                min_value=rules.min_text_chars,
+                max_value=rules.max_turn_chars,
+            ),
+            gxe.ExpectColumnValuesToBeBetween(column="total_chars", max_value=rules.max_case_chars),
+        ],
+        "intents": [gxe.ExpectColumnValuesToBeInSet(column="intent", value_set=allowed_intents)],
+        "shares": [
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+                column_A="share", column_B="low", or_equal=True
+            ),
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+                column_A="high", column_B="share", or_equal=True
+            ),
+        ],
+    }
+
+
+# (frame, column) -> (rule, case field, message template)
+_EXPLAIN = {
+    ("cases", "id"): ("unique-id", "id", "id {value} appears more than once in the batch"),
+    ("cases", "has_dialogue"): (
+        "no-dialogue",
+        "conversation",
+        "no customer text and no user_scenario",
+    ),
+    ("cases", "category"): (
+        "allowed-category",
+        "tags.category",
+        "category {value!r} is not one of {allowed}",
+    ),
+    ("cases", "outcome"): (
+        "allowed-outcome",
+        "expected.outcome",
+        "outcome {value!r} is not one of {allowed}",
+    ),
+    ("cases", "difficulty"): (
+        "allowed-difficulty",
+        "tags.difficulty",
+        "difficulty {value!r} is not one of {allowed}",
+    ),
+    ("cases", "longest_text"): (
+        "text-length",
+        "conversation",
+        "longest text is {value:,} characters, outside {allowed}",
+    ),
+    ("cases", "total_chars"): (
+        "text-length",
+        "conversation",
+        "the case holds {value:,} characters of text, over {allowed}",
+    ),
+    ("intents", "intent"): (
+        "allowed-intent",
+        "tags.intents",
+        "intent {value!r} is not one of {allowed}",
+    ),
+}
+
+
+def _allowed(config: Any) -> str:
+    kwargs = config.kwargs
+    if "value_set" in kwargs:
+        return ", ".join(map(str, kwargs["value_set"]))
+    return f"[{kwargs.get('min_value')}, {kwargs.get('max_value')}]"
+
+
+def run_suite(frames: dict[str, Any], rules: BatchRules) -> dict[str, list[tuple[Any, list[int]]]]:
+    """Validate each frame with its expectations; returns frame -> [(config, failing index)]."""
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    source = context.data_sources.add_pandas("casemill")
+    failed: dict[str, list[tuple[Any, list[int]]]] = {}
+    for name, expectations in _suites(rules, gxe).items():
+        frame = frames[name]
+        if frame.empty:
+            continue
+        definition = source.add_dataframe_asset(name).add_batch_definition_whole_dataframe("all")
+        batch = definition.get_batch(batch_parameters={"dataframe": frame})
+        suite = gx.ExpectationSuite(name=f"casemill-{name}", expectations=expectations)
+        result = batch.validate(suite, result_format={"result_format": "COMPLETE"})
+        for item in result.results:
+            if not item.success:
+                index = list(item.result.get("unexpected_index_list") or [])
+                failed.setdefault(name, []).append((item.expectation_config, index))
+    return failed
+
+
+def batch_findings(rows: Sequence[Row], rules: BatchRules | None = None) -> list[Finding]:
+    """Findings of the batch suite, each located at its case's file and line where it has one."""
+    rules = rules or BatchRules()
+    if not rows:
+        return []
+    frames = build_frames(rows, rules)
+    failed = run_suite(frames, rules)
+    out: list[Finding] = []
+    for name, results in failed.items():
+        frame = frames[name]
+        for config, index in results:
+            if name == "shares":
+                out += _share_findings(frame, index, rows)
+                continue
+            column = config.kwargs["column"]
+            rule, where, template = _EXPLAIN[(name, column)]
+            for position in index:
+                value = frame.at[position, column]
+                case_row = (
+                    rows[int(frame.at[position, "row"])] if name == "intents" else rows[position]
+                )
+                message = template.format(value=value, allowed=_allowed(config))
+                out.append(
+                    Finding(
+                        "batch",
+                        rule,
+                        message,
+                        where,
+                        case_row.file,
+                        case_row.line,
+                        case_row.case.id,
+                    )
+                )
+    return sorted(out, key=lambda f: (f.file or "", f.line or 0, f.rule))
+
+
+def _share_findings(frame: Any, index: list[int], rows: Sequence[Row]) -> list[Finding]:
+    out = []
+    for position in sorted(set(index)):
+        rec = frame.loc[position]
+        message = (
+            f"{rec['share']:.0%} of the {rec['cases']} '{rec['category']}' cases expect no write "
+            f"call; allowed {rec['low']:.0%}-{rec['high']:.0%} (BatchRules.no_write_share)"
+        )
+        first = rows[0]
+        out.append(Finding("batch", "no-write-share", message, "tags.category", first.file, None))
+    return out
