@@ -40,7 +40,9 @@ def outcome_problems(case: Case, domain: Domain) -> list[Problem]:
     return problems
 
 
-def replay(case: Case, domain: Domain | None = None) -> ReplayResult:
+def replay(case: Case, domain: Domain | None = None, *, states: bool = True) -> ReplayResult:
+    """Replay `case`'s expected calls; with `states=False` the final states are not dumped
+    (`final_state` and `comparable_state` stay None), for callers that need only the problems."""
     domain = domain or get_domain(case.domain)
     problems = outcome_problems(case, domain)
     if not domain.has_simulator:
@@ -51,6 +53,8 @@ def replay(case: Case, domain: Domain | None = None) -> ReplayResult:
         if not result.ok:
             message = result.content.get("message") if isinstance(result.content, dict) else result.error
             problems.append(Problem(f"expected.tool_calls[{index}]", f"replaying {call.tool} failed ({result.error}): {message}", "replay"))
+    if not states:
+        return ReplayResult(ok=not problems, problems=problems)
     return ReplayResult(
         ok=not problems,
         problems=problems,

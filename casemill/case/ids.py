@@ -16,17 +16,34 @@ ID_PREFIX = "c_"
 ID_HEX_DIGITS = 20
 
 
+def _keep(value: Any) -> bool:
+    return value is not None and not (isinstance(value, str | list | dict) and not value)
+
+
 def _prune(value: Any) -> Any:
-    if isinstance(value, dict):
+    # Exact-type fast paths for the common leaves (str, int, bool) skip a recursive call; every
+    # other value takes the general path, so the output is the same for any input.
+    kind = type(value)
+    if kind is dict:
         out = {}
         for k, v in value.items():
-            pv = _prune(v)
-            if pv is None or pv == "" or pv == [] or pv == {}:
-                continue
-            out[k] = pv
+            vk = type(v)
+            if vk is str:
+                if v:
+                    out[k] = v
+            elif vk is int or vk is bool:
+                out[k] = v
+            else:
+                pv = _prune(v)
+                if _keep(pv):
+                    out[k] = pv
         return out
+    if kind is str or kind is int or kind is bool:
+        return value
+    if isinstance(value, dict):
+        return {k: pv for k, v in value.items() if _keep(pv := _prune(v))}
     if isinstance(value, list | tuple):
-        return [_prune(v) for v in value]
+        return [v if type(v) is str else _prune(v) for v in value]
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value

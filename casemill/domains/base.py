@@ -42,9 +42,26 @@ def _validator(spec_json: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads(spec_json))
 
 
+# Validators by the identity of a spec's parameters object (the object is kept alive beside its
+# validator, so its id cannot be reused): saves serialising the spec on every call.
+_BY_IDENTITY: dict[int, tuple[Any, Draft202012Validator]] = {}
+
+
+def _validator_for(parameters: dict[str, Any]) -> Draft202012Validator:
+    hit = _BY_IDENTITY.get(id(parameters))
+    if hit is not None and hit[0] is parameters:
+        return hit[1]
+    validator = _validator(json.dumps(parameters, sort_keys=True))
+    if len(_BY_IDENTITY) < 1024:
+        _BY_IDENTITY[id(parameters)] = (parameters, validator)
+    return validator
+
+
 def param_errors(spec: dict[str, Any], params: dict[str, Any]) -> list[str]:
     """Problems of `params` against a tool spec's JSON Schema, in words."""
-    validator = _validator(json.dumps(spec["function"]["parameters"], sort_keys=True))
+    validator = _validator_for(spec["function"]["parameters"])
+    if validator.is_valid(params):
+        return []
     out = []
     for err in sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(parameters)"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import orjson
+
 from casemill.case.model import Environment, ToolFault
 from casemill.domains.base import Sandbox, ToolResult, param_errors
 from casemill.domains.support import policy
@@ -17,10 +19,19 @@ from casemill.domains.support.state import Order, Refund, SupportState, Ticket
 from casemill.domains.support.tools import TOOLS_BY_NAME
 
 
+def _private_copy(state: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of a JSON state (a JSON round trip is ~10x faster than `copy.deepcopy`);
+    states holding non-JSON objects fall back to `copy.deepcopy`."""
+    try:
+        return orjson.loads(orjson.dumps(state))
+    except TypeError:
+        return copy.deepcopy(state)
+
+
 class SupportSandbox(Sandbox):
     def __init__(self, environment: Environment, *, faults: bool = True):
         super().__init__(environment, faults=faults)
-        self.state = SupportState.parse(copy.deepcopy(environment.state))
+        self.state = SupportState.parse(_private_copy(environment.state))
 
     # -- plumbing ---------------------------------------------------------------------------
     def _dispatch(self, tool: str, params: dict[str, Any]) -> ToolResult:
