@@ -1,7 +1,8 @@
-"""What scoring needs from a case, computed once per case id: expected tool sets, lower-cased
+"""What scoring needs from a case's meaning, computed once per case id: expected tool sets, lower-cased
 phrases, and the expected final state from replaying the expected calls.
 
-A case id is a content hash, so a context cached under it never goes stale.
+A case id is a content hash of the case's meaning, so a context cached under it never goes
+stale; tags are not part of the id and are read from the case itself on every call.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ class CaseContext:
     expected_state: dict | None  # None: the domain has no simulator or the replay failed
     replay_note: str | None
     reference_reply: str | None
-    semantic_phrases: bool
 
 
 _CACHE: dict[str, CaseContext] = {}
@@ -93,7 +93,6 @@ def _build(case: Case) -> CaseContext:
         expected_state=state,
         replay_note=note,
         reference_reply=expected.reference_reply,
-        semantic_phrases=SEMANTIC_LABEL in case.tags.labels,
     )
 
 

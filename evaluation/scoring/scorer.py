@@ -8,7 +8,7 @@ from casemill.case.model import Case
 from evaluation import similarity
 from evaluation.scoring import metrics as m
 from evaluation.scoring.chapter import chapter_metrics
-from evaluation.scoring.context import CaseContext, context_for
+from evaluation.scoring.context import SEMANTIC_LABEL, CaseContext, context_for
 from evaluation.scoring.model import CaseScore, Mode
 from evaluation.scoring.registry import ScoringConfig
 from evaluation.trajectory import Trajectory
@@ -41,7 +41,7 @@ def score(
     ctx = context_for(case)
     if mode == "chapter":
         return _score_chapter(ctx, trajectory, config)
-    return _score_casemill(ctx, trajectory, config)
+    return _score_casemill(ctx, trajectory, config, SEMANTIC_LABEL in case.tags.labels)
 
 
 def _operational(trajectory: Trajectory, config: ScoringConfig) -> dict[str, float | None]:
@@ -55,7 +55,9 @@ def _operational(trajectory: Trajectory, config: ScoringConfig) -> dict[str, flo
     }
 
 
-def _score_casemill(ctx: CaseContext, t: Trajectory, config: ScoringConfig) -> CaseScore:
+def _score_casemill(
+    ctx: CaseContext, t: Trajectory, config: ScoringConfig, semantic: bool
+) -> CaseScore:
     calls = t.calls
     reply = t.final_reply or ""
     reply_lower = reply.lower()
@@ -64,7 +66,7 @@ def _score_casemill(ctx: CaseContext, t: Trajectory, config: ScoringConfig) -> C
     values["param_accuracy"] = m.param_accuracy(ctx, calls)
     notes: list[str] = []
     hits = m.phrase_hits(ctx, reply_lower)
-    if ctx.semantic_phrases and not all(hits):
+    if semantic and not all(hits):
         hits = _semantic_hits(ctx, reply, hits, config, notes)
     values["phrase_recall"] = sum(hits) / len(hits) if hits else None
     violations = m.forbidden_violations(ctx, calls, writes)
