@@ -215,10 +215,11 @@ def export_record(case: Case) -> dict[str, Any]:
             "environment.state",
             f"the chapter format needs a support order; domain {case.domain!r} has none",
         )
-    if not case.conversation:
+    if not any(t.role == "customer" for t in case.conversation):
         raise FieldProblem(
             "conversation",
-            "the chapter format needs a conversation (this case has only a user scenario)",
+            "the chapter format needs a conversation with a customer turn "
+            "(this case has only a user scenario)",
         )
     if case.domain == "support":
         calls = [sm.export_call(c, state) for c in case.expected.tool_calls]

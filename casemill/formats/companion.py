@@ -262,10 +262,11 @@ def export_record(case: Case) -> dict[str, Any]:
             "the companion format holds exactly one expected call; "
             f"this case has {len(case.expected.tool_calls)}",
         )
-    if not case.conversation:
+    if not any(t.role == "customer" for t in case.conversation):
         raise FieldProblem(
             "conversation",
-            "the companion format needs a conversation (this case has only a user scenario)",
+            "the companion format needs a conversation with a customer turn "
+            "(this case has only a user scenario)",
         )
     call = case.expected.tool_calls[0]
     state = case.environment.state

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from casemill.cli import app
+from casemill.errors import UserError
+from casemill.io.jsonl import read_jsonl
+
+runner = CliRunner()
+
+
+def test_import_writes_cases_and_quarantine_and_exits_1_on_bad_records(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "cases.jsonl"
+    result = runner.invoke(
+        app,
+        ["import", "--from", "chapter", str(fixtures / "chapter_mixed_bad.jsonl"), "-o", str(out)],
+    )
+    assert result.exit_code == 1, result.output
+    assert "read         19" in result.output and "imported     4" in result.output
+    assert "quarantined  15" in result.output
+    assert "chapter_mixed_bad.jsonl:4: field 'conversation[0].role'" in result.output
+    assert "generic:chapter 1, support 3" in result.output
+    assert len([line for line in read_jsonl(out) if line.value]) == 4
+    quarantine = tmp_path / "cases.quarantine.jsonl"
+    rows = [line.value for line in read_jsonl(quarantine)]
+    assert [r["line"] for r in rows] == [2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 16, 17, 18, 20]
+    assert rows[1]["reasons"][0]["field"] == "expected"
+
+
+def test_clean_import_exits_0_and_json_summary(fixtures: Path, tmp_path: Path) -> None:
+    quarantine = tmp_path / "q.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            "--from",
+            "companion",
+            str(fixtures / "companion_mixed.jsonl"),
+            "--quarantine",
+            str(quarantine),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["read"] == 12 and summary["imported"] == 12 and summary["quarantined"] == 0
+    assert summary["domains"]["generic:attorney"] == 2
+    assert summary["inferred_tools"]["generic:attorney"] == ["review_contract", "track_deadlines"]
+    assert not quarantine.exists()
+
+
+def test_export_round_trip_through_the_cli(fixtures: Path, tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    runner.invoke(
+        app,
+        ["import", "--from", "chapter", str(fixtures / "chapter_cases.jsonl"), "-o", str(cases)],
+    )
+    out = tmp_path / "chapter.jsonl"
+    result = runner.invoke(app, ["export", "--to", "chapter", str(cases), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote 7 of 7 cases" in result.output
+    original = [json.loads(x) for x in (fixtures / "chapter_cases.jsonl").read_text().splitlines()]
+    assert [json.loads(x) for x in out.read_text().splitlines()] == original
+
+
+def test_export_exits_1_when_cases_are_skipped(root: Path, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["export", "--to", "companion", str(root / "seeds"), "-o", str(tmp_path / "c.jsonl")]
+    )
+    assert result.exit_code == 1
+    assert "exactly one expected call" in result.output
+
+
+def test_environment_only_for_tau2(fixtures: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            "--from",
+            "chapter",
+            str(fixtures / "chapter_cases.jsonl"),
+            "--environment",
+            "db.json",
+        ],
+    )
+    assert result.exit_code != 0
+    assert isinstance(result.exception, UserError)
+    assert "--environment is only for --from tau2" in str(result.exception)
+
+
+@pytest.mark.shared_data
+def test_tau2_import_command(shared_data: Path, tmp_path: Path) -> None:
+    tau2 = shared_data / "tau2-retail"
+    out = tmp_path / "tau2.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            "--from",
+            "tau2",
+            str(tau2 / "tasks.json"),
+            "--environment",
+            str(tau2 / "db.json"),
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "imported     114" in result.output and "tau2-retail 114" in result.output
+    assert sum(1 for line in read_jsonl(out) if line.value) == 114
