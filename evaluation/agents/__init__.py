@@ -1,0 +1,74 @@
+"""Agents under test: one protocol (`Agent`), several transports.
+
+Specs `load_agent` understands:
+- `reference` / `reference:NAME`: the built-in rule-based support agent and its faulty variants;
+- `python:package.module:function`: a Python callable (sync or async);
+- `http://...` / `https://...`: an HTTP endpoint speaking `casemill-agent/1`;
+- `openai:MODEL`: an OpenAI-compatible model driven by Casemill's tool-calling loop.
+"""
+
+from __future__ import annotations
+
+from casemill.errors import UserError
+from casemill.settings import Settings
+from evaluation.agents.base import (
+    TRANSIENT_KINDS,
+    Agent,
+    AgentError,
+    AgentInfo,
+    AgentReply,
+    Episode,
+    EpisodeClosed,
+    StepLimitReached,
+)
+from evaluation.agents.episode import case_messages, new_episode
+from evaluation.agents.retry import RetryPolicy
+
+SPEC_HELP = "reference, reference:NAME, python:package.module:function, http(s)://..., openai:MODEL"
+
+
+def load_agent(spec: str, settings: Settings | None = None) -> Agent:
+    """The agent a spec names; `UserError` with what to write when the spec is not understood."""
+    spec = spec.strip()
+    if spec == "reference" or spec.startswith("reference:"):
+        from evaluation.reference import reference_agent
+
+        return reference_agent(spec.partition(":")[2] or None)
+    if spec.startswith("python:"):
+        from evaluation.agents.python_agent import PythonAgent
+
+        return PythonAgent.from_spec(spec[len("python:") :])
+    if spec.startswith(("http://", "https://")):
+        from evaluation.agents.http_agent import HTTPAgent
+
+        timeout = (settings or Settings()).llm_timeout_s
+        return HTTPAgent(url=spec, timeout_s=timeout)
+    if spec.startswith("openai:"):
+        from evaluation.agents.openai_agent import OpenAIAgent
+
+        return OpenAIAgent.from_spec(spec[len("openai:") :], settings)
+    raise UserError(f"unknown agent spec {spec!r}; expected one of: {SPEC_HELP}")
+
+
+def builtin_agents() -> list[AgentInfo]:
+    """The reference agent and each faulty variant, with the bug it has."""
+    from evaluation.reference import builtin_infos
+
+    return builtin_infos()
+
+
+__all__ = [
+    "TRANSIENT_KINDS",
+    "Agent",
+    "AgentError",
+    "AgentInfo",
+    "AgentReply",
+    "Episode",
+    "EpisodeClosed",
+    "RetryPolicy",
+    "StepLimitReached",
+    "builtin_agents",
+    "case_messages",
+    "load_agent",
+    "new_episode",
+]

@@ -1,0 +1,166 @@
+"""`openai:MODEL`: an OpenAI-compatible model driven by Casemill's own tool-calling loop.
+
+The loop sends the messages and the tool specs through `casemill.llm.LLMEndpoint` (base URL and
+key from settings or the environment), executes the tool calls the model returns against the
+sandbox, appends the results as `tool` messages and asks again, until the model answers without
+tool calls (the final reply) or the step limit is reached. Token usage is summed over requests.
+
+Transport errors are retried here, per request, with exponential backoff and seeded jitter
+(the SDK's own retries are off so that attempts are counted and reproducible): timeouts,
+connection errors, 429 (honouring `Retry-After`) and 5xx. A reply that is not JSON is not
+retried (`invalid_json`). A tool call whose arguments are not a JSON object, or that names a
+tool the domain does not have, is recorded, answered with an error message the model can read,
+and noted on the trajectory (`malformed_tool_call`, `unknown_tool`); the loop carries on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from casemill.case.ids import short_hash
+from casemill.llm import LLMEndpoint
+from casemill.settings import Settings
+from evaluation.agents.base import (
+    AgentError,
+    AgentReply,
+    Episode,
+    StepLimitReached,
+    parse_arguments,
+)
+from evaluation.agents.retry import RetryPolicy, parse_retry_after, status_kind
+
+log = logging.getLogger(__name__)
+
+LOOP_VERSION = "1"
+
+
+@dataclass
+class _Usage:
+    prompt: int = 0
+    completion: int = 0
+
+
+@dataclass
+class OpenAIAgent:
+    endpoint: LLMEndpoint
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    seed: int = 0
+    temperature: float = 0.0
+    system_prompt: str | None = None
+    sleep: Any = time.sleep  # injected so tests can count waits
+
+    def __post_init__(self) -> None:
+        # Casemill retries itself (counted, seeded); the SDK must not retry underneath.
+        self.endpoint = replace(self.endpoint, max_retries=0, _client=None)
+        self.name = f"openai:{self.endpoint.model}"
+        config = {
+            "spec": self.name,
+            "base_url": self.endpoint.base_url,
+            "temperature": self.temperature,
+            "system_prompt": self.system_prompt,
+            "loop": LOOP_VERSION,
+        }
+        self.fingerprint = short_hash(json.dumps(config, sort_keys=True))
+
+    @classmethod
+    def from_spec(cls, model: str, settings: Settings | None = None) -> OpenAIAgent:
+        endpoint = LLMEndpoint.from_settings(settings)  # raises EndpointNotConfigured
+        return cls(endpoint=replace(endpoint, model=model or endpoint.model))
+
+    async def run(self, episode: Episode) -> AgentReply:
+        return await episode.in_thread(self.run_sync, episode)
+
+    def run_sync(self, episode: Episode) -> AgentReply:
+        rng = random.Random(f"{self.seed}:{episode.case_id}")
+        messages = list(episode.messages)
+        if self.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        usage = _Usage()
+        for _ in range(episode.max_steps):
+            message = self._complete(messages, episode.tools, rng, usage)
+            tool_calls = message.get("tool_calls") or []
+            if not tool_calls:
+                messages.append({"role": "assistant", "content": message.get("content") or ""})
+                return AgentReply(message.get("content"), messages, usage.prompt, usage.completion)
+            messages.append(
+                {"role": "assistant", "content": message.get("content"), "tool_calls": tool_calls}
+            )
+            try:
+                for call in tool_calls:
+                    messages.append(self._execute(episode, call))
+            except StepLimitReached:
+                break
+        return AgentReply(None, messages, usage.prompt, usage.completion, hit_step_limit=True)
+
+    def _execute(self, episode: Episode, call: dict[str, Any]) -> dict[str, Any]:
+        fn = call.get("function") or {}
+        name, raw = str(fn.get("name") or ""), fn.get("arguments")
+        args = parse_arguments(raw)
+        if args is None:
+            result = episode.record_malformed(name, str(raw), call.get("id"))
+        else:
+            result = episode.call(name, args, call_id=call.get("id"))
+        return {"role": "tool", "tool_call_id": call.get("id"), "content": result.as_text()}
+
+    def _complete(
+        self, messages: list[dict], tools: list[dict], rng: random.Random, usage: _Usage
+    ) -> dict[str, Any]:
+        for attempt in range(1, self.retry.attempts + 1):
+            try:
+                response = self.endpoint.chat(messages, tools=tools, temperature=self.temperature)
+                return _message(response, usage)
+            except AgentError as exc:
+                error = exc
+            except Exception as exc:  # noqa: BLE001 - classified, then retried or recorded
+                error = _classify(exc)
+            if not error.transient or attempt == self.retry.attempts:
+                raise error
+            wait = self.retry.delay(attempt, rng, error.retry_after_s)
+            log.info("%s: %s; retry %d in %.2fs", self.name, error.kind, attempt, wait)
+            self.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _message(response: Any, usage: _Usage) -> dict[str, Any]:
+    if getattr(response, "usage", None) is not None:
+        usage.prompt += int(response.usage.prompt_tokens or 0)
+        usage.completion += int(response.usage.completion_tokens or 0)
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise AgentError("invalid_reply", "the endpoint answered without choices")
+    message = choices[0].message
+    out: dict[str, Any] = {"content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": tc.id,
+                "type": "function",
+                "function": {"name": tc.function.name, "arguments": tc.function.arguments},
+            }
+            for tc in message.tool_calls
+        ]
+    return out
+
+
+def _classify(exc: Exception) -> AgentError:
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return AgentError("timeout", f"request timed out: {exc}")
+    if isinstance(exc, openai.APIConnectionError):
+        return AgentError("connection", f"connection failed: {exc}")
+    if isinstance(exc, openai.APIStatusError):
+        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+        return AgentError(
+            status_kind(exc.status_code),
+            f"HTTP {exc.status_code}: {exc.message}",
+            retry_after_s=retry_after,
+        )
+    if isinstance(exc, json.JSONDecodeError | ValueError):
+        return AgentError("invalid_json", f"the endpoint's reply is not valid JSON: {exc}")
+    return AgentError("exception", f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,620 @@
+"""Rule-based reading of a support conversation: regexes and keyword lists, nothing learned.
+
+`read_request(messages)` finds the signed-in customer (from the system turn), the order ids the
+customer wrote, and the intents (refund, cancel, change_address, exchange, escalate, status) with
+the clause each was asked in. Item names, damage words, amounts, addresses and variants are read
+from the text by the small functions below, which the agent calls once it has the order.
+Instructions inside the customer's text are read as words like any others: nothing here obeys
+them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+CUSTOMER_RE = re.compile(r"Authenticated customer:\s*(C\d+)")
+CUSTOMER_ID_RE = re.compile(r"\b(C\d{4,})\b")
+# W + 4 digits, optionally '#', lower case, a hyphen or a space; letter O read as zero
+ORDER_RE = re.compile(r"(?<![A-Za-z0-9])#?\s?[Ww][- ]?([0-9Oo]{4})(?![0-9A-Za-z])")
+
+SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n+|\s+but\s+|\s*\bthough\b\s*", re.IGNORECASE)
+
+INTENT_PATTERNS: dict[str, re.Pattern[str]] = {
+    "escalate": re.compile(
+        r"\b(?:escalat\w*|(?:speak|talk|chat)\s+(?:to|with)\s+(?:a\s+|an\s+|your\s+|the\s+)?(?:human|person|"
+        r"manager|supervisor|someone|agent|representative|rep)|human\s+(?:agent|being)|real\s+person|"
+        r"live\s+agent|(?:get|transfer|connect|put|pass)\s+(?:me|this|it)\s+(?:to|through\s+to|with)\s+"
+        r"(?:a\s+|your\s+|the\s+)?(?:human|person|manager|supervisor|someone)|a\s+human|"
+        r"(?:get|want|need)\s+(?:me\s+)?(?:a|the|your)\s+(?:manager|supervisor)|exception)\b",
+        re.IGNORECASE,
+    ),
+    "cancel": re.compile(
+        r"\b(?:cancel(?:l?ed|l?ing|lation)?|stop\s+(?:the\s+|my\s+)?(?:order|it|shipment)\b)",
+        re.IGNORECASE,
+    ),
+    "change_address": re.compile(
+        r"\b(?:(?:shipping|delivery|new)\s+address|(?:change|update|correct|fix)\s+(?:the\s+|my\s+)?"
+        r"(?:shipping\s+|delivery\s+)?address|address\s+(?:to|change)|change\s+where|"
+        r"(?:ship|send|deliver|redirect)\s+(?:it|them|the\s+order|my\s+order|the\s+package|order\s+\S+|\S*W\d{4})\s+"
+        r"(?:to|instead\s+to)|moved\s+to|go\s+to\s+(?=\d)|new\s+apartment)\b",
+        re.IGNORECASE,
+    ),
+    "exchange": re.compile(r"\b(?:exchange|swap|trade|switch)\w*\b", re.IGNORECASE),
+    "refund": re.compile(
+        r"\b(?:refund\w*|money\s+back|reimburs\w*|my\s+money|credit\s+(?:me|back)|\S+\s+back\s+be)\b",
+        re.IGNORECASE,
+    ),
+    "status": re.compile(
+        r"\b(?:where\b|status|track\w*|shipped\s+yet|arrived?\s+yet|any\s+update|on\s+its\s+way|"
+        r"has\s+(?:it|my\s+order|order\s+\S+)\s+shipped|(?:whether|if)\s+.{0,30}\s+(?:has\s+)?shipped|"
+        r"when\s+will\s+(?:it|my\s+order|order\s+\S+|the\s+\w+)\s+(?:arrive|ship|come))",
+        re.IGNORECASE,
+    ),
+}
+NEGATION_RE = re.compile(
+    r"\b(?:don'?t|do\s+not|no\s+need\s+to|not|no|never|no\s+longer|instead\s+of|rather\s+than|without)"
+    r"(?:\s+\w+){0,3}\s*$",
+    re.IGNORECASE,
+)
+CHANGE_OF_MIND_RE = re.compile(
+    r"\b(?:actually|instead|never\s*mind|changed\s+my\s+mind|scratch\s+that|forget)\b",
+    re.IGNORECASE,
+)
+AFFIRM_RE = re.compile(
+    r"^\W*(?:yes|yeah|yep|sure|ok|okay|alright|please\s+do|go\s+ahead|that\s+works|sounds\s+good|deal|fine)\b",
+    re.IGNORECASE,
+)
+EXCEPTION_RE = re.compile(r"\bexception\b", re.IGNORECASE)
+
+DAMAGE_WORDS: dict[str, str] = {
+    "cracked": "damaged",
+    "broken": "damaged",
+    "broke": "damaged",
+    "shattered": "damaged",
+    "damaged": "damaged",
+    "dented": "damaged",
+    "chipped": "damaged",
+    "smashed": "damaged",
+    "torn": "damaged",
+    "ripped": "damaged",
+    "scratched": "damaged",
+    "leaking": "damaged",
+    "defective": "defective",
+    "faulty": "defective",
+    "doesn't work": "defective",
+    "does not work": "defective",
+    "stopped working": "defective",
+    "won't turn on": "defective",
+    "not working": "defective",
+    "dead on arrival": "defective",
+    "malfunction": "defective",
+    "arrived wrong": "wrong_item",
+    "wrong item": "wrong_item",
+    "wrong one": "wrong_item",
+    "wrong size": "wrong_item",
+    "wrong color": "wrong_item",
+    "wrong colour": "wrong_item",
+    "not what i ordered": "wrong_item",
+    "sent the wrong": "wrong_item",
+    "wrong": "wrong_item",
+    "the one in the box is": "wrong_item",
+    "instead of the": "wrong_item",
+    "hole": "damaged",
+    "tear": "damaged",
+    "snag": "damaged",
+    "scratch": "damaged",
+    "crushed": "damaged",
+    "peeled off": "defective",
+    "dead": "defective",
+    "won't charge": "defective",
+    "wont charge": "defective",
+    "flickers": "defective",
+    "goes dark": "defective",
+    "won't pair": "defective",
+    "will pair with anything": "defective",
+    "stopped": "defective",
+    "missing": "missing",
+    "never arrived": "missing",
+    "wasn't in the": "missing",
+    "without the": "missing",
+    "was not in the": "missing",
+    "not in the box": "missing",
+    "not included": "missing",
+}
+DAMAGE_RE = re.compile(
+    r"\b(?:" + "|".join(re.escape(w) for w in sorted(DAMAGE_WORDS, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
+FINE_RE = re.compile(
+    r"\b(?:(?:is|are|was|were|arrived|came|seem|seems)\s+(?:fine|ok|okay|perfect|great|intact|good|all\s+right)|survived)\b",
+    re.IGNORECASE,
+)
+PRONOUN_RE = re.compile(r"\b(?:it|they|them|one|both)\b", re.IGNORECASE)
+
+MONEY_RE = re.compile(r"\$\s?(\d{1,6}(?:,\d{3})*(?:\.\d{1,2})?)|(?<![\d.])(\d{1,6}\.\d{2})(?![\d])")
+PARTIAL_RE = re.compile(
+    r"\b(?:partial|refund\w*|back|credit|compensat\w*|reimburs\w*)\b", re.IGNORECASE
+)
+
+STOPWORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "for",
+        "with",
+        "to",
+        "in",
+        "on",
+        "my",
+        "your",
+        "this",
+        "that",
+        "set",
+        "pack",
+        "pair",
+        "piece",
+        "pcs",
+        "oz",
+        "ml",
+        "inch",
+        "cm",
+        "new",
+        "one",
+        "item",
+        "order",
+        "size",
+        "color",
+        "colour",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str
+    turn: int
+
+
+@dataclass
+class Mention:
+    """One intent as the customer asked it."""
+
+    kind: str
+    clause: Clause
+    order_id: str | None = None
+
+
+@dataclass
+class Request:
+    customer_id: str | None
+    customer_turns: list[str]
+    clauses: list[Clause]
+    order_ids: list[str]
+    mentions: list[Mention] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.customer_turns)
+
+
+def customer_id_of(messages: list[dict[str, Any]]) -> str | None:
+    for message in messages:
+        if message.get("role") == "system":
+            match = CUSTOMER_RE.search(str(message.get("content") or ""))
+            if match:
+                return match.group(1)
+    return None
+
+
+def normalize_order_id(digits: str) -> str:
+    return "W" + digits.replace("O", "0").replace("o", "0")
+
+
+def order_ids_in(text: str) -> list[str]:
+    """Order ids in `text`, in order of appearance, each once."""
+    seen: list[str] = []
+    for match in ORDER_RE.finditer(text):
+        if sum(ch.isdigit() for ch in match.group(1)) < 3:
+            continue
+        order_id = normalize_order_id(match.group(1))
+        if order_id not in seen:
+            seen.append(order_id)
+    return seen
+
+
+def split_clauses(turns: list[str]) -> list[Clause]:
+    out = []
+    for index, turn in enumerate(turns):
+        for part in SPLIT_RE.split(turn):
+            if part and part.strip():
+                out.append(Clause(part.strip(), index))
+    return out
+
+
+def intents_in(clause: Clause) -> list[tuple[int, str]]:
+    """(position, kind) of each intent asked for (not negated) in one clause."""
+    found = []
+    for kind, pattern in INTENT_PATTERNS.items():
+        for match in pattern.finditer(clause.text):
+            if NEGATION_RE.search(clause.text[: match.start()]):
+                continue
+            found.append((match.start(), kind))
+            break
+    return sorted(found)
+
+
+def negated_intents_in(clause: Clause) -> set[str]:
+    out = set()
+    for kind, pattern in INTENT_PATTERNS.items():
+        for match in pattern.finditer(clause.text):
+            if NEGATION_RE.search(clause.text[: match.start()]):
+                out.add(kind)
+    return out
+
+
+def read_request(messages: list[dict[str, Any]], *, find_order_ids: Any = order_ids_in) -> Request:
+    """The customer, the order ids and the intents of a conversation (see the module doc).
+
+    Across turns, a later turn that changes its mind ("actually", "instead", "never mind") and
+    asks for something replaces what earlier turns asked; a negated intent ("don't cancel")
+    withdraws it. A last turn that only agrees ("yes, that works") accepts what the assistant
+    proposed just before, so the proposal is read as part of the request. Damage words with no
+    intent word at all read as a refund request; asking for an exception to the policy is a
+    request for a human."""
+    turns = customer_turns(messages)
+    customer_id = customer_id_of(messages)
+    if customer_id is None:
+        found = CUSTOMER_ID_RE.search("\n".join(turns))
+        customer_id = found.group(1) if found else None
+    clauses = split_clauses(turns)
+    request = Request(customer_id, turns, clauses, find_order_ids("\n".join(turns)))
+    mentions: list[Mention] = []
+    for clause in clauses:
+        withdrawn = negated_intents_in(clause)
+        found = intents_in(clause)
+        turn = turns[clause.turn]
+        if (
+            found
+            and CHANGE_OF_MIND_RE.search(turn)
+            and not re.search(r"\b(?:also|too|as well)\b", turn, re.IGNORECASE)
+        ):
+            mentions = [m for m in mentions if m.clause.turn == clause.turn]
+        mentions = [m for m in mentions if m.kind not in withdrawn or m.clause.turn == clause.turn]
+        mentions.extend(Mention(kind, clause) for _, kind in found)
+    if not mentions:
+        damaged = next((c for c in clauses if DAMAGE_RE.search(c.text)), None)
+        if damaged is not None:
+            mentions.append(Mention("refund", damaged))
+    if any(m.kind == "escalate" for m in mentions) and EXCEPTION_RE.search(request.text):
+        mentions = [m for m in mentions if m.kind in ("escalate", "status")]
+    request.mentions = _assign_orders(mentions, clauses, find_order_ids)
+    return request
+
+
+def customer_turns(messages: list[dict[str, Any]]) -> list[str]:
+    """The customer's turns, typos fixed; an agreeing last turn brings the proposal it agrees
+    to along (the assistant text just before it)."""
+    turns: list[str] = []
+    last_assistant = ""
+    for message in messages:
+        role, text = message.get("role"), str(message.get("content") or "")
+        if role == "assistant" and text.strip():
+            last_assistant = text
+        elif role == "user":
+            if AFFIRM_RE.search(text) and last_assistant and len(text) < 80:
+                turns.append(fix_typos(last_assistant))
+            turns.append(fix_typos(text))
+            last_assistant = ""
+    return turns
+
+
+KEYWORDS = frozenset(
+    [
+        "refund",
+        "cancel",
+        "exchange",
+        "address",
+        "broken",
+        "cracked",
+        "damaged",
+        "shattered",
+        "defective",
+        "missing",
+        "arrived",
+        "delivered",
+        "shipped",
+        "status",
+        "human",
+        "manager",
+        "please",
+        "order",
+        "return",
+        "replace",
+        "receive",
+        "received",
+    ]
+) | frozenset(w for w in DAMAGE_WORDS if " " not in w and "'" not in w)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether a and b are one insertion, deletion, substitution or transposition apart."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def fix_typos(text: str) -> str:
+    """Words one edit away from a keyword (`refnd`, `brokn`, `crakced`) read as the keyword."""
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        low = word.lower()
+        if low in KEYWORDS or len(low) < 5:
+            return word
+        return next((k for k in sorted(KEYWORDS) if len(k) >= 5 and _one_edit(low, k)), word)
+
+    return re.sub(r"[A-Za-z]+", fix, text)
+
+
+def _assign_orders(
+    mentions: list[Mention], clauses: list[Clause], find_order_ids: Any
+) -> list[Mention]:
+    out: list[Mention] = []
+    seen: set[tuple[str, str | None]] = set()
+    for mention in mentions:
+        index = clauses.index(mention.clause)
+        own = find_order_ids(mention.clause.text)
+        before = [i for c in clauses[:index] for i in find_order_ids(c.text)]
+        after = [i for c in clauses[index + 1 :] for i in find_order_ids(c.text)]
+        mention.order_id = (own or before[-1:] or after[:1] or [None])[0]
+        key = (mention.kind, mention.order_id)
+        if key not in seen:
+            seen.add(key)
+            out.append(mention)
+    return out
+
+
+# -- items ------------------------------------------------------------------------------------
+def stem(word: str) -> str:
+    """A plural's singular, roughly (`glasses` -> `glass`, `mugs` -> `mug`)."""
+    word = word.lower()
+    if word.endswith("es") and word[:-2].endswith(("ss", "sh", "ch", "x")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def item_words(name: str) -> set[str]:
+    return {
+        stem(w) for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 3 and w not in STOPWORDS
+    }
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"\b{re.escape(word)}(?:s|es)?\b", text, re.IGNORECASE) is not None
+
+
+def match_items(text: str, items: list[dict[str, Any]]) -> tuple[list[str], bool]:
+    """Items named in `text` by a word of their name; (ids, ambiguous). The item whose name
+    matches more words wins over one that matches fewer of the same; a tie is ambiguous."""
+    matched = {
+        i["item_id"]: {w for w in item_words(i["name"]) if _has_word(text, w)} for i in items
+    }
+    matched = {k: v for k, v in matched.items() if v}
+    keep = [k for k, v in matched.items() if not any(v < other for other in matched.values())]
+    ambiguous = any(matched[a] == matched[b] for a in keep for b in keep if a < b)
+    return keep, ambiguous
+
+
+def damaged_items(
+    clauses: list[Clause], items: list[dict[str, Any]]
+) -> tuple[dict[str, str], bool, str | None]:
+    """Items said to be damaged (id -> refund reason), whether that was ambiguous, and the
+    reason heard anywhere. A later turn that names the items (the answer to "which item?")
+    wins over an earlier, ambiguous one."""
+    per_turn: dict[int, tuple[dict[str, str], bool]] = {}
+    heard, last = None, []
+    for clause in clauses:
+        ids, amb = match_items(clause.text, items)
+        found = DAMAGE_RE.search(clause.text)
+        if found:
+            reason = DAMAGE_WORDS[found.group(0).lower()]
+            heard = heard or reason
+            fine = set()
+            for fine_match in FINE_RE.finditer(clause.text):
+                part = re.split(r",|\band\b", clause.text[: fine_match.end()])[-1]
+                fine |= set(match_items(part, items)[0])
+            targets = [i for i in ids if i not in fine] or (
+                last if PRONOUN_RE.search(clause.text) else []
+            )
+            out, ambiguous = per_turn.setdefault(clause.turn, ({}, False))
+            for target in targets:
+                out.setdefault(target, reason)
+            per_turn[clause.turn] = (out, ambiguous or (amb and len(targets) > 1))
+        elif ids and clause.turn in per_turn and not per_turn[clause.turn][0]:
+            per_turn[clause.turn] = ({i: heard or "" for i in ids}, amb)
+        if ids:
+            last = ids
+    for turn in sorted(per_turn, reverse=True):
+        out, ambiguous = per_turn[turn]
+        if out and not ambiguous:
+            return out, False, heard
+    merged: dict[str, str] = {}
+    for out, _ in per_turn.values():
+        merged.update(out)
+    return merged, any(a for _, a in per_turn.values()), heard
+
+
+# -- money, addresses, variants -----------------------------------------------------------
+ASKED_AMOUNT_RES = (
+    re.compile(
+        r"\bpartial\s+refund\s+(?:of\s+|for\s+)?(?:just\s+|only\s+)?\$?\s?(\d+(?:\.\d{1,2})?)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\brefund\s+(?:me\s+)?(?:of\s+)?(?:just\s+|only\s+)?\$\s?(\d+(?:\.\d{1,2})?)",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\brefund\s+(?:me\s+)?(?:of\s+)?(?:just\s+|only\s+)?(\d+\.\d{2})\b", re.IGNORECASE),
+    re.compile(r"\$?\s?(\d+\.\d{2})\s+(?:back|refund(?:ed)?|credit(?:ed)?)\b", re.IGNORECASE),
+    re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)\s+(?:back|refund(?:ed)?|credit(?:ed)?)\b", re.IGNORECASE),
+    re.compile(r"\bpartial\b[^.$\d]{0,40}\$?\s?(\d+\.\d{2}|\d+)\b", re.IGNORECASE),
+)
+
+
+FRACTION_RE = re.compile(
+    r"\b(?:refund|back|credit)\w*\s+(?:me\s+)?(half|a\s+third|a\s+quarter|(\d{1,2})\s*%)",
+    re.IGNORECASE,
+)
+FRACTIONS = {"half": 0.5, "a third": 1 / 3, "a quarter": 0.25}
+
+
+def asked_fraction(text: str) -> float | None:
+    """A share of the price the customer asks back ("refund half of what I paid")."""
+    match = FRACTION_RE.search(text)
+    if match is None:
+        return None
+    if match.group(2):
+        return int(match.group(2)) / 100
+    return FRACTIONS[re.sub(r"\s+", " ", match.group(1).lower())]
+
+
+def asked_amount(text: str) -> float | None:
+    """An amount the customer asks to get back ("a partial refund of 5.00", "$5 back")."""
+    best: tuple[int, float] | None = None
+    for pattern in ASKED_AMOUNT_RES:
+        match = pattern.search(text)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), float(match.group(1).replace(",", "")))
+    return best[1] if best else None
+
+
+ADDRESS_RE = re.compile(
+    r"(?P<street1>\d+[A-Za-z]?\s+[A-Za-z0-9 .'-]+?)\s*,\s*"
+    r"(?:(?P<street2>(?:apt|apartment|suite|ste|unit|floor|fl|#)\.?\s*[A-Za-z0-9-]+)\s*,\s*)?"
+    r"(?P<city>[A-Za-z][A-Za-z .'-]*?)\s*,\s*"
+    r"(?:(?P<state>[A-Z]{2})\s*,?\s*)?"
+    r"(?P<zip>\d{5}(?:-\d{4})?)\b",
+)
+
+
+def address_in(text: str) -> dict[str, str] | None:
+    """A US-style address: `12 Oak Street, [Apt 4,] Springfield, IL 62704`."""
+    found = None
+    for match in ADDRESS_RE.finditer(text):
+        found = match  # the last address written is the new one
+    if found is None:
+        return None
+    street1 = re.sub(r"^(?:to|at|is)\s+", "", found.group("street1").strip(), flags=re.IGNORECASE)
+    street1 = re.split(r"\b(?:to|at|is)\s+(?=\d)", street1)[-1].strip()
+    address = {"street1": street1}
+    if found.group("street2"):
+        address["street2"] = found.group("street2").strip()
+    address["city"] = found.group("city").strip()
+    if found.group("state"):
+        address["state"] = found.group("state")
+    address["zip"] = found.group("zip")
+    return address
+
+
+VARIANT_RE = re.compile(r"\b(P\d{2,}(?:-[A-Za-z0-9]+)+)\b")
+SIZES = {
+    "xxs": "XXS",
+    "xs": "XS",
+    "s": "S",
+    "m": "M",
+    "l": "L",
+    "xl": "XL",
+    "xxl": "XXL",
+    "small": "S",
+    "medium": "M",
+    "large": "L",
+    "extra large": "XL",
+    "x-large": "XL",
+}
+SIZE_RE = re.compile(
+    r"(?<!too\s)(?<!too\s\s)\b(?:size\s+(\d+(?:\.5)?|xxs|xs|s|m|l|xl|xxl)|(small|medium|large|extra\s+large|x-large))\b",
+    re.IGNORECASE,
+)
+COLOURS = frozenset(
+    [
+        "black",
+        "white",
+        "red",
+        "blue",
+        "green",
+        "yellow",
+        "orange",
+        "purple",
+        "pink",
+        "brown",
+        "grey",
+        "gray",
+        "navy",
+        "beige",
+        "teal",
+        "silver",
+        "gold",
+        "olive",
+        "maroon",
+        "cream",
+        "charcoal",
+        "tan",
+        "brass",
+        "indigo",
+        "clear",
+        "natural",
+    ]
+)
+THE_X_ONE_RE = re.compile(r"\b(?:the|a|an|in)\s+([a-z]+)\s+one\b", re.IGNORECASE)
+
+
+def _is_size(token: str) -> bool:
+    """A size token of a variant id: S, XL, OS (one size), 9, 10.5."""
+    if re.fullmatch(r"\d+(?:\.5)?", token):
+        return True
+    return token.upper() in SIZES.values() or (token.isupper() and len(token) <= 3)
+
+
+def wanted_variant(text: str, current: str | None) -> str | None:
+    """The variant the customer wants: an id they wrote, or their current variant id with the
+    size or colour they name swapped in (`P100-M-blue` + "size L" -> `P100-L-blue`)."""
+    ids = [v for v in VARIANT_RE.findall(text) if v != current]
+    if ids or not current:
+        return ids[-1] if ids else None
+    parts = current.split("-")
+    sizes = []
+    for match in SIZE_RE.finditer(text):
+        raw = (match.group(1) or match.group(2)).lower()
+        sizes.append(SIZES.get(re.sub(r"\s+", " ", raw), raw.upper()))
+    colours = [w.lower() for w in re.findall(r"[A-Za-z]+", text) if w.lower() in COLOURS]
+    colours += [
+        m.group(1).lower() for m in THE_X_ONE_RE.finditer(text) if m.group(1).lower() not in SIZES
+    ]
+    for index, part in enumerate(parts[1:], start=1):
+        if _is_size(part):
+            new = next((z for z in sizes if z != part.upper()), None)
+            if new:
+                parts[index] = new if not part.islower() else new.lower()
+        elif part.isalpha():
+            new = next((c for c in colours if c != part.lower()), None)
+            if new:
+                parts[index] = new if part.islower() else new.capitalize()
+    wanted = "-".join(parts)
+    return wanted if wanted != current else None

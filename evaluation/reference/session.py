@@ -1,0 +1,93 @@
+"""The reference agent's use of the tools within one episode: reads retried once, writes not.
+
+A read that fails (time-out, server error, a record that comes back corrupted or missing) is
+tried once more, which is always safe; when it fails again the agent stops and escalates with
+reason `tool_failure`. A write is never retried blindly (a write that timed out may have
+happened): its failure is reported and, when transient, escalated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from casemill.domains.base import ToolResult
+from casemill.domains.support.state import Order
+from evaluation.agents.base import Episode
+from evaluation.reference.extract import Request
+
+TRANSIENT_TOOL_ERRORS = frozenset({"timeout", "server_error"})
+
+
+class ToolFailure(Exception):  # noqa: N818 - a control-flow signal inside the agent
+    """A read kept failing."""
+
+    def __init__(self, tool: str, kind: str):
+        super().__init__(f"{tool}: {kind}")
+        self.tool = tool
+        self.kind = kind
+
+
+@dataclass
+class Session:
+    episode: Episode
+    request: Request
+    orders: dict[str, Order] = field(default_factory=dict)
+    listing: list[dict[str, Any]] | None = None
+    read_retries: int = 1
+
+    @property
+    def customer_id(self) -> str | None:
+        return self.request.customer_id
+
+    def get_order(self, order_id: str) -> Order | None:
+        """The order, None when it does not exist; `ToolFailure` when the tool keeps failing."""
+        if order_id in self.orders:
+            return self.orders[order_id]
+        for attempt in range(self.read_retries + 1):
+            result = self.episode.call("get_order", {"order_id": order_id})
+            order = _order(result)
+            if order is not None:
+                self.orders[order_id] = order
+                return order
+            last_try = attempt == self.read_retries
+            if result.error == "not_found" and last_try:
+                return None
+            if last_try:
+                raise ToolFailure("get_order", result.error or "corrupted")
+        return None  # pragma: no cover
+
+    def list_orders(self) -> list[dict[str, Any]]:
+        if self.listing is not None:
+            return self.listing
+        for attempt in range(self.read_retries + 1):
+            result = self.episode.call("list_customer_orders", {"customer_id": self.customer_id})
+            content = result.content if isinstance(result.content, dict) else {}
+            if result.ok and isinstance(content.get("orders"), list):
+                self.listing = [
+                    o for o in content["orders"] if isinstance(o, dict) and o.get("order_id")
+                ]
+                return self.listing
+            if attempt == self.read_retries:
+                if result.error == "not_found":
+                    self.listing = []
+                    return self.listing
+                raise ToolFailure("list_customer_orders", result.error or "corrupted")
+        return []  # pragma: no cover
+
+    def write(self, tool: str, params: dict[str, Any]) -> ToolResult:
+        result = self.episode.call(tool, params)
+        if result.ok and isinstance(params.get("order_id"), str):
+            self.orders.pop(params["order_id"], None)  # the order changed; read it again if needed
+        return result
+
+
+def _order(result: ToolResult) -> Order | None:
+    if not result.ok or not isinstance(result.content, dict) or result.content.get("_truncated"):
+        return None
+    try:
+        return Order.model_validate(result.content)
+    except ValidationError:
+        return None

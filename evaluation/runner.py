@@ -1,0 +1,297 @@
+"""Run an agent on cases: concurrent, time-limited, retried, resumable, nothing dropped.
+
+`run(agent, cases, run_dir)` gives the agent each case `trials` times, at most `concurrency` at
+a time (an asyncio semaphore; sync agents run in their own threads), each within `timeout_s`,
+and returns one `Trajectory` per (case, trial) in input order. Every finished trajectory is
+appended to `RUN_DIR/trajectories.jsonl` at once (see `run_store`), keyed by (case id, trial,
+agent fingerprint): a re-run does only what is missing, and with `rerun_failed` also what ended
+in an error. A case that cannot run still gets a trajectory, with `error` and `error_kind`
+(`timeout`, `exception`, `http_429`, `http_5xx`, `invalid_json`, `invalid_reply`,
+`malformed_tool_call`, `unknown_tool`, `no_simulator`, ...).
+
+Transient failures of a whole case (its time limit, or an adapter's transport errors after the
+adapter's own per-request retries) are retried from a fresh sandbox per `retry` (default: one
+more attempt), with exponential backoff and jitter seeded by `seed`, case and trial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from casemill.case.model import Case
+from casemill.settings import Settings
+from evaluation.agents import (
+    TRANSIENT_KINDS,
+    Agent,
+    AgentError,
+    AgentReply,
+    Episode,
+    EpisodeClosed,
+    StepLimitReached,
+    load_agent,
+    new_episode,
+)
+from evaluation.agents.retry import RetryPolicy
+from evaluation.run_store import RunStore
+from evaluation.trajectory import Trajectory
+
+log = logging.getLogger(__name__)
+
+CASE_RETRY = RetryPolicy(attempts=2, base_s=0.5, max_s=4.0)
+
+Progress = Callable[[int, int], None]
+
+
+def run(
+    agent_spec_or_agent: str | Agent,
+    cases: Sequence[Case],
+    run_dir: Path,
+    *,
+    trials: int = 1,
+    concurrency: int = 8,
+    timeout_s: float = 60.0,
+    max_steps: int = 20,
+    rerun_failed: bool = False,
+    progress: bool | Progress = False,
+    settings: Settings | None = None,
+    retry: RetryPolicy = CASE_RETRY,
+    seed: int = 0,
+) -> list[Trajectory]:
+    """Blocking wrapper of `run_async` (starts its own event loop)."""
+    return asyncio.run(
+        run_async(
+            agent_spec_or_agent,
+            cases,
+            run_dir,
+            trials=trials,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            max_steps=max_steps,
+            rerun_failed=rerun_failed,
+            progress=progress,
+            settings=settings,
+            retry=retry,
+            seed=seed,
+        )
+    )
+
+
+async def run_async(
+    agent_spec_or_agent: str | Agent,
+    cases: Sequence[Case],
+    run_dir: Path,
+    *,
+    trials: int = 1,
+    concurrency: int = 8,
+    timeout_s: float = 60.0,
+    max_steps: int = 20,
+    rerun_failed: bool = False,
+    progress: bool | Progress = False,
+    settings: Settings | None = None,
+    retry: RetryPolicy = CASE_RETRY,
+    seed: int = 0,
+) -> list[Trajectory]:
+    """Run the agent on every (case, trial) not yet done; see the module docstring."""
+    if trials < 1 or concurrency < 1 or max_steps < 1 or timeout_s <= 0:
+        raise ValueError("trials, concurrency and max_steps must be >= 1 and timeout_s > 0")
+    agent = (
+        load_agent(agent_spec_or_agent, settings)
+        if isinstance(agent_spec_or_agent, str)
+        else agent_spec_or_agent
+    )
+    store = RunStore(run_dir)
+    store.repair()
+    results = {(k[0], k[1]): t for k, t in store.load(agent.fingerprint).items()}
+    unique = list({case.id: case for case in cases}.values())
+    todo = [
+        (case, trial)
+        for case in unique
+        for trial in range(trials)
+        if (case.id, trial) not in results or (rerun_failed and results[(case.id, trial)].error)
+    ]
+    log.info(
+        "%s: %d of %d case x trial runs to do (%d done before)",
+        agent.name,
+        len(todo),
+        len(unique) * trials,
+        len(unique) * trials - len(todo),
+    )
+    report = _progress_reporter(progress, len(todo))
+    semaphore = asyncio.Semaphore(concurrency)
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-store")
+    loop = asyncio.get_running_loop()
+    finished = 0
+
+    async def one(case: Case, trial: int) -> None:
+        nonlocal finished
+        async with semaphore:
+            trajectory = await run_case(
+                agent, case, trial, timeout_s=timeout_s, max_steps=max_steps, retry=retry, seed=seed
+            )
+        await loop.run_in_executor(writer, store.append, [trajectory])
+        results[(case.id, trial)] = trajectory
+        finished += 1
+        report(finished, len(todo))
+
+    try:
+        await asyncio.gather(*(one(case, trial) for case, trial in todo))
+    finally:
+        writer.shutdown(wait=True)  # writes already started complete; unfinished cases rerun
+        report(-1, len(todo))
+    return [results[(case.id, trial)] for case in cases for trial in range(trials)]
+
+
+async def run_case(
+    agent: Agent,
+    case: Case,
+    trial: int,
+    *,
+    timeout_s: float,
+    max_steps: int,
+    retry: RetryPolicy = CASE_RETRY,
+    seed: int = 0,
+    sleep: Callable[[float], Any] = asyncio.sleep,
+) -> Trajectory:
+    """One (case, trial), retried from a fresh sandbox on transient failure."""
+    rng = random.Random(f"{seed}:{case.id}:{trial}")
+    for attempt in range(1, retry.attempts + 1):
+        trajectory = await _attempt(agent, case, trial, timeout_s=timeout_s, max_steps=max_steps)
+        if (
+            trajectory.error_kind not in TRANSIENT_KINDS
+            or trajectory.error is None
+            or attempt == retry.attempts
+        ):
+            return trajectory
+        wait = retry.delay(attempt, rng)
+        log.info(
+            "case %s trial %d: %s; attempt %d in %.2fs",
+            case.id,
+            trial,
+            trajectory.error_kind,
+            attempt + 1,
+            wait,
+        )
+        await sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _attempt(
+    agent: Agent, case: Case, trial: int, *, timeout_s: float, max_steps: int
+) -> Trajectory:
+    started = time.perf_counter()
+    base = {
+        "case_id": case.id,
+        "trial": trial,
+        "agent": agent.name,
+        "agent_fingerprint": agent.fingerprint,
+    }
+    try:
+        episode = new_episode(case, max_steps=max_steps)
+    except NotImplementedError as exc:
+        return Trajectory(**base, error=str(exc), error_kind="no_simulator")
+    except Exception as exc:  # noqa: BLE001 - a bad environment is this case's error, not the run's
+        return Trajectory(
+            **base, error=f"cannot build the sandbox: {exc}", error_kind="environment"
+        )
+    reply, error = None, None
+    try:
+        reply = await asyncio.wait_for(agent.run(episode), timeout_s)
+    except TimeoutError:
+        error = AgentError("timeout", f"no reply within the {timeout_s:g}s time limit")
+    except StepLimitReached:
+        reply = AgentReply(None, hit_step_limit=True)
+    except EpisodeClosed as exc:
+        error = AgentError("timeout", str(exc))
+    except AgentError as exc:
+        error = exc
+    except Exception as exc:  # noqa: BLE001 - the agent's failure becomes data
+        error = AgentError("exception", f"{type(exc).__name__}: {exc}")
+    finally:
+        episode.close()
+    return _trajectory(base, episode, reply, error, time.perf_counter() - started)
+
+
+def _trajectory(
+    base: dict, episode: Episode, reply: AgentReply | None, error: AgentError | None, latency: float
+) -> Trajectory:
+    reply = reply or AgentReply(None)
+    text = reply.text if isinstance(reply.text, str) else None
+    kind, message = (
+        (error.kind, str(error))
+        if error
+        else (episode.agent_faults[0] if episode.agent_faults else (None, None))
+    )
+    return Trajectory(
+        **base,
+        messages=tuple(reply.messages if reply.messages is not None else _messages(episode, text)),
+        calls=tuple(episode.calls),
+        final_reply=text,
+        steps=len(episode.calls) + (1 if (text or "").strip() else 0),
+        latency_s=round(latency, 6),
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        final_state=episode.sandbox.comparable_state(),
+        hit_step_limit=reply.hit_step_limit,
+        gave_up=reply.gave_up,
+        error=message,
+        error_kind=kind,
+    )
+
+
+def _messages(episode: Episode, text: str | None) -> list[dict[str, Any]]:
+    """The conversation plus the calls the agent made and its reply, in OpenAI chat format, for
+    agents that do not return their own message list."""
+    import json
+
+    out = list(episode.messages)
+    for call in episode.calls:
+        out.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call.call_id,
+                        "type": "function",
+                        "function": {"name": call.tool, "arguments": json.dumps(call.params)},
+                    }
+                ],
+            }
+        )
+        out.append(
+            {
+                "role": "tool",
+                "tool_call_id": call.call_id,
+                "content": json.dumps(call.result, sort_keys=True),
+            }
+        )
+    if text is not None:
+        out.append({"role": "assistant", "content": text})
+    return out
+
+
+def _progress_reporter(progress: bool | Progress, total: int) -> Progress:
+    if callable(progress):
+        return lambda done, n: progress(done, n) if done >= 0 else None
+    if not progress or total == 0:
+        return lambda done, n: None
+    from rich.progress import Progress as RichProgress  # the one Rich use: asked for by the caller
+
+    bar = RichProgress(transient=False)
+    task = bar.add_task("running", total=total)
+    bar.start()
+
+    def report(done: int, n: int) -> None:
+        if done < 0:
+            bar.stop()
+        else:
+            bar.update(task, completed=done)
+
+    return report
