@@ -1,0 +1,59 @@
+"""Prefect set-up shared by every flow: environment defaults and the task-runner setting.
+
+`configure_prefect_env()` only fills in what the user has not set: telemetry off (this machine
+class has no internet), a longer start-up timeout for the ephemeral server (a fresh database
+takes ~25 s to start), and, when `home` is given, a project-local `PREFECT_HOME`.
+It must run before `prefect` is imported, which `flows/__init__.py` does.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+DEFAULTS = {
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_LOGGING_LEVEL": "INFO",
+    "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "false",
+}
+
+
+def configure_prefect_env(home: Path | None = None) -> None:
+    for key, value in DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    if home is not None and "PREFECT_HOME" not in os.environ and "PREFECT_API_URL" not in os.environ:
+        home.mkdir(parents=True, exist_ok=True)
+        os.environ["PREFECT_HOME"] = str(home.resolve())
+
+
+def task_runner(setting: str = "thread", max_workers: int = 4) -> Any:
+    """A Prefect task runner from a setting string.
+
+    - `thread` (default): a bounded thread pool on this machine;
+    - `dask`: a local Dask cluster (`max_workers` worker processes, one thread each);
+    - `dask://HOST:PORT` or `tcp://HOST:PORT`: an existing Dask scheduler (a real cluster).
+    """
+    if setting == "thread":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner(max_workers=max_workers)
+    if setting == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        return DaskTaskRunner(cluster_kwargs={"n_workers": max_workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None})
+    if setting.startswith(("dask://", "tcp://")):
+        from prefect_dask import DaskTaskRunner
+
+        return DaskTaskRunner(address=setting.replace("dask://", "tcp://", 1))
+    from casemill.errors import UserError
+
+    raise UserError(f"unknown task runner {setting!r}: use 'thread', 'dask' or 'tcp://HOST:PORT'")
+
+
+def batches(items: list, size: int) -> list[list]:
+    """`items` cut into consecutive batches of at most `size` (one Prefect task per batch)."""
+    if size < 1:
+        raise ValueError("batch size must be at least 1")
+    return [items[i : i + size] for i in range(0, len(items), size)]

@@ -1,0 +1,91 @@
+"""A local Prefect server for `casemill serve` and the scheduling tests.
+
+Cron schedules do not fire on Prefect's ephemeral server, so scheduled deployments need a real
+one: `LocalPrefectServer` starts `prefect server start` on 127.0.0.1 as a child process, waits
+until `/api/health` answers, and stops it on exit. Clients then use `api_url`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from casemill.errors import UserError
+
+log = logging.getLogger(__name__)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LocalPrefectServer:
+    def __init__(self, home: Path, port: int | None = None, ui: bool = True, startup_timeout_s: float = 120.0):
+        self.home = Path(home)
+        self.port = port or free_port()
+        self.ui = ui
+        self.startup_timeout_s = startup_timeout_s
+        self.process: subprocess.Popen | None = None
+        self.log_path = self.home / "server.log"
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+    @property
+    def ui_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PREFECT_HOME": str(self.home.resolve()),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_API_URL": self.api_url,
+        }
+
+    def start(self) -> LocalPrefectServer:
+        self.home.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(self.port)]
+        if not self.ui:
+            cmd.append("--no-ui")
+        env = self.env()
+        env.pop("PREFECT_API_URL")
+        with open(self.log_path, "ab") as out:
+            self.process = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise UserError(f"the Prefect server exited with code {self.process.returncode}; see {self.log_path}")
+            try:
+                with urllib.request.urlopen(self.api_url + "/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        log.info("Prefect server ready at %s", self.api_url)
+                        return self
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        raise UserError(f"the Prefect server did not answer within {self.startup_timeout_s:.0f} s; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> LocalPrefectServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
