@@ -32,7 +32,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from casemill.case.model import Case
 from casemill.errors import UserError
@@ -63,18 +70,28 @@ class Rule(BaseModel):
     where: dict[str, str | list[str]] = Field(default_factory=dict)
     min_cases: int = Field(default=0, ge=0)
 
+    @field_validator("metric")
+    @classmethod
+    def _known_metric(cls, value: str) -> str:
+        if spec(value) is None:
+            known = ", ".join(sorted(METRICS))
+            raise ValueError(f"unknown metric {value!r}; known: {known}, judge_<criterion>")
+        return value
+
+    @field_validator("where")
+    @classmethod
+    def _known_keys(cls, value: dict) -> dict:
+        unknown = sorted(set(value) - set(WHERE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown 'where' keys {unknown}; use: {', '.join(WHERE_KEYS)}")
+        return value
+
     @model_validator(mode="after")
     def _check(self) -> Rule:
-        if spec(self.metric) is None:
-            known = ", ".join(sorted(METRICS))
-            raise ValueError(f"unknown metric {self.metric!r}; known: {known}, judge_<criterion>")
         if self.kind == "threshold" and self.min is None and self.max is None:
             raise ValueError("a threshold rule needs 'min' or 'max'")
         if self.kind == "no_regression" and (self.min is not None or self.max is not None):
             raise ValueError("a no_regression rule takes no 'min' or 'max'")
-        unknown = sorted(set(self.where) - set(WHERE_KEYS))
-        if unknown:
-            raise ValueError(f"unknown 'where' keys {unknown}; use: {', '.join(WHERE_KEYS)}")
         return self
 
     def label(self, index: int) -> str:

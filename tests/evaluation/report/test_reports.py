@@ -1,0 +1,144 @@
+"""The run's reports: results.jsonl and summary.json (versioned, read back), report.html
+(self-contained, case text escaped), summary.md, and the environment diff."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from casemill.errors import RecordError, UserError
+from evaluation.report import load_run, read_results, render_markdown
+from evaluation.report.diff import state_diff
+from evaluation.scoring.pipeline import evaluate_run
+from tests.evaluation.scoring.casebuild import (
+    GOOD_REFUND,
+    GOOD_REFUND_REPLY,
+    cancel_case,
+    clarify_case,
+    refund_case,
+    trajectory,
+)
+
+GATE = '[[rule]]\nmetric = "forbidden_violations"\nmax = 0\nwhere = { category = "adversarial" }\n'
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name in ("src", "href") and value and not value.startswith("#"):
+                self.external.append(value)
+
+
+def _evaluate(tmp_path: Path, *, clarify_writes: bool, baseline: Path | None = None, name: str = "run"):
+    refund, clarify, cancel = refund_case(), clarify_case(), cancel_case()
+    clarify_calls = [("cancel_order", {"order_id": "W1002"})] if clarify_writes else []
+    trajectories = [
+        trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY),
+        trajectory(clarify, clarify_calls, "Which order? <img src=x onerror=alert(1)>"),
+    ]
+    gate = tmp_path / "gate.toml"
+    gate.write_text(GATE)
+    run_dir = tmp_path / name
+    outcome = evaluate_run(run_dir, [refund, clarify, cancel], trajectories, gate_path=gate, baseline_dir=baseline)
+    return run_dir, outcome, (refund, clarify, cancel)
+
+
+def test_evaluate_run_writes_every_report_and_never_drops_a_case(tmp_path):
+    run_dir, outcome, (refund, clarify, cancel) = _evaluate(tmp_path, clarify_writes=True)
+    for name in ("results.jsonl", "summary.json", "report.html", "summary.md"):
+        assert (run_dir / name).is_file(), name
+    records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 3
+    by_id = {r["case_id"]: r for r in records}
+    assert by_id[cancel.id]["error_kind"] == "not_run"  # no trajectory: an error record, kept
+    assert by_id[refund.id]["task_success"] is True
+    assert by_id[refund.id]["format"] == 1
+    assert set(by_id[refund.id]) >= {"case_id", "trial", "metrics", "task_success", "error"}
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["format"] == 1
+    assert summary["cases"] == 3 and summary["errors"] == 1 and summary["trials"] == 1
+    assert summary["task_success_rate"] == pytest.approx(1 / 3)
+    assert summary["gate"]["passed"] is False
+    assert summary["gate"]["failures"][0]["case_ids"] == [clarify.id]
+    assert "per_case" not in summary
+    assert summary["metric_versions"]["task_success"] == "1"
+    assert outcome.verdict is not None and outcome.verdict.passed is False
+
+
+def test_html_report_is_self_contained_and_escapes_case_text(tmp_path):
+    run_dir, _, (_, clarify, _) = _evaluate(tmp_path, clarify_writes=True)
+    text = (run_dir / "report.html").read_text()
+    parser = _Tags()
+    parser.feed(text)
+    assert "script" not in parser.tags and "img" not in parser.tags
+    assert parser.external == []
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert f'id="case-{clarify.id}-0"' in text
+    assert "<svg" in text  # inline charts
+    assert "forbidden_call" in text
+    assert "orders.W1002.status" in text  # the environment diff of the failing case
+    assert "<pre>&#34;pending&#34;</pre></td><td><pre>&#34;cancelled&#34;</pre>" in text
+
+
+def test_baseline_comparison_lands_in_all_reports(tmp_path):
+    base_dir, _, _ = _evaluate(tmp_path, clarify_writes=False, name="base")
+    run_dir, outcome, (_, clarify, _) = _evaluate(tmp_path, clarify_writes=True, baseline=base_dir)
+    comp = outcome.summary.comparison
+    assert comp is not None and comp.paired_cases == 3
+    assert [(f.case_id, f.direction) for f in comp.flips] == [(clarify.id, "pass->fail")]
+    md = (run_dir / "summary.md").read_text()
+    assert "Against the baseline" in md and "1 pass->fail" in md
+    assert "Current minus baseline" in (run_dir / "report.html").read_text()
+
+
+def test_load_run_rebuilds_the_per_case_table(tmp_path):
+    run_dir, outcome, (refund, _, _) = _evaluate(tmp_path, clarify_writes=False)
+    loaded = load_run(run_dir)
+    assert loaded.summary.per_case[refund.id]["task_success"] == 1.0
+    assert loaded.summary.task_success_rate == outcome.summary.task_success_rate
+    assert len(loaded.scores) == 3
+
+
+def test_results_reader_names_file_line_and_field(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"case_id": "c_1", "trial": 0}\n{"case_id": "c_2", "trial": "x"}\n')
+    with pytest.raises(RecordError) as info:
+        read_results(path)
+    assert (info.value.line, info.value.field) == (2, "trial")
+    path.write_text('{"case_id": "c_1", "format": 99}\n')
+    with pytest.raises(RecordError, match="newer than this Casemill reads"):
+        read_results(path)
+    with pytest.raises(UserError, match="not an evaluated run directory"):
+        load_run(tmp_path / "nothing")
+
+
+def test_markdown_escapes_table_cells(tmp_path):
+    _, outcome, _ = _evaluate(tmp_path, clarify_writes=True)
+    summary = outcome.summary.model_copy(update={"agent": "evil|<b>agent</b>"})
+    md = render_markdown(summary)
+    assert "evil\\|&lt;b&gt;agent&lt;/b&gt;" in md
+    assert "**Gate failed**" in md
+    assert "| task_success |" in md
+
+
+def test_state_diff_lists_changed_and_missing_paths():
+    want = {"orders": {"W1": {"status": "delivered", "refunds": []}}, "tickets": []}
+    got = {"orders": {"W1": {"status": "cancelled", "refunds": [{"id": "R1"}]}}, "tickets": []}
+    rows = state_diff(want, got)
+    assert [(r.path, r.expected, r.actual) for r in rows] == [
+        ("orders.W1.refunds", "[]", "(absent)"),
+        ("orders.W1.refunds[0].id", "(absent)", '"R1"'),
+        ("orders.W1.status", '"delivered"', '"cancelled"'),
+    ]
+    assert state_diff(want, want) == []
+    assert state_diff(None, got) == []
