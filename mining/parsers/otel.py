@@ -1,0 +1,333 @@
+"""OpenTelemetry span exports following the GenAI semantic conventions.
+
+Input: OTLP JSON, one export request a line (`{"resourceSpans": [{"resource": ...,
+"scopeSpans": [{"spans": [...]}]}]}`, what the collector's file exporter writes), or one such
+document for the whole file. Attributes are OTLP key/value lists.
+
+Spans are grouped by `traceId` and ordered by start time. A trace becomes one conversation:
+- the model-call span (`gen_ai.operation.name` = `chat`, ...) with the longest
+  `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
+  (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
+  `gen_ai.system_instructions` adds the system turn;
+- tool-execution spans (`execute_tool`: `gen_ai.tool.name`, `gen_ai.tool.call.id`,
+  `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, an error status) fill in results the
+  messages lack, and calls they do not show.
+
+The conversation id is `gen_ai.conversation.id` when a span has it (else the trace id); the
+resolution flag is a boolean attribute `casemill.resolved` or `conversation.resolved`. Traces
+are finished when the file ends or when no span of theirs has been seen for `window` lines, so
+memory holds only the traces still open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mining.model import Conversation, Quarantined, RecordProblem
+from mining.parsers.messages import as_resolved, as_text, build_conversation
+from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem
+
+MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
+RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
+WINDOW = 2000
+MAX_SPANS = 5000
+
+
+@dataclass(slots=True)
+class Span:
+    start: int
+    attrs: dict[str, Any]
+    error: str | None
+
+
+@dataclass
+class Trace:
+    trace_id: str
+    line: int
+    last_line: int
+    spans: list[Span] = field(default_factory=list)
+    resource: dict[str, Any] = field(default_factory=dict)
+    dropped: int = 0
+
+
+def attr_value(value: dict[str, Any]) -> Any:
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [attr_value(v) for v in value["arrayValue"].get("values", [])]
+    if "kvlistValue" in value:
+        return attributes(value["kvlistValue"].get("values", []))
+    return None
+
+
+def attributes(items: Any) -> dict[str, Any]:
+    if isinstance(items, dict):
+        return items
+    out = {}
+    for item in items or []:
+        if isinstance(item, dict) and "key" in item:
+            out[item["key"]] = attr_value(item.get("value", {}))
+    return out
+
+
+def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any] | Quarantined]:
+    file = str(path)
+    lines = iter_lines(path, progress)
+    buffered: list[bytes] = []
+    first_bad: Quarantined | None = None
+    for raw in lines:
+        if raw.too_long:
+            yield Quarantined(
+                file=file,
+                line=raw.number,
+                reason="line_too_long",
+                message="the line is over the 16 MiB limit; skipped",
+            )
+            continue
+        if not raw.data.strip():
+            continue
+        if buffered:
+            buffered.append(raw.data)
+            continue
+        try:
+            yield raw.number, orjson.loads(raw.data)
+        except orjson.JSONDecodeError as exc:
+            reason, message = json_problem(raw.data, exc)
+            bad = Quarantined(file=file, line=raw.number, reason=reason, message=message)
+            if raw.number == 1 and raw.data.lstrip().startswith(b"{") and reason == "truncated":
+                buffered.append(raw.data)  # maybe one pretty-printed document
+                first_bad = bad
+                continue
+            yield bad
+    if buffered:
+        whole = b"\n".join(buffered)
+        try:
+            if len(whole) > MAX_LINE_BYTES:
+                raise ValueError
+            yield 1, orjson.loads(whole)
+        except ValueError:
+            yield first_bad  # type: ignore[misc]
+
+
+def parse(
+    path: Path, *, max_turns: int, progress: Progress | None = None, window: int = WINDOW, **_: Any
+) -> Iterator[Conversation | Quarantined]:
+    file = str(path)
+    open_traces: dict[str, Trace] = {}
+    for item in _documents(path, progress):
+        if isinstance(item, Quarantined):
+            yield item
+            continue
+        number, doc = item
+        if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
+            yield Quarantined(
+                file=file,
+                line=number,
+                reason="bad_span",
+                message="expected an OTLP JSON export with 'resourceSpans'",
+            )
+            continue
+        try:
+            _collect(doc, number, open_traces)
+        except (TypeError, ValueError, AttributeError) as exc:
+            yield Quarantined(
+                file=file,
+                line=number,
+                reason="bad_span",
+                message=f"malformed span data ({type(exc).__name__})",
+            )
+            continue
+        stale = [t for t in open_traces.values() if number - t.last_line > window]
+        for trace in stale:
+            del open_traces[trace.trace_id]
+            yield _finish(trace, file, max_turns)
+    for trace in sorted(open_traces.values(), key=lambda t: t.line):
+        yield _finish(trace, file, max_turns)
+
+
+def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None:
+    for rs in doc["resourceSpans"]:
+        resource = attributes((rs.get("resource") or {}).get("attributes"))
+        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+            for raw in ss.get("spans") or []:
+                attrs = attributes(raw.get("attributes"))
+                if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
+                    continue
+                trace_id = str(raw.get("traceId") or "")
+                trace = traces.get(trace_id)
+                if trace is None:
+                    trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
+                trace.last_line = number
+                if len(trace.spans) >= MAX_SPANS:
+                    trace.dropped += 1
+                    continue
+                status = raw.get("status") or {}
+                code = status.get("code")
+                error = None
+                if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
+                    error = str(status.get("message") or attrs.get("error.type") or "error")
+                trace.spans.append(Span(int(raw.get("startTimeUnixNano") or 0), attrs, error))
+
+
+def _loads(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    return value
+
+
+def _semconv_messages(items: Any) -> list[dict[str, Any]]:
+    """GenAI `{role, parts}` messages as OpenAI chat messages."""
+    out: list[dict[str, Any]] = []
+    for m in items if isinstance(items, list) else []:
+        if not isinstance(m, dict):
+            continue
+        parts = m.get("parts")
+        if parts is None:  # tolerate OpenAI-shaped messages
+            out.append(m)
+            continue
+        texts, calls = [], []
+        for p in parts if isinstance(parts, list) else []:
+            kind = p.get("type") if isinstance(p, dict) else None
+            if kind == "text":
+                texts.append(as_text(p.get("content")))
+            elif kind in ("tool_call", "function_call"):
+                args = p.get("arguments")
+                calls.append(
+                    {
+                        "id": p.get("id"),
+                        "function": {
+                            "name": p.get("name"),
+                            "arguments": args
+                            if isinstance(args, str)
+                            else orjson.dumps(args if args is not None else {}).decode(),
+                        },
+                    }
+                )
+            elif kind == "tool_call_response":
+                result = p.get("response", p.get("result"))
+                out.append(
+                    {"role": "tool", "tool_call_id": p.get("id"), "content": as_text(result)}
+                )
+        if texts or calls:
+            msg: dict[str, Any] = {"role": m.get("role"), "content": "\n".join(texts)}
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+    return out
+
+
+def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantined:
+    spans = sorted(trace.spans, key=lambda s: s.start)
+    every = [trace.resource, *(s.attrs for s in spans)]
+    conv_id = next(
+        (a["gen_ai.conversation.id"] for a in every if a.get("gen_ai.conversation.id")),
+        trace.trace_id or f"trace@{trace.line}",
+    )
+    resolved = next((as_resolved(a[k]) for a in every for k in RESOLVED_KEYS if k in a), None)
+    messages = _history(spans)
+    _merge_tool_spans(messages, spans)
+    try:
+        conv = build_conversation(
+            messages,
+            conversation_id=str(conv_id),
+            file=file,
+            line=trace.line,
+            fmt="otel",
+            resolved=resolved,
+            max_turns=max_turns,
+        )
+    except RecordProblem as p:
+        return Quarantined(
+            file=file,
+            line=trace.line,
+            reason=p.reason,
+            message=p.message,
+            field=p.field,
+            conversation_id=str(conv_id),
+        )
+    if trace.dropped:
+        conv.capped = True
+        conv.total_messages += trace.dropped
+    return conv
+
+
+def _history(spans: list[Span]) -> list[dict[str, Any]]:
+    best: tuple[int, int] = (-1, -1)
+    chosen: Span | None = None
+    for s in spans:
+        if s.attrs.get("gen_ai.operation.name") not in MODEL_OPS:
+            continue
+        inputs = _loads(s.attrs.get("gen_ai.input.messages"))
+        size = len(inputs) if isinstance(inputs, list) else 0
+        if (size, s.start) >= best and (size or s.attrs.get("gen_ai.output.messages")):
+            best, chosen = (size, s.start), s
+    if chosen is None:
+        return []
+    messages = _semconv_messages(_loads(chosen.attrs.get("gen_ai.input.messages")))
+    messages += _semconv_messages(_loads(chosen.attrs.get("gen_ai.output.messages")))
+    system = _loads(chosen.attrs.get("gen_ai.system_instructions"))
+    if system and not any(m.get("role") == "system" for m in messages):
+        text = (
+            "\n".join(as_text(p.get("content")) for p in system if isinstance(p, dict))
+            if isinstance(system, list)
+            else as_text(system)
+        )
+        messages.insert(0, {"role": "system", "content": text})
+    return messages
+
+
+def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:
+    called = {tc.get("id"): i for i, m in enumerate(messages) for tc in m.get("tool_calls") or []}
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    for s in spans:
+        a = s.attrs
+        if a.get("gen_ai.operation.name") != "execute_tool" or not a.get("gen_ai.tool.name"):
+            continue
+        call_id = str(a.get("gen_ai.tool.call.id") or f"span{s.start}")
+        result = a.get("gen_ai.tool.call.result")
+        result = as_text(result) if result is not None else None
+        if s.error and not (result or "").lower().startswith("error"):
+            result = f"Error: {s.error}" + (f" {result}" if result else "")
+        if call_id in answered:
+            continue
+        tool_msg = {"role": "tool", "tool_call_id": call_id, "content": result or ""}
+        if call_id in called:
+            at = called[call_id] + 1
+            while at < len(messages) and messages[at].get("role") == "tool":
+                at += 1
+            messages.insert(at, tool_msg)
+            called = {k: (v + 1 if v >= at else v) for k, v in called.items()}
+        else:
+            args = a.get("gen_ai.tool.call.arguments")
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "function": {
+                                "name": a["gen_ai.tool.name"],
+                                "arguments": args
+                                if isinstance(args, str)
+                                else orjson.dumps(args or {}).decode(),
+                            },
+                        }
+                    ],
+                }
+            )
+            messages.append(tool_msg)
+        answered.add(call_id)

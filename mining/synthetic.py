@@ -1,0 +1,446 @@
+"""Synthetic support logs in OpenAI chat format, for the bundled sample, tests and benchmarks.
+
+Every conversation is played out against the support domain's own simulator: the agent's tool
+calls run on a `SupportSandbox`, so each tool result in the log is exactly what the tool answers
+(an order lookup, a refund, a policy refusal). The people in it are fake (Faker, seeded), and
+carry personal data of every kind redaction must catch: names, emails, phone numbers, street
+addresses, payment card numbers, customer ids.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from casemill.case.model import Environment
+from casemill.domains.support.sandbox import SupportSandbox
+
+PRODUCTS = (
+    ("Ceramic mug 12oz", "mug", 14.50),
+    ("Glass vase", "vase", 32.00),
+    ("Wireless headphones", "headphones", 89.99),
+    ("Desk lamp", "lamp", 45.25),
+    ("Cotton t-shirt", "t-shirt", 19.00),
+    ("Water bottle", "bottle", 24.00),
+    ("Wool blanket", "blanket", 64.75),
+)
+CITIES = (
+    ("Springfield", "IL", "62701"),
+    ("Portland", "OR", "97201"),
+    ("Austin", "TX", "73301"),
+    ("Denver", "CO", "80202"),
+    ("Madison", "WI", "53703"),
+)
+DAMAGE = ("cracked", "broken", "shattered", "damaged", "defective")
+
+
+@dataclass
+class Person:
+    id: str
+    first: str
+    last: str
+    email: str
+    phone: str
+    street: str
+    unit: str
+    city: tuple[str, str, str]
+    card: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.first} {self.last}"
+
+    def address(self) -> dict[str, str]:
+        return {
+            "street1": self.street,
+            "street2": self.unit,
+            "city": self.city[0],
+            "state": self.city[1],
+            "zip": self.city[2],
+            "country": "US",
+        }
+
+
+@dataclass
+class Script:
+    """One conversation being written: messages plus the sandbox its tools run on."""
+
+    person: Person
+    state: dict[str, Any]
+    conversation_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    resolved: bool = True
+    _calls: int = 0
+
+    def __post_init__(self) -> None:
+        self.sandbox = SupportSandbox(Environment(state=self.state))
+        p = self.person
+        self.messages.append(
+            {"role": "system", "content": f"Authenticated customer: {p.id} ({p.name}, {p.email})"}
+        )
+
+    def user(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+
+    def agent(self, text: str) -> None:
+        self.messages.append({"role": "assistant", "content": text})
+
+    def call(self, tool: str, **params: Any) -> dict[str, Any]:
+        self._calls += 1
+        call_id = f"call_{self.conversation_id}_{self._calls}"
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": tool, "arguments": json.dumps(params)},
+                    }
+                ],
+            }
+        )
+        result = self.sandbox.call(tool, params)
+        self.messages.append(
+            {"role": "tool", "tool_call_id": call_id, "name": tool, "content": result.as_text()}
+        )
+        return result.content if isinstance(result.content, dict) else {}
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "conversation_id": self.conversation_id,
+            "resolved": self.resolved,
+            "messages": self.messages,
+        }
+
+
+def _person(rng: random.Random, fake: Any, number: int) -> Person:
+    first, last = fake.first_name(), fake.last_name()
+    return Person(
+        id=f"C{number}",
+        first=first,
+        last=last,
+        email=f"{first.lower()}.{last.lower()}{rng.randint(1, 99)}@example.com",
+        phone=f"({rng.randint(201, 989)}) 555-{rng.randint(100, 199):04d}",
+        street=f"{rng.randint(10, 9999)} {fake.street_name()}",
+        unit=f"Apt {rng.randint(1, 40)}",
+        city=rng.choice(CITIES),
+        card=fake.credit_card_number(card_type="visa16"),
+    )
+
+
+def _order(rng: random.Random, order_id: str, person: Person, status: str, n_items: int) -> dict:
+    picks = rng.sample(PRODUCTS, n_items)
+    items = [
+        {"item_id": f"I{i + 1}", "name": name, "price": price, "quantity": 1}
+        for i, (name, _, price) in enumerate(picks)
+    ]
+    return {
+        "id": order_id,
+        "customer_id": person.id,
+        "status": status,
+        "items": items,
+        "address": person.address(),
+        "payment_method_id": "PM1",
+        "placed_at": "2026-10-02",
+        "delivered_at": "2026-10-09" if status == "delivered" else None,
+    }
+
+
+def _state(person: Person, orders: list[dict]) -> dict[str, Any]:
+    customer = {
+        "id": person.id,
+        "name": person.name,
+        "email": person.email,
+        "phone": person.phone,
+        "address": person.address(),
+        "payment_methods": [{"id": "PM1", "kind": "card", "last4": person.card[-4:]}],
+    }
+    return {
+        "customers": {person.id: customer},
+        "orders": {o["id"]: {k: v for k, v in o.items() if v is not None} for o in orders},
+    }
+
+
+def _short(item_name: str) -> str:
+    return next((short for name, short, _ in PRODUCTS if name == item_name), item_name.lower())
+
+
+def _refund(s: Script, rng: random.Random, order: dict) -> None:
+    item = rng.choice(order["items"])
+    word = rng.choice(DAMAGE)
+    oid = rng.choice([order["id"], "#" + order["id"], order["id"].lower()])
+    s.user(
+        f"Hi, I'm {s.person.first}. The {_short(item['name'])} in order {oid} arrived {word}. "
+        f"Can I get my money back?"
+    )
+    s.call("get_order", order_id=order["id"])
+    s.agent(
+        f"I'm sorry about that, {s.person.first}. I can refund the {item['name']} "
+        f"(${item['price']:.2f}). Shall I go ahead?"
+    )
+    s.user("Yes please.")
+    s.call("refund_items", order_id=order["id"], item_ids=[item["item_id"]], reason="damaged")
+    s.agent(
+        f"Done: a refund of ${item['price']:.2f} for the {item['name']} is on its way to "
+        f"your card ending {s.person.card[-4:]}."
+    )
+    s.user("Thanks!")
+
+
+def _cancel(s: Script, rng: random.Random, order: dict) -> None:
+    s.user(
+        f"Please cancel order {order['id']}, I ordered it by mistake. You can reach me at "
+        f"{s.person.phone} if needed."
+    )
+    result = s.call("get_order", order_id=order["id"])
+    if result.get("status") in ("pending", "processing"):
+        s.call("cancel_order", order_id=order["id"], reason="ordered by mistake")
+        s.agent(
+            f"Order {order['id']} is cancelled; ${sum(i['price'] for i in order['items']):.2f} "
+            "will be refunded."
+        )
+    else:
+        out = s.call("cancel_order", order_id=order["id"])
+        s.agent(
+            f"I'm sorry, I cannot cancel it: {out.get('message', 'it has shipped')}. "
+            "You can return it once it arrives."
+        )
+    s.user("OK, thank you.")
+
+
+def _address(s: Script, rng: random.Random, order: dict, fake: Any) -> None:
+    city = rng.choice([c for c in CITIES if c != s.person.city])
+    street = f"{rng.randint(10, 999)} {fake.last_name()} Street"
+    s.user(
+        f"Can you ship order {order['id']} to my new place instead? It's {street}, "
+        f"{city[0]}, {city[1]} {city[2]}. Email me at {s.person.email} when it's done."
+    )
+    s.call("get_order", order_id=order["id"])
+    address = {
+        "street1": street,
+        "city": city[0],
+        "state": city[1],
+        "zip": city[2],
+        "country": "US",
+    }
+    out = s.call("change_shipping_address", order_id=order["id"], address=address)
+    if out.get("error"):
+        s.agent("I'm sorry, the order has already shipped, so I cannot change its address.")
+        s.user("That's annoying. Can a person look at it?")
+        s.call(
+            "escalate_to_human",
+            reason="customer_request",
+            order_id=order["id"],
+            summary="address change after shipping",
+        )
+        s.agent("I've handed this to a human agent; they will email you.")
+    else:
+        s.agent(f"Done: order {order['id']} will now go to {street}, {city[0]}.")
+    s.user("Great, thanks.")
+
+
+def _escalate(s: Script, rng: random.Random, order: dict) -> None:
+    s.user(
+        f"My card {s.person.card} was charged twice for order {order['id']}. I want to talk "
+        "to a real person."
+    )
+    s.call("get_order", order_id=order["id"])
+    s.agent("Please never share a full card number here. I'll connect you with a human agent.")
+    s.call(
+        "escalate_to_human",
+        reason="customer_request",
+        order_id=order["id"],
+        summary="double charge reported",
+    )
+    s.agent("A human agent will contact you shortly.")
+
+
+def _retry(s: Script, rng: random.Random, order: dict) -> None:
+    item = order["items"][0]
+    s.user(
+        f"The {_short(item['name'])} from {order['id']} is broken. Refund please. "
+        f"I'm at {s.person.street}, {s.person.unit} if you need to send a label."
+    )
+    s.call("get_order", order_id=order["id"])
+    s.call("refund_items", order_id=order["id"], item_ids=[item["item_id"]], reason="broken")
+    s.call("refund_items", order_id=order["id"], item_ids=[item["item_id"]], reason="damaged")
+    s.agent(f"Your refund of ${item['price']:.2f} for the {item['name']} is done.")
+    s.user("Thank you.")
+
+
+def _abandoned(s: Script, rng: random.Random, order: dict) -> None:
+    s.resolved = False
+    s.user(f"hello this is {s.person.name}, something is wrong with my order")
+    s.agent("I'm sorry to hear that. Which order is it, and what went wrong?")
+    s.user("never mind, I'll call instead")
+
+
+def _wrong_refund(s: Script, rng: random.Random, order: dict) -> None:
+    s.resolved = False
+    item = order["items"][0]
+    s.user(f"The {_short(item['name'])} in {order['id']} arrived cracked.")
+    s.call("get_order", order_id=order["id"])
+    ids = [i["item_id"] for i in order["items"]]
+    s.call("refund_items", order_id=order["id"], item_ids=ids, reason="damaged")
+    s.agent("I've refunded the whole order for you.")
+    s.user("Only one item was cracked, but OK.")
+
+
+def _status(s: Script, rng: random.Random, order: dict) -> None:
+    s.user(f"Where is my order {order['id']}?")
+    out = s.call("get_order", order_id=order["id"])
+    s.agent(f"Order {order['id']} is {out.get('status', 'on its way')}.")
+    s.user("Thanks.")
+
+
+SCENARIOS: dict[str, tuple[str, Callable[..., None]]] = {
+    "refund": ("delivered", _refund),
+    "cancel": ("processing", _cancel),
+    "cancel_shipped": ("shipped", _cancel),
+    "address": ("pending", _address),
+    "address_shipped": ("shipped", _address),
+    "escalate": ("delivered", _escalate),
+    "retry": ("delivered", _retry),
+    "abandoned": ("delivered", _abandoned),
+    "wrong_refund": ("delivered", _wrong_refund),
+    "status": ("shipped", _status),
+}
+
+
+def conversation(rng: random.Random, fake: Any, number: int, kind: str) -> dict[str, Any]:
+    """One log record of the given scenario kind (see `SCENARIOS`)."""
+    person = _person(rng, fake, 1001 + number)
+    status, play = SCENARIOS[kind]
+    order = _order(rng, f"W{1001 + number * 3}", person, status, rng.randint(1, 3))
+    other = _order(rng, f"W{1002 + number * 3}", person, "delivered", 1)
+    script = Script(person, _state(person, [order, other]), f"sup-{number:05d}")
+    if play is _address:
+        play(script, rng, order, fake)
+    else:
+        play(script, rng, order)
+    return script.record()
+
+
+def support_log(
+    seed: int = 0, count: int | None = None, kinds: tuple[str, ...] = ()
+) -> Iterator[dict]:
+    """Log records, `count` of them (endless when None), cycling through `kinds` (all kinds by
+    default) in a seeded order."""
+    from faker import Faker
+
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    rng = random.Random(seed)
+    kinds = kinds or tuple(SCENARIOS)
+    number = 0
+    while count is None or number < count:
+        yield conversation(rng, fake, number, kinds[number % len(kinds)])
+        number += 1
+
+
+def _kv(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for key, value in attrs.items():
+        if isinstance(value, bool):
+            out.append({"key": key, "value": {"boolValue": value}})
+        elif isinstance(value, int):
+            out.append({"key": key, "value": {"intValue": str(value)}})
+        else:
+            out.append({"key": key, "value": {"stringValue": str(value)}})
+    return out
+
+
+def _parts(message: dict[str, Any], with_responses: bool) -> dict[str, Any] | None:
+    role = message["role"]
+    if role == "tool":
+        if not with_responses:
+            return None
+        return {
+            "role": "tool",
+            "parts": [
+                {
+                    "type": "tool_call_response",
+                    "id": message["tool_call_id"],
+                    "response": message["content"],
+                }
+            ],
+        }
+    parts: list[dict[str, Any]] = []
+    if message.get("content"):
+        parts.append({"type": "text", "content": message["content"]})
+    for tc in message.get("tool_calls") or []:
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": tc["id"],
+                "name": tc["function"]["name"],
+                "arguments": json.loads(tc["function"]["arguments"]),
+            }
+        )
+    return {"role": role, "parts": parts}
+
+
+def otel_export(record: dict[str, Any], trace_id: str, *, with_responses: bool = False) -> dict:
+    """A log record as an OTLP JSON export of GenAI spans: one `chat` span holding the history
+    (tool results only in `execute_tool` spans unless `with_responses`) and the last reply, and
+    one `execute_tool` span per call."""
+    messages = record["messages"]
+    results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    history = [p for p in (_parts(m, with_responses) for m in messages[:-1]) if p]
+    spans = []
+    t0 = 1_700_000_000_000_000_000
+    step = 0
+    for m in messages:
+        for tc in m.get("tool_calls") or []:
+            step += 1
+            result = results.get(tc["id"], "")
+            spans.append(
+                {
+                    "traceId": trace_id,
+                    "spanId": f"{step:016x}",
+                    "name": f"execute_tool {tc['function']['name']}",
+                    "startTimeUnixNano": str(t0 + step * 1_000_000),
+                    "status": {"code": 2, "message": "tool error"}
+                    if '"error"' in result[:20]
+                    else {},
+                    "attributes": _kv(
+                        {
+                            "gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.name": tc["function"]["name"],
+                            "gen_ai.tool.call.id": tc["id"],
+                            "gen_ai.tool.call.arguments": tc["function"]["arguments"],
+                            "gen_ai.tool.call.result": result,
+                        }
+                    ),
+                }
+            )
+    spans.append(
+        {
+            "traceId": trace_id,
+            "spanId": f"{step + 1:016x}",
+            "name": "chat support-agent",
+            "startTimeUnixNano": str(t0 + (step + 1) * 1_000_000),
+            "attributes": _kv(
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.conversation.id": record["conversation_id"],
+                    "casemill.resolved": bool(record["resolved"]),
+                    "gen_ai.input.messages": json.dumps(history),
+                    "gen_ai.output.messages": json.dumps([_parts(messages[-1], True)]),
+                }
+            ),
+        }
+    )
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _kv({"service.name": "support-agent"})},
+                "scopeSpans": [{"scope": {"name": "casemill.synthetic"}, "spans": spans}],
+            }
+        ]
+    }
