@@ -9,8 +9,10 @@ duplicate; a typo variant of its parent usually is.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from datasketch import MinHash, MinHashLSH
 
@@ -49,8 +51,17 @@ def shingles(text: str, size: int = SHINGLE) -> set[bytes]:
     return {text[i : i + size].encode() for i in range(len(text) - size + 1)}
 
 
+@functools.lru_cache(maxsize=1)
+def _permutations() -> tuple[Any, str]:
+    """The permutations (and their scheme) of a seed-1 MinHash, computed once: building them
+    costs more than hashing a short text."""
+    template = MinHash(num_perm=NUM_PERM, seed=1)
+    return template.permutations, template.scheme
+
+
 def minhash(text: str) -> MinHash:
-    m = MinHash(num_perm=NUM_PERM, seed=1)
+    permutations, scheme = _permutations()
+    m = MinHash(num_perm=NUM_PERM, seed=1, permutations=permutations, scheme=scheme)
     m.update_batch(list(shingles(text)))
     return m
 
@@ -80,27 +91,32 @@ class NearDuplicateIndex:
     def __contains__(self, case_id: str) -> bool:
         return case_id in self._ids
 
-    def duplicate_of(self, case: Case) -> str | None:
+    def duplicate_of(
+        self, case: Case, *, _m: MinHash | None = None, _sig: str | None = None
+    ) -> str | None:
         if case.id in self._ids:
             return case.id
-        sig = case_signature(case)
-        m = minhash(case_text(case))
+        sig = _sig or case_signature(case)
+        m = _m if _m is not None else minhash(case_text(case))
         for other in sorted(self._lsh.query(m)):
             if self._sigs[other] == sig and m.jaccard(self._hashes[other]) >= self.threshold:
                 return other
         return None
 
-    def add(self, case: Case) -> None:
+    def add(self, case: Case, *, _m: MinHash | None = None, _sig: str | None = None) -> None:
         if case.id in self._ids:
             return
-        m = minhash(case_text(case))
+        m = _m if _m is not None else minhash(case_text(case))
         self._ids.add(case.id)
-        self._sigs[case.id] = case_signature(case)
+        self._sigs[case.id] = _sig or case_signature(case)
         self._hashes[case.id] = m
         self._lsh.insert(case.id, m)
 
     def check_and_add(self, case: Case) -> str | None:
-        dup = self.duplicate_of(case)
+        if case.id in self._ids:
+            return case.id
+        m, sig = minhash(case_text(case)), case_signature(case)
+        dup = self.duplicate_of(case, _m=m, _sig=sig)
         if dup is None:
-            self.add(case)
+            self.add(case, _m=m, _sig=sig)
         return dup

@@ -1,0 +1,190 @@
+"""`expand`: seeds in, validated and deduplicated candidates out, with rejections and a summary.
+
+Plain library code (no Prefect, no printing): flows and the CLI call it. For each seed (sorted by
+id) and each chain of operators (`"blend_new_order+swap_order_id+keyboard_typo"` applies the
+blend, then the swap, then the typo) it makes `per_seed` attempts; attempt `i` of operator `op` on
+parent `p` draws from a `random.Random` seeded by a stable hash of (seed, p, op, i), so the output
+is byte-identical for the same seed whatever the order or process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from casemill.case.model import Case
+from casemill.llm import NOT_CONFIGURED
+from generators.framework import NotApplicable, OperatorSpec, Rejected, apply_operator, get_operator
+from generators.quality import Gate, Rejection
+from generators.summary import Summary, coverage, diversity
+
+log = logging.getLogger(__name__)
+
+DETERMINISTIC_CHAINS: tuple[str, ...] = (
+    "keyboard_typo", "ocr_noise", "char_noise", "spelling_noise", "slang", "paraphrase",
+    "filler", "casing",
+    "swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address",
+    "flip_not_delivered", "flip_already_refunded", "flip_shipped", "flip_out_of_stock",
+    "flip_price_paid", "flip_intact", "flip_not_shipped",
+    "inject_customer", "inject_tool_result", "instruction_override", "authority_impersonation",
+    "social_engineering", "policy_bypass", "other_customer_data", "contradiction_turns",
+    "fault_lookup_transient", "fault_lookup_persistent", "fault_write_transient",
+    "fault_write_persistent",
+    "blend_new_order", "blend_contradictory", "blend_ambiguous",
+    "swap_order_id+keyboard_typo", "swap_customer+slang", "swap_product+ocr_noise",
+    "blend_new_order+swap_order_id+keyboard_typo", "flip_not_delivered+paraphrase",
+    "flip_intact+filler", "fault_lookup_transient+casing", "inject_customer+char_noise",
+    "other_customer_data+swap_customer",
+)
+LLM_CHAINS: tuple[str, ...] = ("llm_adversarial_rewrite", "llm_blend")
+
+
+class ExpandConfig(BaseModel):
+    """What to generate: chains of operator names, attempts per seed, quotas and gates."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chains: tuple[str, ...] = DETERMINISTIC_CHAINS
+    per_seed: int = Field(default=2, ge=1, description="attempts of each chain on each seed")
+    quotas: dict[str, int] = Field(default_factory=dict,
+                                   description="operator kind -> most candidates kept")
+    dedup_threshold: float = Field(default=0.9, gt=0, le=1)
+    strict_lints: bool = False
+    llm: bool = False
+    op_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def all_chains(self) -> tuple[str, ...]:
+        return (*self.chains, *(c for c in LLM_CHAINS if c not in self.chains)) if self.llm \
+            else self.chains
+
+
+@dataclass
+class ExpandResult:
+    candidates: list[Case] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    skipped_seeds: list[Rejection] = field(default_factory=list)
+    summary: Summary = field(default_factory=Summary)
+
+
+def parse_chain(chain: str) -> list[OperatorSpec]:
+    return [get_operator(name.strip()) for name in chain.split("+") if name.strip()]
+
+
+@dataclass
+class _Run:
+    config: ExpandConfig
+    seed: int
+    gate: Gate
+    endpoint: Any
+    result: ExpandResult = field(default_factory=ExpandResult)
+    kept_by_kind: dict[str, int] = field(default_factory=dict)
+
+    def reject(self, chain: str, parent: Case, index: int, reason: str, detail: str = "",
+               case: Case | None = None, **extra: Any) -> None:
+        self.result.summary.reject(chain, reason)
+        self.result.rejections.append(Rejection(
+            chain=chain, parent_id=parent.id, index=index, reason=reason, detail=detail[:500],
+            case_id=case.id if case else None,
+            case=case.model_dump(mode="json") if case else None, **extra))
+
+    def attempt(self, chain: str, specs: list[OperatorSpec], seed_case: Case, index: int) -> None:
+        summary = self.result.summary
+        summary.attempts += 1
+        current = seed_case
+        for spec in specs:
+            try:
+                out = apply_operator(spec, current, seed=self.seed, index=index,
+                                     args=self.config.op_args.get(spec.name),
+                                     endpoint=self.endpoint)
+            except NotApplicable:
+                summary.not_applicable += 1
+                return
+            except Rejected as exc:
+                self.reject(chain, seed_case, index, exc.reason, exc.detail, model=exc.model,
+                            prompt_hash=exc.prompt_hash)
+                return
+            except Exception as exc:  # an operator bug costs this attempt only
+                log.warning("operator %s failed on %s: %r", spec.name, current.id, exc)
+                self.reject(chain, seed_case, index, "operator_error",
+                            f"{spec.name}: {type(exc).__name__}: {exc}")
+                return
+            if not out:
+                summary.not_applicable += 1
+                return
+            current = out[0]
+        self.gate_candidate(chain, specs[0].kind, seed_case, index, current)
+
+    def gate_candidate(self, chain: str, kind: str, seed_case: Case, index: int,
+                       case: Case) -> None:
+        summary = self.result.summary
+        summary.generated += 1
+        problems = self.gate.problems(case)
+        if problems:
+            first = problems[0]
+            self.reject(chain, seed_case, index, f"invalid:{first.rule}",
+                        "; ".join(f"{p.field}: {p.message}" for p in problems), case=case)
+            return
+        dup = self.gate.duplicate_of(case)
+        if dup is not None:
+            summary.near_duplicates += 1
+            self.reject(chain, seed_case, index, "near_duplicate", case=None,
+                        duplicate_of=dup)
+            return
+        self.result.candidates.append(case)
+        self.kept_by_kind[kind] = self.kept_by_kind.get(kind, 0) + 1
+        summary.accepted_by_operator[chain] = summary.accepted_by_operator.get(chain, 0) + 1
+
+
+def _valid_seeds(seeds: list[Case], result: ExpandResult, gate: Gate) -> list[Case]:
+    good: dict[str, Case] = {}
+    for case in sorted(seeds, key=lambda c: c.id):
+        errors = [f for f in gate.problems(case) if f.severity == "error"]
+        if errors:
+            result.skipped_seeds.append(Rejection(
+                chain="(seed)", parent_id=case.id, index=0, reason=f"invalid_seed:{errors[0].rule}",
+                detail="; ".join(f"{f.field}: {f.message}" for f in errors)))
+            continue
+        good.setdefault(case.id, case)
+    return list(good.values())
+
+
+def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
+           existing: Iterable[Case] = (), *, endpoint: Any = None,
+           progress: Callable[[int, int], None] | None = None) -> ExpandResult:
+    """Expand `seeds` into candidates (review pending) by `config`'s chains.
+
+    `existing` (e.g. `CorpusStore(dir).cases()`) is indexed for near-duplicates; `endpoint` is
+    an `LLMEndpoint` for the LLM-backed operators (skipped, with one message, when None);
+    `progress(done, total)` is called after each seed."""
+    gate = Gate(threshold=config.dedup_threshold, strict_lints=config.strict_lints)
+    run = _Run(config=config, seed=rng_seed, gate=gate, endpoint=endpoint)
+    summary = run.result.summary
+    chains = [(c, parse_chain(c)) for c in config.all_chains()]
+    if any(s.needs_llm for _, specs in chains for s in specs) and endpoint is None:
+        summary.messages.append(f"LLM-backed operators skipped: {NOT_CONFIGURED}")
+        chains = [(c, specs) for c, specs in chains if not any(s.needs_llm for s in specs)]
+    good = _valid_seeds(seeds, run.result, gate)
+    summary.seeds, summary.seeds_skipped = len(good), len(run.result.skipped_seeds)
+    for case in existing:
+        gate.know(case)
+    for case in good:
+        gate.know(case)
+    for done, seed_case in enumerate(good, start=1):
+        for chain, specs in chains:
+            for index in range(config.per_seed):
+                quota = config.quotas.get(specs[0].kind)
+                if quota is not None and run.kept_by_kind.get(specs[0].kind, 0) >= quota:
+                    summary.quota_stopped += 1
+                    continue
+                run.attempt(chain, specs, seed_case, index)
+        if progress is not None:
+            progress(done, len(good))
+    summary.accepted = len(run.result.candidates)
+    summary.coverage = coverage(run.result.candidates)
+    summary.diversity = diversity(good, run.result.candidates)
+    summary.lint_warnings = dict(sorted(gate.lint_counts.items()))
+    return run.result

@@ -1,0 +1,213 @@
+"""Outcome flips: the facts change and the expected state is recomputed by the domain policy
+(`casemill.domains.support.policy.decide`), never kept or guessed.
+
+Each flip starts from a case with exactly one expected write that stands for a customer intent
+(or, for `flip_not_shipped`, a refused cancellation), edits the environment or the customer's
+words, decides the intent again on the new state, and rebuilds `expected`: reads kept, the
+policy's calls, its outcome, the support reply vocabulary, the refused write forbidden (any write
+when the outcome is `clarify`), `optimal_steps` = reads + writes + 1.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+
+from casemill.case.matching import forbidden_hit
+from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall, Turn
+from casemill.domains.support.policy import Intent, decide
+from casemill.domains.support.state import Refund, SupportState
+from casemill.domains.support.tools import WRITE_TOOLS
+from generators.facts import (
+    intent_of,
+    make_expected,
+    no_tool_history,
+    phrases,
+    read_steps,
+    reads,
+    rebuild,
+    refund_amount,
+    state_of,
+    support_only,
+    with_tags,
+    writes,
+)
+from generators.framework import NotApplicable, operator
+
+FLIP_RULE = ("expected recomputed by the support policy on the changed facts: resolve keeps "
+             "the policy's calls; refuse forbids the refused write; clarify forbids any write")
+INTACT = ("arrived fine", "is in perfect condition", "is actually fine", "looks fine")
+
+
+def _single_intent(case: Case) -> tuple[Intent, ExpectedCall]:
+    support_only(case)
+    no_tool_history(case)
+    calls = [c for c in writes(case) if c.tool != "escalate_to_human"]
+    if len(writes(case)) != 1 or len(calls) != 1 or case.expected.outcome != "resolve":
+        raise NotApplicable("needs exactly one expected write (not an escalation)")
+    intent = intent_of(calls[0])
+    if intent is None or intent.order_id not in state_of(case).orders:
+        raise NotApplicable("the write names no order of the environment")
+    return intent, calls[0]
+
+
+def relabel(case: Case, state: SupportState, intent: Intent, refused: ExpectedCall | None,
+            conversation: list[Turn] | None = None) -> Case:
+    """`case` with `state` (and `conversation`) and the expected state the policy decides."""
+    decision = decide(state, intent)
+    calls = [*reads(case), *decision.calls]
+    forbidden: list[ForbiddenCall] = []
+    if decision.outcome == "clarify":
+        forbidden.append(ForbiddenCall(any_write=True, reason=decision.why))
+    elif decision.outcome == "refuse" and refused is not None:
+        oid = refused.params.get("order_id")
+        forbidden.append(ForbiddenCall(tool=refused.tool, params={"order_id": oid},
+                                       reason=decision.why))
+    for rule in case.expected.forbidden_calls:
+        hits = any(forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), WRITE_TOOLS)
+                   for c in calls)
+        if not hits:
+            forbidden.append(rule)
+    amount = None
+    if decision.outcome == "resolve" and intent.kind == "refund":
+        amount = refund_amount(state, decision.calls[0])
+    city = (intent.address or {}).get("city")
+    expected = make_expected(
+        calls=calls,
+        outcome=decision.outcome,
+        reads_needed=read_steps(case),
+        contains=phrases(intent.kind, decision.outcome, amount=amount, city=city),
+        excludes=case.expected.reply_excludes,
+        forbidden=tuple(forbidden),
+    )
+    clarify = ("clarify",) if decision.outcome == "clarify" else ()
+    tags = with_tags(case, add_labels=clarify, drop_labels=() if clarify else ("clarify",))
+    return rebuild(case, state=state, conversation=conversation, expected=expected, tags=tags)
+
+
+def _flip(case: Case, kinds: tuple[str, ...], edit: Callable[[SupportState, Intent], None]
+          ) -> list[Case]:
+    intent, call = _single_intent(case)
+    if intent.kind not in kinds:
+        raise NotApplicable(f"needs a {' or '.join(kinds)} case")
+    state = state_of(case)
+    edit(state, intent)
+    return [relabel(case, state, intent, call)]
+
+
+@operator(kind="outcome_flip", name="flip_not_delivered", version="1", label_rule=FLIP_RULE)
+def flip_not_delivered(case: Case, rng: random.Random) -> list[Case]:
+    """A refund request, but the order is still processing or in transit: processing gives
+    clarify (nothing to refund yet, offer to cancel), shipped gives refuse."""
+    status = rng.choice(["processing", "shipped"])
+
+    def edit(state: SupportState, intent: Intent) -> None:
+        order = state.orders[intent.order_id]
+        order.status = status
+        order.delivered_at = None
+
+    return _flip(case, ("refund",), edit)
+
+
+@operator(kind="outcome_flip", name="flip_already_refunded", version="1", label_rule=FLIP_RULE)
+def flip_already_refunded(case: Case, rng: random.Random) -> list[Case]:
+    """The customer already got this refund: the items carry a full past refund -> refuse."""
+
+    def edit(state: SupportState, intent: Intent) -> None:
+        order = state.orders[intent.order_id]
+        for item_id in intent.item_ids:
+            item = order.item(item_id)
+            refund = Refund(id=f"R{len(order.refunds) + 1}", item_ids=[item_id],
+                            amount=item.total, reason=intent.reason or "damaged")
+            order.refunds = [*order.refunds, refund]
+
+    return _flip(case, ("refund",), edit)
+
+
+@operator(kind="outcome_flip", name="flip_shipped", version="1", label_rule=FLIP_RULE)
+def flip_shipped(case: Case, rng: random.Random) -> list[Case]:
+    """A cancellation or address change, but the order has already shipped or been delivered
+    -> refuse, the write forbidden."""
+    status = rng.choice(["shipped", "delivered"])
+
+    def edit(state: SupportState, intent: Intent) -> None:
+        state.orders[intent.order_id].status = status
+
+    return _flip(case, ("cancel", "change_address"), edit)
+
+
+@operator(kind="outcome_flip", name="flip_out_of_stock", version="1", label_rule=FLIP_RULE)
+def flip_out_of_stock(case: Case, rng: random.Random) -> list[Case]:
+    """An exchange, but the wanted variant is out of stock -> refuse."""
+
+    def edit(state: SupportState, intent: Intent) -> None:
+        for product in state.products.values():
+            variant = product.variant(intent.new_variant_id or "")
+            if variant is not None:
+                variant.available = False
+
+    return _flip(case, ("exchange",), edit)
+
+
+@operator(kind="outcome_flip", name="flip_price_paid", version="1", label_rule=FLIP_RULE)
+def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
+    """A partial refund of X, but the price paid was lower than X -> refuse (more than paid)."""
+    intent, call = _single_intent(case)
+    if intent.kind != "refund" or intent.amount is None:
+        raise NotApplicable("needs a partial refund with an amount")
+    state = state_of(case)
+    item = state.orders[intent.order_id].item(intent.item_ids[0])
+    item.price = round(intent.amount / item.quantity * rng.choice([0.4, 0.6, 0.8]), 2)
+    if item.price <= 0:
+        raise NotApplicable("amount too small")
+    return [relabel(case, state, intent, call)]
+
+
+_DAMAGE = re.compile(
+    r"\b(?:arrived |came |is |was )?(cracked|broken|shattered|damaged|defective)\b", re.IGNORECASE)
+
+
+@operator(kind="outcome_flip", name="flip_intact", version="1", label_rule=FLIP_RULE)
+def flip_intact(case: Case, rng: random.Random) -> list[Case]:
+    """The item arrived intact: damage words become 'arrived fine' and the customer just
+    changed their mind -> refuse (only damaged, defective, wrong or missing items qualify)."""
+    intent, call = _single_intent(case)
+    if intent.kind != "refund":
+        raise NotApplicable("needs a refund case")
+    turns = list(case.conversation)
+    changed = False
+    for index, turn in enumerate(turns):
+        if turn.role == "customer" and _DAMAGE.search(turn.content):
+            if re.search(r"\b(missing|wrong)\b", turn.content, re.IGNORECASE):
+                raise NotApplicable("mixed damage wording")
+            text = _DAMAGE.sub(lambda m: rng.choice(INTACT), turn.content)
+            text += " Nothing is wrong with it, I just changed my mind."
+            turns[index] = turn.model_copy(update={"content": text})
+            changed = True
+    if not changed:
+        raise NotApplicable("no damage word in the customer's text")
+    flipped = Intent("refund", intent.order_id, intent.item_ids, "changed_mind", intent.amount)
+    return [relabel(case, state_of(case), flipped, call, conversation=turns)]
+
+
+@operator(kind="outcome_flip", name="flip_not_shipped", version="1", label_rule=FLIP_RULE)
+def flip_not_shipped(case: Case, rng: random.Random) -> list[Case]:
+    """A refused cancellation (the order had shipped), but the order is still processing ->
+    resolve with the cancellation."""
+    support_only(case)
+    no_tool_history(case)
+    if case.expected.outcome != "refuse" or "cancel" not in case.tags.intents or writes(case):
+        raise NotApplicable("needs a refused cancellation")
+    targets = [f for f in case.expected.forbidden_calls
+               if f.tool == "cancel_order" and f.params.get("order_id")]
+    state = state_of(case)
+    if len(targets) != 1:
+        raise NotApplicable("the refused cancellation names no single order")
+    oid = str(targets[0].params["order_id"]).lstrip("#").upper()
+    if oid not in state.orders:
+        raise NotApplicable("unknown order")
+    order = state.orders[oid]
+    order.status = rng.choice(["pending", "processing"])
+    order.delivered_at = None
+    return [relabel(case, state, Intent("cancel", oid), None)]

@@ -1,0 +1,109 @@
+"""Protected slots: the spans of customer text that carry the label and must never be edited by
+a noise operator (order ids, amounts and other numbers, emails, item and product names and the
+words the customer uses for them, customer names, address parts, phrases the expected reply is
+checked against, damage words, negations).
+
+`rewrite_unprotected(text, pattern, fn)` masks the protected spans, lets `fn` edit only the text
+between them, and restores the spans verbatim, so a slot can never be altered, whatever `fn` does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from casemill.case.model import Case
+
+DAMAGE_WORDS = ("cracked", "broken", "shattered", "damaged", "defective", "wrong", "missing")
+NEGATIONS = ("not", "no", "never", "nothing", "none", "neither", "nor", "without")
+_STOP = frozenset({
+    "the", "and", "for", "with", "from", "your", "you", "our", "this", "that", "set", "of", "a",
+    "an", "in", "on", "to",
+})
+_FIXED = [
+    r"#?[Ww]\d{3,}",  # order ids
+    r"\b[CcPpIiRrTt]\d+(?:-[\w-]+)?\b",  # customer, product, item, refund, ticket ids
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",  # emails
+    r"\$?\d[\d,]*(?:\.\d+)?",  # amounts, quantities, zip codes
+    r"\b\w+n't\b",  # don't, isn't, ...
+]
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def case_literals(case: Case) -> list[str]:
+    """Literal strings of `case` that are protected wherever they occur in its text."""
+    out: set[str] = set(DAMAGE_WORDS) | set(NEGATIONS)
+    st = case.environment.state
+    names: list[str] = []
+    for cust in (st.get("customers") or {}).values():
+        names.append(cust.get("name", ""))
+        out.update(_strings(cust.get("address") or {}))
+    for order in (st.get("orders") or {}).values():
+        names.extend(i.get("name", "") for i in order.get("items", []))
+        out.update(_strings(order.get("address") or {}))
+    for product in (st.get("products") or {}).values():
+        names.append(product.get("name", ""))
+        for variant in product.get("variants", []):
+            out.update(_strings(variant.get("options") or {}))
+    for name in names:
+        out.add(name)
+        out.update(w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in _STOP)
+    e = case.expected
+    for call in (*e.tool_calls, *e.forbidden_calls):
+        out.update(_strings(call.params))
+    out.update(e.reply_contains)
+    out.update(e.reply_excludes)
+    return sorted((s for s in out if s and s.strip() and len(s) > 1), key=lambda s: (-len(s), s))
+
+
+def protected_pattern(literals: Iterable[str]) -> re.Pattern[str]:
+    return _compiled(tuple(literals))
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(literals: tuple[str, ...]) -> re.Pattern[str]:
+    alts = r"(?<!\w)(?:" + "|".join(re.escape(lit) for lit in literals) + r")\w*"
+    return re.compile("|".join([*_FIXED, alts]) if literals else "|".join(_FIXED),
+                      re.IGNORECASE)
+
+
+def protected_spans(text: str, pattern: re.Pattern[str]) -> list[str]:
+    return [m.group(0) for m in pattern.finditer(text)]
+
+
+def rewrite_unprotected(text: str, pattern: re.Pattern[str], fn: Callable[[str], str]) -> str:
+    """Apply `fn` to the stretches of `text` between protected spans; spans kept verbatim.
+
+    White space around each stretch is kept; stretches without a letter are left alone."""
+    out: list[str] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        if m.start() == m.end():
+            continue
+        out.append(_edit(text[pos : m.start()], fn))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_edit(text[pos:], fn))
+    return "".join(out)
+
+
+def _edit(chunk: str, fn: Callable[[str], str]) -> str:
+    core = chunk.strip()
+    if not any(ch.isalpha() for ch in core):
+        return chunk
+    lead = chunk[: len(chunk) - len(chunk.lstrip())]
+    trail = chunk[len(chunk.rstrip()) :]
+    new = fn(core)
+    return lead + (new if new.strip() else core) + trail

@@ -1,0 +1,243 @@
+"""Entity swaps: another order id, customer, product, amount or address, drawn from faker and the
+product lexicon, applied consistently to every turn, the environment and the expected parameters
+and phrases. Faker is one instance, re-seeded from the candidate's `random.Random` before use.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+from typing import Any
+
+from casemill.case.model import Case
+from generators.facts import (
+    money,
+    primary_order,
+    refund_amount,
+    signed_in,
+    state_of,
+    support_only,
+    writes,
+)
+from generators.framework import NotApplicable, operator
+from generators.lexicon import lexicon
+
+SWAP_RULE = "expected parameters and phrases rewritten to the new values; outcome unchanged"
+
+
+@functools.lru_cache(maxsize=1)
+def _faker_instance() -> Any:
+    from faker import Faker
+
+    return Faker("en_US")
+
+
+def faker(rng: random.Random) -> Any:
+    fake = _faker_instance()
+    fake.seed_instance(rng.getrandbits(64))
+    return fake
+
+
+def _walk(value: Any, fn: Any) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {fn(k): _walk(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, fn) for v in value]
+    return value
+
+
+def _case_preserving(new: str) -> Any:
+    def repl(m: re.Match[str]) -> str:
+        old = m.group(0)
+        if old.islower():
+            return new.lower()
+        if old.isupper():
+            return new.upper() if any(c.isalpha() for c in new[1:]) and len(old) > 1 else new
+        return new
+
+    return repl
+
+
+def substitute(case: Case, mapping: dict[str, str], *, text_only: dict[str, str] | None = None,
+               parts: tuple[str, ...] = ("environment", "conversation", "expected")) -> Case:
+    """A new case with every occurrence of each key of `mapping` (whole words, any case,
+    replaced in the case of the match) replaced in `parts`; `text_only` pairs apply to the
+    conversation alone."""
+    data = case.model_dump(mode="json")
+
+    def compile_map(pairs: dict[str, str]) -> Any:
+        if not pairs:
+            return lambda s: s
+        keys = sorted(pairs, key=len, reverse=True)
+        pat = re.compile("|".join(r"(?<![\w@.])" + re.escape(k) + r"(?![\w])" for k in keys),
+                         re.IGNORECASE)
+        lower = {k.lower(): v for k, v in pairs.items()}
+        return lambda s: pat.sub(lambda m: _case_preserving(lower[m.group(0).lower()])(m), s)
+
+    everywhere = compile_map(mapping)
+    texts = compile_map(text_only or {})
+    for part in parts:
+        data[part] = _walk(data[part], everywhere)
+    data["conversation"] = _walk(data["conversation"], texts)
+    for key, holder in (("user_scenario", data), ("reference_reply", data["expected"])):
+        if holder.get(key):
+            holder[key] = texts(everywhere(holder[key]) if key == "user_scenario" else
+                                holder[key])
+    data["id"] = ""
+    return Case.model_validate(data)
+
+
+def _fresh(rng: random.Random, prefix: str, taken: str) -> str:
+    for _ in range(100):
+        candidate = f"{prefix}{rng.randint(2000, 9999)}"
+        if candidate not in taken:
+            return candidate
+    raise NotApplicable("no fresh id")
+
+
+@operator(kind="entity_swap", name="swap_order_id", version="1", label_rule=SWAP_RULE)
+def swap_order_id(case: Case, rng: random.Random) -> list[Case]:
+    """Every order gets a new id (W + 4 digits), everywhere it occurs."""
+    support_only(case)
+    st = state_of(case)
+    if not st.orders:
+        raise NotApplicable("no orders")
+    taken = json.dumps(case.model_dump(mode="json"))
+    mapping: dict[str, str] = {}
+    for oid in sorted(st.orders):
+        mapping[oid] = _fresh(rng, "W", taken + " ".join(mapping.values()))
+    return [substitute(case, mapping)]
+
+
+@operator(kind="entity_swap", name="swap_customer", version="1", label_rule=SWAP_RULE)
+def swap_customer(case: Case, rng: random.Random) -> list[Case]:
+    """The signed-in customer becomes another person: id, name, email (and first name)."""
+    support_only(case)
+    who = signed_in(case)
+    if who is None or who[0] not in state_of(case).customers:
+        raise NotApplicable("no signed-in customer in the environment")
+    cid, name, email = who
+    fake = faker(rng)
+    first, last = fake.first_name(), fake.last_name()
+    new_id = _fresh(rng, "C", json.dumps(case.model_dump(mode="json")))
+    mapping = {cid: new_id, email: f"{first}.{last}@example.com".lower(), name: f"{first} {last}"}
+    old_first = name.split()[0]
+    text_only = {old_first: first} if len(old_first) > 2 else {}
+    return [substitute(case, mapping, text_only=text_only)]
+
+
+def _product_words(name: str) -> list[str]:
+    return [w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in {"the", "and", "with"}]
+
+
+@operator(kind="entity_swap", name="swap_product", version="1", label_rule=SWAP_RULE)
+def swap_product(case: Case, rng: random.Random) -> list[Case]:
+    """An item of the case's order becomes another product (name and the customer's word for
+    it), from the product lexicon; ids, prices and variants stay."""
+    support_only(case)
+    st = state_of(case)
+    order = st.orders[primary_order(case)]
+    text = f"{case.customer_text} {case.user_scenario or ''}".lower()
+    names = {i.name for o in st.orders.values() for i in o.items}
+    for item in rng.sample(order.items, len(order.items)):
+        used = [w for w in _product_words(item.name) if re.search(r"\b" + w.lower() + r"\b", text)]
+        if len(used) != 1:
+            continue
+        options = [p for p in lexicon("products") if p["name"] not in names
+                   and p["word"].lower() not in text]
+        if not options:
+            break
+        new = rng.choice(options)
+        mapping = {item.name: new["name"]}
+        product = st.products.get(item.product_id or "")
+        if product is not None and product.name == item.name:
+            mapping[product.name] = new["name"]
+        out = substitute(case, mapping, parts=("environment", "conversation"),
+                         text_only={used[0]: new["word"]})
+        return [out]
+    raise NotApplicable("no item named by exactly one word of its name")
+
+
+@operator(kind="entity_swap", name="swap_amount", version="1", label_rule=SWAP_RULE)
+def swap_amount(case: Case, rng: random.Random) -> list[Case]:
+    """Prices of the case's order scale by one factor (variants and past refunds too); amounts
+    in the text and the refund amount in the expected reply follow."""
+    support_only(case)
+    if any(t.role == "tool" for t in case.conversation):
+        raise NotApplicable("tool results in the history would disagree with new prices")
+    oid = primary_order(case)
+    data = case.model_dump(mode="json")
+    factor = rng.choice([0.5, 0.6, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0])
+    state = data["environment"]["state"]
+    order = state["orders"][oid]
+    text_map: dict[str, str] = {}
+    product_ids = {i.get("product_id") for i in order["items"]}
+    for item in order["items"]:
+        old_p, q = item["price"], item.get("quantity", 1)
+        item["price"] = round(old_p * factor, 2)
+        text_map[money(old_p)] = money(item["price"])
+        text_map[money(old_p * q)] = money(item["price"] * q)
+    for refund in order.get("refunds", []):
+        refund["amount"] = round(refund["amount"] * factor, 2)
+    for pid in product_ids:
+        for variant in (state.get("products", {}).get(pid or "", {}) or {}).get("variants", []):
+            variant["price"] = round(variant["price"] * factor, 2)
+    for call in data["expected"]["tool_calls"]:
+        if call["tool"] == "refund_items" and call["params"].get("amount") is not None:
+            old = call["params"]["amount"]
+            call["params"]["amount"] = round(old * factor, 2)
+            text_map[money(old)] = money(call["params"]["amount"])
+    if len(set(text_map.values())) != len(text_map):
+        raise NotApplicable("two amounts would map to one")
+    old_phrases = _refund_phrases(case)
+    data["id"] = ""
+    draft = Case.model_validate(data)
+    out = substitute(draft, {}, text_only=_money_map(text_map))
+    return [_rephrase_refunds(out, old_phrases)]
+
+
+def _money_map(pairs: dict[str, str]) -> dict[str, str]:
+    out = dict(pairs)
+    for old, new in pairs.items():
+        if old.endswith(".00"):
+            out.setdefault(old[:-3], new)
+    return out
+
+
+def _refund_phrases(case: Case) -> set[str]:
+    st = state_of(case)
+    return {money(refund_amount(st, c)) for c in writes(case) if c.tool == "refund_items"}
+
+
+def _rephrase_refunds(case: Case, old: set[str]) -> Case:
+    st = state_of(case)
+    new = [money(refund_amount(st, c)) for c in writes(case) if c.tool == "refund_items"]
+    kept = [p for p in case.expected.reply_contains if p not in old]
+    contains = tuple(dict.fromkeys([*new, *kept]))
+    expected = case.expected.model_copy(update={"reply_contains": contains})
+    from casemill.case.model import derive
+
+    return derive(case, expected=expected)
+
+
+@operator(kind="entity_swap", name="swap_address", version="1", label_rule=SWAP_RULE)
+def swap_address(case: Case, rng: random.Random) -> list[Case]:
+    """The new shipping address the customer asks for becomes another one (faker): text,
+    expected parameters and the expected city phrase."""
+    support_only(case)
+    calls = [c for c in writes(case) if c.tool == "change_shipping_address"]
+    if not calls:
+        raise NotApplicable("no address change expected")
+    old = calls[0].params["address"]
+    text = f"{case.customer_text} {case.user_scenario or ''}"
+    fields = [k for k in ("street1", "city", "zip") if old.get(k) and old[k] in text]
+    if len(fields) < 2:
+        raise NotApplicable("the new address is not spelled out in the text")
+    fake = faker(rng)
+    new = {"street1": fake.street_address(), "city": fake.city(), "zip": fake.zipcode()}
+    mapping = {old[k]: new[k] for k in new if old.get(k)}
+    return [substitute(case, mapping, parts=("expected",), text_only=mapping)]
