@@ -42,7 +42,8 @@ def parse_calls(case: Case, form: Mapping[str, str]) -> tuple[list[dict[str, Any
             params = json.loads(raw)
         except json.JSONDecodeError as exc:
             problems.append(
-                f"{label} ({tool}): params are not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+                f"{label} ({tool}): params are not valid JSON: {exc.msg} "
+                f"at line {exc.lineno}, column {exc.colno}"
             )
             continue
         if not isinstance(params, dict):

@@ -78,7 +78,8 @@ def environment_lines(case: Case) -> list[str]:
         lines.append(f"customer {cid}: {cust.get('name', '?')} <{cust.get('email', '?')}>")
     for oid, order in (state.get("orders") or {}).items():
         items = ", ".join(
-            f"{i.get('item_id')} {i.get('name')} {float(i.get('price', 0)) * int(i.get('quantity', 1)):.2f}"
+            f"{i.get('item_id')} {i.get('name')} "
+            f"{float(i.get('price', 0)) * int(i.get('quantity', 1)):.2f}"
             for i in order.get("items", [])
         )
         extra = f" refunds: {len(order['refunds'])}" if order.get("refunds") else ""
@@ -107,7 +108,8 @@ def headline(item: Item) -> str:
     case = item.case
     intents = "+".join(case.tags.intents) or "no intent"
     calls = ", ".join(c.tool for c in case.expected.tool_calls) or "no call"
-    return f"{intents} -> {case.expected.outcome} ({calls}) · {item.origin}/{item.operator} · {case.tags.category}"
+    where = f"{item.origin}/{item.operator}"
+    return f"{intents} -> {case.expected.outcome} ({calls}) · {where} · {case.tags.category}"
 
 
 def flags(item: Item, changes: list[ChangeView]) -> list[str]:

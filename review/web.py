@@ -331,7 +331,10 @@ def _notice(request: Request) -> str | None:
         parts = code.split(":")
         if len(parts) == 4 and parts[2].isdigit() and parts[3].isdigit():
             verb = "approved" if parts[1] == "approved" else "rejected"
-            return f"Bulk: {parts[2]} {verb}, {parts[3]} skipped (invalid or held by another reviewer)."
+            return (
+                f"Bulk: {parts[2]} {verb}, {parts[3]} skipped "
+                "(invalid or held by another reviewer)."
+            )
         return None
     return NOTICES.get(code)
 

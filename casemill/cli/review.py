@@ -1,0 +1,303 @@
+"""`casemill review ...`: the human review queue from the command line."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from casemill.cli import app
+from casemill.cli.console import console, err_console
+from casemill.settings import Settings
+
+review_app = typer.Typer(
+    help="Review candidates: queue, terminal and web review, export.", no_args_is_help=True
+)
+token_app = typer.Typer(help="Sign-in tokens for the web review.", no_args_is_help=True)
+review_app.add_typer(token_app, name="token")
+app.add_typer(review_app, name="review")
+
+DB_HELP = "queue database URL (default: CASEMILL_REVIEW_DB or sqlite:///.casemill/review.db)"
+FILTER_HELP = "KEY=VALUE, repeatable: status, batch, origin, operator, intent, valid"
+
+
+def _store(db: str | None):  # noqa: ANN202
+    from review.store import ReviewStore
+
+    return ReviewStore.open(db or Settings().review_db)
+
+
+def _reviewer(name: str | None) -> str:
+    return name or os.environ.get("CASEMILL_REVIEWER") or getpass.getuser()
+
+
+@review_app.command("enqueue")
+def enqueue(
+    file: Path = typer.Argument(
+        ..., exists=True, dir_okay=False, help="candidates, one case a line"
+    ),
+    batch: str | None = typer.Option(None, "--batch", help="batch id (default: file name + hash)"),
+    parents: list[Path] = typer.Option(
+        None, "--parents", help="files or folders holding parent cases (default: seeds dir)"
+    ),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="corpus folder to look parents up in"
+    ),
+    policy: str = typer.Option(
+        "human", help="human, or auto: approve every case passing every validator"
+    ),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Put the candidates of FILE in the queue (bad lines go to a quarantine file)."""
+    from casemill.corpus import CorpusStore
+    from review.intake import enqueue_file
+
+    settings = Settings()
+    store = _store(db)
+    sources = list(parents or []) or [settings.seeds_dir]
+    corpus_store = CorpusStore(corpus or settings.corpus_dir)
+    result, loaded = enqueue_file(
+        store, file, batch, [s for s in sources if s.exists()], corpus_store, policy=policy
+    )
+    auto = store.auto_decide(result.batch_id) if policy == "auto" else None
+    summary = {
+        "batch": result.batch_id,
+        "added": len(result.added),
+        "already_queued": len(result.already_queued),
+        "failing_validation": len(result.invalid),
+        "bad_lines": len(loaded.errors),
+        "auto_approved": len(auto.changed) if auto else 0,
+    }
+    if as_json:
+        console.print_json(json.dumps(summary))
+    else:
+        console.print(
+            f"batch [bold]{result.batch_id}[/]: {summary['added']} added, "
+            f"{summary['already_queued']} already queued, "
+            f"{summary['failing_validation']} failing validation, {summary['bad_lines']} bad lines"
+        )
+        for error in loaded.errors[:10]:
+            err_console.print(f"[yellow]skipped[/] {error}")
+    if loaded.errors and not result.added:
+        raise typer.Exit(2)
+
+
+@review_app.command("status")
+def status(
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Batches in the queue with their counts."""
+    from review.agreement import agreement
+
+    store = _store(db)
+    rows = [b.as_dict() for b in store.batches()]
+    for row in rows:
+        kappa = agreement(store, row["batch_id"])
+        row["double_reviewed"] = kappa.n
+        row["kappa"] = kappa.kappa
+    if as_json:
+        console.print_json(json.dumps(rows))
+        return
+    table = Table(
+        "batch", "policy", "total", "pending", "approved", "rejected", "exported", "closed", "kappa"
+    )
+    for r in rows:
+        kappa = f"{r['kappa']:.2f} (n={r['double_reviewed']})" if r["kappa"] is not None else ""
+        table.add_row(
+            r["batch_id"],
+            r["policy"],
+            *(str(r[k]) for k in ("total", "pending", "approved", "rejected", "exported")),
+            "yes" if r["closed"] else "",
+            kappa,
+        )
+    console.print(table)
+
+
+@review_app.command("next")
+def next_(
+    filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reviewer: str | None = typer.Option(
+        None, "--reviewer", help="your name (default: $CASEMILL_REVIEWER or login)"
+    ),
+    limit: int | None = typer.Option(None, "--limit", help="stop after this many decisions"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Review pending cases one at a time in the terminal (single keys)."""
+    from review.items import ItemFilter
+    from review.terminal import TtyKeys, run
+
+    store = _store(db)
+    with TtyKeys(console) as keys:
+        tally = run(
+            store, _reviewer(reviewer), ItemFilter.parse(filters or []), console, keys.io(), limit
+        )
+    _resume_decided(store, {store.get(c).batch_id for c in tally.approved + tally.rejected})
+
+
+def _decide(
+    decision: str,
+    filters: list[str],
+    reviewer: str | None,
+    reason: str | None,
+    db: str | None,
+    as_json: bool,
+) -> None:
+    from review.items import ItemFilter
+
+    if not filters:
+        err_console.print(
+            "give at least one --filter (for everything pending: --filter status=pending)"
+        )
+        raise typer.Exit(2)
+    store = _store(db)
+    result = store.bulk_decide(ItemFilter.parse(filters), decision, _reviewer(reviewer), reason)
+    if as_json:
+        console.print_json(
+            json.dumps(
+                {"changed": list(result.changed), "skipped": [list(s) for s in result.skipped]}
+            )
+        )
+    else:
+        console.print(f"{len(result.changed)} {decision}, {len(result.skipped)} skipped")
+        for case_id, why in result.skipped[:20]:
+            err_console.print(f"[yellow]skipped[/] {case_id}: {why}")
+    _resume_decided(store, {store.get(c).batch_id for c in result.changed})
+
+
+@review_app.command("approve")
+def approve(
+    filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reviewer: str | None = typer.Option(None, "--reviewer"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Approve every pending case matching the filters (cases failing validation are skipped)."""
+    _decide("approved", filters, reviewer, None, db, as_json)
+
+
+@review_app.command("reject")
+def reject(
+    filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reason: str = typer.Option(..., "--reason", help="why (kept in the audit log)"),
+    reviewer: str | None = typer.Option(None, "--reviewer"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Reject every pending case matching the filters."""
+    _decide("rejected", filters, reviewer, reason, db, as_json)
+
+
+@review_app.command("export")
+def export(
+    batch: str | None = typer.Option(None, "--batch", help="one batch (default: every batch)"),
+    corpus: Path | None = typer.Option(None, "--corpus", help="corpus folder (default: settings)"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Write the approved, not yet exported cases as a new corpus version."""
+    from casemill.corpus import CorpusStore
+    from review.export import export_batch
+
+    result = export_batch(
+        _store(db), CorpusStore(corpus or Settings().corpus_dir), batch, actor=_reviewer(None)
+    )
+    if as_json:
+        console.print_json(json.dumps(result.as_dict()))
+    elif result.corpus_version is None:
+        console.print("nothing new to export")
+    else:
+        console.print(f"corpus version {result.corpus_version}: {len(result.added)} cases added")
+
+
+@review_app.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", help="interface to bind (default: this machine only)"),
+    port: int = typer.Option(8765),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    secure_cookie: bool = typer.Option(False, help="mark the session cookie Secure (behind HTTPS)"),
+) -> None:
+    """Serve the web review app."""
+    import uvicorn
+
+    from review.web import create_app
+
+    store = _store(db)
+    app_ = create_app(
+        store,
+        on_batch_decided=lambda b: _resume_quietly(store, b, "web"),
+        secure_cookie=secure_cookie,
+    )
+    console.print(
+        f"review app on http://{host}:{port}/ "
+        "(sign in with a token from `casemill review token create`)"
+    )
+    uvicorn.run(app_, host=host, port=port, log_level="warning")
+
+
+@review_app.command("resume")
+def resume(
+    batch: str = typer.Option(..., "--batch"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Resume the flow runs waiting for a decided batch."""
+    from review.flow import resume_waiting
+
+    store = _store(db)
+    status = store.batch_status(batch)
+    if not status.decided:
+        err_console.print(
+            f"batch {batch} still has {status.pending} pending cases; nothing resumed"
+        )
+        raise typer.Exit(1)
+    resumed = resume_waiting(store, batch, decided_by=_reviewer(None))
+    console.print(
+        f"resumed {len(resumed)} waiting flow run(s)"
+        + (": " + ", ".join(resumed) if resumed else "")
+    )
+
+
+@token_app.command("create")
+def token_create(
+    reviewer: str = typer.Option(..., "--reviewer"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Make a sign-in token for REVIEWER (shown once; only its hash is stored)."""
+    from review.auth import create_token
+
+    token = create_token(_store(db), reviewer)
+    console.print(token, soft_wrap=True)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    reviewer: str = typer.Option(..., "--reviewer"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Revoke every token and session of REVIEWER."""
+    from review.auth import revoke_tokens
+
+    console.print(f"{revoke_tokens(_store(db), reviewer)} token(s) revoked")
+
+
+def _resume_quietly(store, batch_id: str, who: str) -> None:  # noqa: ANN001
+    """Resume flows waiting on a decided batch when a Prefect API is configured."""
+    if not os.environ.get("PREFECT_API_URL"):
+        return  # a waiting flow's own watcher notices the decision
+    from review.flow import resume_waiting
+
+    try:
+        resume_waiting(store, batch_id, decided_by=who)
+    except Exception as exc:  # noqa: BLE001 - decisions are kept either way
+        err_console.print(f"[yellow]could not resume flows waiting on {batch_id}:[/] {exc}")
+
+
+def _resume_decided(store, batch_ids: set[str]) -> None:  # noqa: ANN001
+    for batch_id in sorted(batch_ids):
+        if store.batch_status(batch_id).decided:
+            _resume_quietly(store, batch_id, "cli")

@@ -1,0 +1,245 @@
+"""Waiting for reviewers in a flow.
+
+`review_batch` enqueues a batch, waits until every case of it is decided, then exports the
+approved ones as a new corpus version. It waits with Prefect's `pause_flow_run` and a typed
+`BatchDecided` input: the web app and `casemill review resume` find the paused run (PAUSED state,
+`batch_id` in its parameters) and resume it when the batch's last item is decided. A watcher
+thread in the flow polls the queue as well and resumes its own run, so a decision made while no
+resumer could reach the Prefect API (or in the instant before the pause) never strands the flow.
+Without Prefect, `wait_for_batch` polls the queue.
+
+The store is the truth: after every resume the flow re-reads the batch and waits again while
+anything is still pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.input import RunInput
+
+from casemill.corpus import CorpusStore
+from casemill.errors import UserError
+from casemill.settings import Settings
+from review.export import export_batch
+from review.intake import enqueue_file
+from review.items import BatchStatus
+from review.store import ReviewStore
+
+log = logging.getLogger(__name__)
+
+FLOW_NAME = "review-batch"
+POLICIES = ("human", "auto")
+
+
+class BatchDecided(RunInput):
+    """What resumes a waiting review flow: the batch is decided."""
+
+    batch_id: str
+    approved: int = 0
+    rejected: int = 0
+    decided_by: str = ""
+
+
+class BatchTimeout(UserError):
+    """The batch was not decided in time."""
+
+
+def wait_for_batch(
+    store: ReviewStore,
+    batch_id: str,
+    timeout_s: float,
+    poll_s: float = 1.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> BatchStatus:
+    """Poll the queue until `batch_id` is decided; raises `BatchTimeout` after `timeout_s`."""
+    deadline = clock() + timeout_s
+    while True:
+        status = store.batch_status(batch_id)
+        if status.decided:
+            return status
+        if clock() >= deadline:
+            raise BatchTimeout(
+                f"batch {batch_id} not decided within {timeout_s:g} s: {status.pending} of "
+                f"{status.total} still pending; review them with `casemill review next --filter "
+                f"batch={batch_id}`"
+            )
+        sleep(poll_s)
+
+
+def paused_runs(batch_id: str) -> list[Any]:
+    """Paused `review-batch` runs waiting for `batch_id` (needs a reachable Prefect API)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            flow_filter=FlowFilter(name=FlowFilterName(any_=[FLOW_NAME])),
+            flow_run_filter=FlowRunFilter(
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED]))
+            ),
+        )
+    return [r for r in runs if (r.parameters or {}).get("batch_id") == batch_id]
+
+
+def resume_waiting(store: ReviewStore, batch_id: str, decided_by: str = "") -> list[str]:
+    """Resume every flow run paused on `batch_id` if the batch is decided; the resumed run ids."""
+    from prefect.flow_runs import resume_flow_run
+
+    status = store.batch_status(batch_id)
+    if not status.decided:
+        return []
+    payload = BatchDecided(
+        batch_id=batch_id, approved=status.approved, rejected=status.rejected, decided_by=decided_by
+    ).model_dump(mode="json")
+    resumed = []
+    for run in paused_runs(batch_id):
+        resume_flow_run(run.id, run_input=payload)
+        resumed.append(str(run.id))
+        log.info("batch %s decided: resumed flow run %s", batch_id, run.id)
+    return resumed
+
+
+class _Watcher:
+    """Polls the queue while the flow is paused and resumes the run once the batch is decided."""
+
+    def __init__(self, store: ReviewStore, batch_id: str, run_id: Any, every_s: float):
+        self.store, self.batch_id, self.run_id, self.every_s = store, batch_id, run_id, every_s
+        self._stop = threading.Event()
+        ctx = contextvars.copy_context()  # carries Prefect's settings (API URL) into the thread
+        self._thread = threading.Thread(target=ctx.run, args=(self._loop,), daemon=True)
+
+    def __enter__(self) -> _Watcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        from prefect.flow_runs import resume_flow_run
+
+        while not self._stop.wait(self.every_s):
+            try:
+                status = self.store.batch_status(self.batch_id)
+                if status.decided:
+                    payload = BatchDecided(
+                        batch_id=self.batch_id,
+                        approved=status.approved,
+                        rejected=status.rejected,
+                        decided_by="watcher",
+                    )
+                    resume_flow_run(self.run_id, run_input=payload.model_dump(mode="json"))
+                    return
+            except Exception:  # noqa: BLE001 - not paused yet, or already resumed: poll again
+                log.debug("watcher: resume of %s not possible yet", self.run_id, exc_info=True)
+
+
+@task(name="review-enqueue")
+def enqueue_task(
+    db_url: str, batch_id: str, cases_path: str | None, cases: list[dict] | None, policy: str
+) -> dict:
+    from casemill.case.model import Case
+
+    store = ReviewStore.open(db_url)
+    if cases_path:
+        result, loaded = enqueue_file(
+            store, cases_path, batch_id=batch_id, policy=policy, actor="flow"
+        )
+        bad = len(loaded.errors)
+    else:
+        result = store.enqueue(
+            [Case.model_validate(c) for c in cases or []], batch_id, policy=policy, actor="flow"
+        )
+        bad = 0
+    auto = store.auto_decide(batch_id) if policy == "auto" else None
+    return {
+        "added": len(result.added),
+        "already_queued": len(result.already_queued),
+        "invalid": len(result.invalid),
+        "quarantined": bad,
+        "auto_approved": len(auto.changed) if auto else 0,
+    }
+
+
+@task(name="review-export")
+def export_task(db_url: str, batch_id: str, corpus_dir: str) -> dict:
+    result = export_batch(ReviewStore.open(db_url), CorpusStore(corpus_dir), batch_id, actor="flow")
+    return result.as_dict()
+
+
+@flow(name=FLOW_NAME, log_prints=False)
+def review_batch(
+    batch_id: str,
+    cases_path: str | None = None,
+    cases: list[dict] | None = None,
+    corpus_dir: str = "corpus",
+    policy: str = "human",
+    timeout_s: int = 86_400,
+    db_url: str | None = None,
+    watch_s: float | None = 5.0,
+) -> dict:
+    """Enqueue a batch, wait until it is decided (pause with a typed input), export the
+    approved cases as a new corpus version. Returns the export summary."""
+    from prefect.context import get_run_context
+    from prefect.flow_runs import pause_flow_run
+
+    logger = get_run_logger()
+    if policy not in POLICIES:
+        raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    if (cases_path is None) == (cases is None):
+        raise UserError("give exactly one of cases_path or cases")
+    url = db_url or Settings().review_db
+    counts = enqueue_task(
+        url, batch_id, str(Path(cases_path)) if cases_path else None, cases, policy
+    )
+    logger.info("batch %s enqueued: %s", batch_id, counts)
+    store = ReviewStore.open(url)
+    run_id = get_run_context().flow_run.id
+    deadline = time.monotonic() + timeout_s
+    status, rounds = store.batch_status(batch_id), 0
+    while not status.decided:
+        remaining = int(deadline - time.monotonic())
+        if remaining <= 0:
+            raise BatchTimeout(
+                f"batch {batch_id} not decided within {timeout_s} s: {status.pending} pending"
+            )
+        logger.info(
+            "waiting for reviewers: batch %s has %d of %d pending",
+            batch_id,
+            status.pending,
+            status.total,
+        )
+        watcher = (
+            _Watcher(store, batch_id, run_id, watch_s) if watch_s else contextlib.nullcontext()
+        )
+        with watcher:
+            got = pause_flow_run(
+                wait_for_input=BatchDecided,
+                timeout=remaining,
+                poll_interval=1,
+                key=f"review-{batch_id}-{rounds}",
+            )
+        logger.info("resumed with %s", got.model_dump(mode="json") if got is not None else None)
+        rounds += 1
+        status = store.batch_status(batch_id)
+    exported = export_task(url, batch_id, corpus_dir)
+    logger.info("batch %s exported: %s", batch_id, exported)
+    return exported

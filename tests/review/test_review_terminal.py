@@ -1,0 +1,133 @@
+"""Terminal review: the key loop with injected input, and `casemill review next` driven in a real
+pseudo-terminal (approve with 'a', edit through $EDITOR, quit with 'q')."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from review_factory import child_case
+from rich.console import Console
+
+from review.items import ItemFilter
+from review.terminal import TerminalIO, run
+
+
+def scripted(keys: str, answers: list[str], edits: list) -> TerminalIO:
+    key_iter = iter(keys)
+    ans_iter = iter(answers)
+    edit_iter = iter(edits)
+    return TerminalIO(
+        read_key=lambda: next(key_iter, "q"),
+        ask=lambda _q: next(ans_iter),
+        edit_text=lambda text, _s: next(edit_iter)(text),
+    )
+
+
+def test_key_loop_approve_reject_skip_edit(sqlite_store, parent, children):
+    store = sqlite_store
+    store.enqueue(children[:4], "b1", parents={parent.id: parent})
+
+    def bad_edit(text: str) -> str:
+        return text.replace('"outcome": "resolve"', '"outcome": "whatever"')
+
+    def good_edit(text: str) -> str:
+        # the editor reopens on the refused text, so the fix starts from it
+        fixed = text.replace('"outcome": "whatever"', '"outcome": "resolve"')
+        return fixed.replace('"optimal_steps": 3', '"optimal_steps": 4')
+
+    console = Console(record=True, width=120)
+    # case 0: a; case 1: r + reason; case 2: s; case 3: e (bad) -> e again (good) -> a
+    io = scripted("arse" + "e" + "a", ["label is wrong"], [bad_edit, good_edit])
+    tally = run(store, "ana", ItemFilter(batch_id="b1"), console, io)
+    out = console.export_text()
+    assert tally.approved == [children[0].id, children[3].id]
+    assert tally.rejected == [children[1].id] and tally.skipped == [children[2].id]
+    assert tally.edited == [children[3].id]
+    assert "edit refused, the original is kept" in out and "outcome" in out
+    assert store.get(children[1].id).reason == "label is wrong"
+    edited = store.get(children[3].id)
+    assert edited.case.expected.optimal_steps == 4 and edited.status == "approved"
+    assert (
+        store.get(children[2].id).status == "pending"
+        and store.get(children[2].id).lease_holder is None
+    )
+    assert "changes vs parent" in out and "crackd" in out
+
+
+def test_markup_in_case_text_is_shown_literally(sqlite_store, parent):
+    case = child_case(parent, 1, text="[bold red]refund[/] W1001 mug cracked <script>x</script>")
+    sqlite_store.enqueue([case], "b1", parents={parent.id: parent})
+    console = Console(record=True, width=120)
+    run(sqlite_store, "ana", None, console, scripted("q", [], []))
+    assert "[bold red]refund[/] W1001 mug cracked <script>x</script>" in console.export_text()
+
+
+def _read_until(fd: int, needle: bytes, timeout: float = 60.0) -> bytes:
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while needle not in buf:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"did not see {needle!r}; got: {buf[-2000:]!r}")
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+@pytest.mark.slow
+def test_review_next_in_a_real_pty(tmp_path: Path, parent, children):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    from review.store import ReviewStore
+
+    store = ReviewStore.open(db)
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import sys, pathlib\np = pathlib.Path(sys.argv[1])\n"
+        "p.write_text(p.read_text().replace('\"optimal_steps\": 3', '\"optimal_steps\": 5'))\n"
+    )
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "COLUMNS": "120", "TERM": "xterm"}
+    exe = Path(sys.executable).parent / "casemill"
+    main_fd, child_fd = pty.openpty()
+    proc = subprocess.Popen(
+        [str(exe), "review", "next", "--db", db, "--reviewer", "tty-ana"],
+        stdin=child_fd,
+        stdout=child_fd,
+        stderr=child_fd,
+        env=env,
+        close_fds=True,
+    )
+    os.close(child_fd)
+    try:
+        _read_until(main_fd, b"[q]uit")
+        os.write(main_fd, b"a")
+        _read_until(main_fd, b"approved " + children[0].id.encode())
+        _read_until(main_fd, b"[q]uit")
+        os.write(main_fd, b"e")
+        _read_until(main_fd, b"edit saved and validated")
+        _read_until(main_fd, b"[q]uit")
+        os.write(main_fd, b"q")
+        out = _read_until(main_fd, b"session:")
+        assert b"1 approved" in out and b"1 edited" in out
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(main_fd)
+    assert store.get(children[0].id).reviewer == "tty-ana"
+    second = store.get(children[1].id)
+    assert second.case.expected.optimal_steps == 5 and second.status == "pending"
+    assert store.count(ItemFilter(status="approved")) == 1
