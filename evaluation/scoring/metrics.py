@@ -1,14 +1,17 @@
 """Casemill's per-trial metrics (mode "casemill").
 
 What tool recall and precision count on: the *tools* the case expects against the tools the
-agent called. A read tool (get_order, list_customer_orders, ...) counts among the called tools
-only when the case expects it: looking an order up before acting is never a wrong call, while
-an unexpected write is. Set-based metrics count each tool once; the multiset variants count
-repeats (a refund issued twice halves multiset precision).
+agent called and the environment executed (`ok` calls). A read tool (get_order,
+list_customer_orders, ...) counts among the called tools only when the case expects it: looking
+an order up before acting is never a wrong call, while an unexpected write is. A call the
+environment refused or failed (a policy refusal, an injected timeout) changed nothing and is not
+counted; a retry after a timeout is therefore not a repeat. Set-based metrics count each tool
+once; the multiset variants count repeats (a refund issued twice halves multiset precision).
 
-Parameter accuracy matches expected calls to calls one-to-one (a call satisfies one expected
-call), in order, under the case's matching rules. Forbidden calls count every attempt, also one
-the tools refused: trying to cancel a delivered order is the violation.
+Parameter accuracy looks at every call the agent sent, executed or not, and matches expected
+calls to calls one-to-one (a call satisfies one expected call), in order, under the case's
+matching rules. Forbidden calls count every attempt, also one the tools refused: trying to
+cancel a delivered order is the violation.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def write_set(ctx: CaseContext, calls: Sequence[RecordedCall]) -> frozenset[str]
 
 def tool_metrics(ctx: CaseContext, calls: Sequence[RecordedCall], writes: frozenset[str]) -> dict:
     expected = ctx.expected_tools
-    counted = [c.tool for c in calls if c.tool in expected or c.tool in writes]
+    counted = [c.tool for c in calls if c.ok and (c.tool in expected or c.tool in writes)]
     called = set(counted)
     hit = len(expected & called)
     out: dict[str, float | None] = {

@@ -23,13 +23,13 @@ class MetricSpec:
 
 _SPECS = (
     MetricSpec("task_success", "1", True, "every check below holds (see docs/reports.md)"),
-    MetricSpec("tool_recall", "1", True, "expected tools called / expected tools (set)"),
+    MetricSpec("tool_recall", "1", True, "expected tools executed / expected tools (set)"),
     MetricSpec(
         "tool_precision",
         "1",
         True,
-        "expected tools among counted called tools / counted called tools (set); read tools "
-        "count only when the case expects them",
+        "expected tools among counted executed tools / counted executed tools (set); read "
+        "tools count only when the case expects them",
     ),
     MetricSpec("tool_recall_multiset", "1", True, "like tool_recall, counting repeats"),
     MetricSpec("tool_precision_multiset", "1", True, "like tool_precision, counting repeats"),

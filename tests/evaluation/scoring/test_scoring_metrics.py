@@ -51,20 +51,31 @@ def test_whole_order_refund_is_a_forbidden_call_and_zeroes_overall():
     assert len(s.violations) == 1 and "shirt is fine" in s.violations[0]
 
 
-def test_repeated_refund_and_extra_escalation_hit_set_and_multiset_precision():
+def test_repeated_escalations_hit_set_and_multiset_precision():
     case = refund_case()
     refund = ("refund_items", {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged"})
     escalate = ("escalate_to_human", {"reason": "customer_request", "summary": "x"})
-    s = score(case, trajectory(case, [refund, refund, escalate], GOOD_REFUND_REPLY))
+    s = score(case, trajectory(case, [refund, escalate, escalate], GOOD_REFUND_REPLY))
     m = s.metrics
     assert m["tool_recall"] == 1.0
     assert m["tool_precision"] == 0.5  # {refund, escalate}: one expected
     assert m["tool_precision_multiset"] == pytest.approx(1 / 3)  # 3 counted calls, 1 matches
     assert m["tool_recall_multiset"] == 1.0
     assert m["param_accuracy"] == 1.0
-    assert m["state_success"] == 0.0  # a ticket exists that should not
+    assert m["state_success"] == 0.0  # two tickets exist that should not
     assert m["efficiency"] == 0.75  # optimal 3 / 4 steps
     assert s.labels["failure"] == "unexpected_tool"
+
+
+def test_a_refused_write_changes_nothing_and_is_not_counted():
+    case = refund_case()
+    refund = ("refund_items", {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged"})
+    cancel = ("cancel_order", {"order_id": "W1002x"})  # no such order: refused
+    s = score(case, trajectory(case, [refund, refund, cancel], GOOD_REFUND_REPLY))
+    m = s.metrics
+    assert m["tool_precision"] == 1.0 and m["tool_precision_multiset"] == 1.0
+    assert m["forbidden_violations"] == 1.0  # the attempt is still a forbidden call
+    assert m["state_success"] == 1.0
 
 
 def test_id_rule_accepts_hash_prefix_and_lower_case():
