@@ -133,11 +133,11 @@ class SchemaLayer:
     def findings(
         self, value: Any, file: str | None = None, line: int | None = None
     ) -> list[Finding]:
-        out = []
+        out: dict[str, Finding] = {}  # one finding a field (an enum also fails its type, ...)
         for error in self.validator.iter_errors(value):
             for where, rule, message in _describe(error):
-                out.append(Finding("schema", rule, message, where or None, file, line))
-        return out
+                out.setdefault(where, Finding("schema", rule, message, where or None, file, line))
+        return list(out.values())
 
 
 @functools.lru_cache(maxsize=1)

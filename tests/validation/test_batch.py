@@ -1,0 +1,73 @@
+"""The Great Expectations batch layer: failing rows map back to file and line and leave the
+batch; table rules (no-write share per category) fail the report without costing any case."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures.casebuild import cancel_case, clarify_case, line, record, refund_case, scenario_case
+
+from casemill.validation import BatchRules, Row, batch_findings, validate_paths
+
+pytestmark = pytest.mark.slow  # imports great_expectations (several seconds)
+
+
+def _edit(case, **tags):
+    data = record(case)
+    data["tags"].update(tags)
+    data["id"] = ""
+    return data
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("batch")
+    blank = record(cancel_case("W1010"))
+    blank["conversation"][1]["content"] = "   "
+    blank["id"] = ""
+    path = folder / "cases.jsonl"
+    path.write_text(
+        line(refund_case())
+        + line(_edit(cancel_case(), intents=["teleport"]))
+        + line(blank)
+        + line(clarify_case())
+        + line(scenario_case())
+    )
+    rules = BatchRules(min_category_cases=1, no_write_share={"robustness": (0.0, 0.5)})
+    return validate_paths([path], rules=rules), path
+
+
+def test_rows_failing_the_suite_are_located_and_removed(report):
+    result, path = report
+    located = {(b.line, f.layer, f.rule, f.field) for b in result.bad for f in b.findings}
+    assert (2, "batch", "allowed-intent", "tags.intents") in located
+    assert (3, "batch", "no-dialogue", "conversation") in located
+    assert [b.line for b in result.bad] == [2, 3]
+    assert all(b.file == str(path) for b in result.bad)
+    assert [i.line for i in result.valid] == [1, 4, 5]
+
+
+def test_share_of_no_write_cases_is_a_batch_issue(report):
+    result, _ = report
+    issues = [(f.rule, f.field) for f in result.batch_issues]
+    assert issues == [("no-write-share", "tags.category")]
+    assert "100% of the 1 'robustness' cases" in result.batch_issues[0].message
+    assert not result.ok
+    assert result.counts()["batch"] == {"allowed-intent": 1, "no-dialogue": 1, "no-write-share": 1}
+
+
+def test_duplicate_rows_and_length_bounds():
+    a, b = refund_case(), cancel_case()
+    rows = [Row(a, "f.jsonl", 1), Row(b, "f.jsonl", 2), Row(a, "g.jsonl", 7)]
+    found = batch_findings(rows, BatchRules(max_turn_chars=40, min_category_cases=99))
+    got = {(f.file, f.line, f.rule) for f in found}
+    assert got == {
+        ("f.jsonl", 1, "unique-id"),
+        ("g.jsonl", 7, "unique-id"),
+        ("f.jsonl", 1, "text-length"),
+        ("g.jsonl", 7, "text-length"),
+    }
+
+
+def test_default_rules_pass_good_cases():
+    rows = [Row(c, "f.jsonl", i) for i, c in enumerate([refund_case(), cancel_case()], 1)]
+    assert batch_findings(rows) == []

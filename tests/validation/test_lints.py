@@ -1,0 +1,86 @@
+"""Lints: vague required phrases, lookup values leaked into the customer's text, writes on
+cases that need a clarifying question. Warnings by default, errors under `strict`."""
+
+from __future__ import annotations
+
+from fixtures.casebuild import cancel_case, clarify_case, record, refund_case
+
+from casemill.case.model import Case
+from casemill.validation import check_case, lint_findings
+
+
+def _with(case: Case, **expected) -> Case:
+    data = record(case)
+    data["expected"].update(expected)
+    data["id"] = ""
+    return Case.model_validate(data)
+
+
+def rules(case: Case) -> list[tuple[str, str | None]]:
+    return [(f.rule, f.field) for f in lint_findings(case)]
+
+
+def test_good_cases_have_no_lints():
+    for case in (refund_case(), cancel_case(), clarify_case()):
+        assert lint_findings(case) == []
+
+
+def test_generic_word_alone_is_vague_when_an_amount_could_be_required():
+    case = _with(refund_case(), reply_contains=["refund"])
+    found = lint_findings(case)
+    assert [(f.rule, f.field, f.severity) for f in found] == [
+        ("vague-phrase", "expected.reply_contains[0]", "warning")
+    ]
+    assert "'W1001'" in found[0].message or "I1" in found[0].message
+
+
+def test_short_phrase_is_vague():
+    case = _with(refund_case(), reply_contains=["ok", "so"])
+    assert rules(case) == [("vague-phrase", "expected.reply_contains[0]")]
+
+
+def test_generic_word_beside_a_concrete_one_is_fine():
+    assert rules(_with(refund_case(), reply_contains=["14.50", "refund"])) == []
+
+
+def test_vague_phrase_without_any_concrete_value_is_not_flagged():
+    assert rules(_with(clarify_case(), reply_contains=["sorry"])) == []
+
+
+def test_price_in_the_customer_text_leaks_the_lookup():
+    case = refund_case(text="Order W1001: the $14.50 mug arrived cracked.")
+    assert rules(case) == [("leaked-lookup", "conversation[1].content")]
+    assert "14.50" in lint_findings(case)[0].message
+
+
+def test_status_in_the_customer_text_leaks_the_lookup():
+    case = refund_case(text="Order W1001 was delivered yesterday and the mug is cracked.")
+    found = lint_findings(case)
+    assert [(f.rule, f.field) for f in found] == [("leaked-lookup", "conversation[1].content")]
+    assert "'delivered'" in found[0].message
+
+
+def test_small_counts_are_not_prices():
+    case = refund_case(text="Order W1001 had 2 things and the mug is cracked.")
+    assert rules(case) == []
+
+
+def test_no_lookup_expected_means_no_leak():
+    case = _with(
+        refund_case(text="Order W1001 was delivered, the mug is cracked."), optimal_steps=2
+    )
+    assert rules(case) == []
+
+
+def test_write_on_a_case_labelled_clarify():
+    data = record(refund_case())
+    data["tags"]["labels"] = ["clarify"]
+    data["id"] = ""
+    case = Case.model_validate(data)
+    assert rules(case) == [("clarify-write", "expected.tool_calls[0]")]
+
+
+def test_strict_makes_lints_errors():
+    case = _with(refund_case(), reply_contains=["refund"])
+    assert [f.severity for f in check_case(case)] == ["warning"]
+    assert [f.severity for f in check_case(case, strict=True)] == ["error"]
