@@ -25,18 +25,16 @@ from casemill.domains.support.policy import Decision, Intent, decide
 from casemill.domains.support.state import NOT_YET_SHIPPED, Order, SupportState
 from evaluation.agents.base import AgentReply, Episode
 from evaluation.reference import replies
-from evaluation.reference.extract import (
-    EXCEPTION_RE,
-    Mention,
+from evaluation.reference.extract import EXCEPTION_RE, Mention, order_ids_in, read_request
+from evaluation.reference.session import TRANSIENT_TOOL_ERRORS, Session, ToolFailure
+from evaluation.reference.slots import (
+    address_in,
     asked_amount,
     asked_fraction,
     damaged_items,
     match_items,
-    order_ids_in,
-    read_request,
     wanted_variant,
 )
-from evaluation.reference.session import TRANSIENT_TOOL_ERRORS, Session, ToolFailure
 
 VERSION = "1"
 
@@ -149,8 +147,6 @@ class ReferenceAgent:
         return self.carry_out(session, self.decide(order, intent), intent, order)
 
     def do_change_address(self, session: Session, mention: Mention, order: Order) -> str:
-        from evaluation.reference.extract import address_in
-
         address = address_in(session.request.text)
         intent = Intent("change_address", order.id, address=address)
         decision = self.decide(order, intent)
