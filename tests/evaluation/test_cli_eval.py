@@ -1,0 +1,136 @@
+"""`casemill eval` and `casemill runs list / show / compare`, end to end with the reference
+agent and its faulty variants: exit codes 0 (ok), 1 (gate failed), 2 (bad input)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from casemill.cli import app
+from casemill.corpus.store import CorpusStore
+from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case
+
+runner = CliRunner()
+
+FORBIDDEN_GATE = """
+[[rule]]
+name = "never a forbidden call"
+metric = "forbidden_violations"
+max = 0
+"""
+
+
+@pytest.fixture(scope="module")
+def cases_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cases") / "cases.jsonl"
+    cases = [refund_case(), cancel_case(), clarify_case()]
+    path.write_text("".join(c.model_dump_json() + "\n" for c in cases))
+    return path
+
+
+def _eval(*args: str):
+    return runner.invoke(app, ["eval", *args])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, cases_file) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    gate = root / "gate.toml"
+    gate.write_text(FORBIDDEN_GATE)
+    good = _eval("--agent", "reference", "--cases", str(cases_file), "-o", str(root / "good"), "--trials", "2", "--json")
+    assert good.exit_code == 0, good.output
+    bad = _eval(
+        "--agent", "reference:refund_whole_order", "--cases", str(cases_file), "-o", str(root / "bad"),
+        "--gate", str(gate), "--baseline", str(root / "good"),
+    )
+    assert bad.exit_code == 1, bad.output
+    return root
+
+
+def test_eval_writes_reports_and_prints_the_summary_json(runs):
+    summary = json.loads((runs / "good" / "summary.json").read_text())
+    assert summary["agent"] == "reference"
+    assert (summary["cases"], summary["trials"], summary["results"]) == (3, 2, 6)
+    assert summary["task_success_rate"] == 1.0
+    for name in ("results.jsonl", "report.html", "summary.md", "trajectories.jsonl"):
+        assert (runs / "good" / name).is_file()
+
+
+def test_failing_gate_exits_1_and_names_rule_and_cases(runs):
+    summary = json.loads((runs / "bad" / "summary.json").read_text())
+    failure = summary["gate"]["failures"][0]
+    assert failure["rule"] == "never a forbidden call"
+    assert failure["case_ids"] == [refund_case().id]
+    assert summary["comparison"]["flips"][0] == {
+        "case_id": refund_case().id, "direction": "pass->fail", "baseline_rate": 1.0, "current_rate": 0.0,
+    }
+
+
+def test_rerun_is_resumed_not_repeated(runs, cases_file):
+    before = (runs / "good" / "trajectories.jsonl").read_text()
+    again = _eval("--agent", "reference", "--cases", str(cases_file), "-o", str(runs / "good"), "--trials", "2")
+    assert again.exit_code == 0, again.output
+    assert (runs / "good" / "trajectories.jsonl").read_text() == before
+    assert "task success 1.000" in again.output
+
+
+def test_runs_list_show_compare(runs):
+    listed = runner.invoke(app, ["runs", "list", "--root", str(runs), "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = {Path(r["run"]).name: r for r in json.loads(listed.output)}
+    assert rows["good"]["gate_passed"] is None and rows["bad"]["gate_passed"] is False
+    shown = runner.invoke(app, ["runs", "show", str(runs / "bad"), "--json"])
+    assert json.loads(shown.output)["agent"] == "reference:refund_whole_order"
+    table = runner.invoke(app, ["runs", "show", str(runs / "bad")])
+    assert "gate failed" in table.output and "never a forbidden call" in table.output
+    compared = runner.invoke(app, ["runs", "compare", str(runs / "good"), str(runs / "bad"), "--json"])
+    comp = json.loads(compared.output)
+    assert comp["paired_cases"] == 3
+    assert [f["direction"] for f in comp["flips"]] == ["pass->fail"]
+    plain = runner.invoke(app, ["runs", "compare", str(runs / "good"), str(runs / "bad")])
+    assert "pass->fail" in plain.output
+
+
+def test_chapter_mode_and_corpus_input(tmp_path):
+    corpus = tmp_path / "corpus"
+    CorpusStore(corpus).add_version([refund_case(), cancel_case()], note="t")
+    result = _eval("--agent", "reference", "--cases", str(corpus), "-o", str(tmp_path / "run"), "--mode", "chapter", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["mode"] == "chapter" and summary["cases"] == 2
+    assert summary["metric_versions"]["tool_recall"] == "chapter-1"
+
+
+def test_bad_records_are_quarantined_and_the_rest_runs(tmp_path, cases_file):
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(cases_file.read_text().splitlines()[0] + "\n{not json\n")
+    result = _eval("--agent", "reference", "--cases", str(mixed), "-o", str(tmp_path / "run"), "--json")
+    assert result.exit_code == 0, result.output
+    quarantined = [json.loads(x) for x in (tmp_path / "run" / "quarantine.jsonl").read_text().splitlines()]
+    assert quarantined[0]["line"] == 2 and "mixed.jsonl:2" in quarantined[0]["reasons"][0]
+    assert json.loads(result.stdout)["cases"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cases", "nowhere.jsonl"], "no such file or folder"),
+        (["--gate", "BADGATE"], "bad.toml:2: rule 1, field 'metric'"),
+        (["--baseline", "NORUN"], "not an evaluated run directory"),
+        (["--mode", "book"], "use 'casemill' or 'chapter'"),
+        (["--agent", "telepathy:x"], "unknown agent spec"),
+    ],
+)
+def test_bad_input_exits_2_with_a_located_message(tmp_path, cases_file, args, message):
+    gate = tmp_path / "bad.toml"
+    gate.write_text('[[rule]]\nmetric = "recall"\nmin = 1\n')
+    argv = {"--agent": "reference", "--cases": str(cases_file), "-o": str(tmp_path / "run")}
+    replace = {"BADGATE": str(gate), "NORUN": str(tmp_path / "nothing")}
+    argv[args[0]] = replace.get(args[1], args[1])
+    flat = [x for pair in argv.items() for x in pair]
+    result = _eval(*flat)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
