@@ -1,0 +1,122 @@
+"""The review flow end to end under a Prefect test server: enqueue, pause waiting for a typed
+input, resumed when a reviewer thread decides the batch, export exactly the approved cases. And
+the polling fallback without Prefect."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from review_factory import invalid_case
+
+from casemill.corpus import CorpusStore
+from review.flow import BatchTimeout, paused_runs, resume_waiting, review_batch, wait_for_batch
+from review.store import ReviewStore
+
+
+def test_wait_for_batch_polls_until_decided_or_times_out(sqlite_store, children):
+    store = sqlite_store
+    store.enqueue(children[:2], "b1")
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        now[0] += s
+        if len(sleeps) == 3:
+            store.approve(children[0].id, "ana", None)
+            store.reject(children[1].id, "ana", None, reason="dup")
+
+    status = wait_for_batch(store, "b1", timeout_s=60, poll_s=2, sleep=sleep, clock=lambda: now[0])
+    assert status.decided and (status.approved, status.rejected) == (1, 1) and sleeps == [2, 2, 2]
+    store.enqueue(children[2:3], "b2")
+    with pytest.raises(BatchTimeout, match="1 of 1 still pending"):
+        wait_for_batch(store, "b2", timeout_s=5, poll_s=2, sleep=sleep, clock=lambda: now[0])
+
+
+def _wait(predicate, timeout: float = 90.0, every: float = 0.25):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.mark.slow
+def test_flow_pauses_is_resumed_and_exports_approved(prefect_harness, tmp_path, parent, children):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    corpus_dir = tmp_path / "corpus"
+    bad = invalid_case(parent, 1)
+    cases = [c.model_dump(mode="json") for c in [*children[:3], bad]]
+    outcome: dict = {}
+
+    def run_flow() -> None:
+        try:
+            outcome["result"] = review_batch(
+                batch_id="flow-b1",
+                cases=cases,
+                corpus_dir=str(corpus_dir),
+                db_url=db,
+                timeout_s=300,
+                watch_s=None,
+            )
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertions below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run_flow, daemon=True)
+    thread.start()
+    store = ReviewStore.open(db)
+    _wait(lambda: store.batches() and store.batch_status("flow-b1").total == 4)
+    runs = _wait(lambda: paused_runs("flow-b1"))
+    assert len(runs) == 1 and "error" not in outcome
+    # a reviewer decides the batch; only the last decision completes it
+    store.approve(children[0].id, "ana", None)
+    store.approve(children[1].id, "ana", None)
+    store.reject(children[2].id, "bob", None, reason="meaning changed")
+    assert resume_waiting(store, "flow-b1") == []  # one still pending: nobody is resumed
+    store.reject(bad.id, "bob", None, reason="broken label")
+    assert resume_waiting(store, "flow-b1", decided_by="test") == [str(runs[0].id)]
+    thread.join(timeout=120)
+    assert not thread.is_alive() and "error" not in outcome, outcome.get("error")
+    result = outcome["result"]
+    assert set(result["added"]) == {children[0].id, children[1].id} and result["closed"]
+    corpus = CorpusStore(corpus_dir)
+    assert {c.id for c in corpus.cases()} == {children[0].id, children[1].id}
+    assert len(corpus.manifests()) == 1
+
+
+@pytest.mark.slow
+def test_auto_policy_flow_resumes_itself(prefect_harness, tmp_path, parent, children):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    corpus_dir = tmp_path / "corpus"
+    bad = invalid_case(parent, 2)
+    cases = [c.model_dump(mode="json") for c in [*children[:2], bad]]
+    outcome: dict = {}
+
+    def run_flow() -> None:
+        try:
+            outcome["result"] = review_batch(
+                batch_id="flow-auto",
+                cases=cases,
+                corpus_dir=str(corpus_dir),
+                db_url=db,
+                policy="auto",
+                timeout_s=300,
+                watch_s=0.5,
+            )
+        except BaseException as exc:  # noqa: BLE001
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run_flow, daemon=True)
+    thread.start()
+    store = ReviewStore.open(db)
+    _wait(lambda: paused_runs("flow-auto"))
+    assert store.batch_status("flow-auto").approved == 2  # auto-approved; the broken one waits
+    store.reject(bad.id, "ana", None, reason="broken label")  # no explicit resume: the watcher
+    thread.join(timeout=120)
+    assert "error" not in outcome, outcome.get("error")
+    corpus = CorpusStore(corpus_dir)
+    assert all(c.review.auto_approved for c in corpus.cases()) and len(corpus.cases()) == 2
