@@ -1,0 +1,189 @@
+"""Content ids and canonical JSON: the same case has the same id on every machine and Python
+version (golden ids pinned as literals), and ids ignore key order and empty values."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from casemill.case import Case, canonical_json, content_id, derive
+from casemill.case.ids import short_hash
+
+MINIMAL = {
+    "domain": "support",
+    "conversation": [{"role": "customer", "content": "Where is my order W1001?"}],
+    "expected": {"outcome": "clarify", "optimal_steps": 2},
+}
+MONEY = {
+    "domain": "support",
+    "environment": {
+        "state": {
+            "orders": {
+                "W1001": {
+                    "id": "W1001",
+                    "customer_id": "C1001",
+                    "status": "delivered",
+                    "items": [
+                        {"item_id": "I1", "name": "Ceramic mug 12oz", "price": 14.5},
+                        {"item_id": "I2", "name": "Wool scarf", "price": 32.0},
+                    ],
+                }
+            },
+            "customers": {
+                "C1001": {"id": "C1001", "name": "Ana Diaz", "email": "ana.diaz@example.com"}
+            },
+        }
+    },
+    "conversation": [
+        {
+            "role": "system",
+            "content": "Authenticated customer: C1001 (Ana Diaz, ana.diaz@example.com)",
+        },
+        {"role": "customer", "content": "My order W1001 arrived and the mug is cracked."},
+    ],
+    "expected": {
+        "tool_calls": [
+            {
+                "tool": "refund_items",
+                "params": {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged"},
+                "match": {
+                    "order_id": {"kind": "id"},
+                    "item_ids": {"kind": "set", "ids": True},
+                    "reason": {"kind": "any"},
+                },
+            }
+        ],
+        "outcome": "resolve",
+        "reply_contains": ["14.50", "refund"],
+        "optimal_steps": 3,
+    },
+    "tags": {"category": "capability", "intents": ["refund"], "difficulty": "easy"},
+}
+UNICODE = {
+    "domain": "support",
+    "user_scenario": (
+        "Du bist Zoë Müller — du möchtest Bestellung W1002 stornieren. 注文をキャンセル"
+    ),
+    "expected": {
+        "outcome": "refuse",
+        "forbidden_calls": [{"any_write": True, "reason": "shipped"}],
+        "reply_contains": ["cannot"],
+        "optimal_steps": 2,
+    },
+    "tags": {"category": "adversarial"},
+}
+GOLDEN = [
+    (MINIMAL, "c_3937ca7fecdd1dd11d31"),
+    (MONEY, "c_9fc0cffddaa173c3f04b"),
+    (UNICODE, "c_c63ac2b1351949b8b391"),
+]
+
+
+@pytest.mark.parametrize(("data", "want"), GOLDEN)
+def test_golden_ids(data, want):
+    case = Case.model_validate(data)
+    assert case.id == want
+    assert Case.model_validate({**data, "id": want}).id == want
+    assert Case.model_validate_json(case.model_dump_json()).id == want
+
+
+def test_id_ignores_fields_outside_the_meaning():
+    data = copy.deepcopy(MONEY)
+    data["tags"] = {"category": "robustness"}
+    data["provenance"] = {"origin": "generated", "seed": 7}
+    data["review"] = {"status": "approved", "reviewer": "kim"}
+    assert Case.model_validate(data).id == GOLDEN[1][1]
+
+
+def test_id_ignores_key_order_and_empty_values():
+    reordered = json.loads(json.dumps(MONEY, sort_keys=True))
+    reordered["expected"] = dict(reversed(list(reordered["expected"].items())))
+    reordered["expected"]["reply_excludes"] = []
+    reordered["environment"]["faults"] = []
+    reordered["user_scenario"] = None
+    assert Case.model_validate(reordered).id == GOLDEN[1][1]
+
+
+def test_int_valued_floats_hash_like_ints():
+    data = copy.deepcopy(MONEY)
+    data["environment"]["state"]["orders"]["W1001"]["items"][1]["price"] = 32
+    assert Case.model_validate(data).id == GOLDEN[1][1]
+
+
+def test_any_content_change_changes_the_id():
+    data = copy.deepcopy(MONEY)
+    data["conversation"][1]["content"] += " "
+    assert Case.model_validate(data).id != GOLDEN[1][1]
+
+
+def test_canonical_json_form():
+    value = {
+        "b": 1,
+        "a": {"z": None, "y": "", "x": [], "w": {}, "v": [None, ""]},
+        "c": 2.0,
+        "d": "é",
+    }
+    assert canonical_json(value) == '{"a":{"v":[null,""]},"b":1,"c":2,"d":"é"}'
+    assert canonical_json({"nested": {"empty": {"deeper": None}}}) == "{}"
+    assert canonical_json([1.5, 2**60 * 1.0, -0.0]) == "[1.5,1.152921504606847e+18,0]"
+    assert content_id({"a": 1}) == "c_" + short_hash('{"a":1}', 20)
+
+
+def test_canonical_json_refuses_nan():
+    with pytest.raises(ValueError):
+        canonical_json({"x": float("nan")})
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), json_values, max_size=6))
+def test_canonical_json_is_independent_of_key_order(value):
+    shuffled = dict(reversed(list(value.items())))
+    assert canonical_json(value) == canonical_json(shuffled)
+    assert json.loads(canonical_json(value)) == json.loads(
+        canonical_json(json.loads(canonical_json(value)))
+    )
+
+
+def test_derive_gives_a_new_validated_case_and_leaves_the_original():
+    case = Case.model_validate(MONEY)
+    changed = derive(case, user_scenario="You are Ana; the mug is cracked.")
+    assert changed.id != case.id and changed.user_scenario
+    assert case.user_scenario is None and case.id == GOLDEN[1][1]
+    same = derive(case)
+    assert same.id == case.id
+    with pytest.raises(ValidationError):
+        derive(case, conversation=[], user_scenario=None)
+
+
+def test_models_are_frozen_and_forbid_unknown_fields():
+    case = Case.model_validate(MONEY)
+    with pytest.raises(ValidationError):
+        case.domain = "other"
+    with pytest.raises(ValidationError):
+        case.expected.outcome = "refuse"
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        Case.model_validate({**MINIMAL, "colour": "blue"})
+
+
+def test_edited_content_with_the_old_id_is_refused():
+    data = {**copy.deepcopy(MINIMAL), "id": GOLDEN[1][1]}
+    with pytest.raises(ValidationError, match="does not match the case's content"):
+        Case.model_validate(data)
