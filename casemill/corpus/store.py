@@ -44,7 +44,9 @@ class Manifest(BaseModel):
     added: tuple[str, ...] = ()
     retired: tuple[str, ...] = ()
     active_count: int
-    active_sha256: str = Field(description="sha256 of the active cases' canonical lines, in id order")
+    active_sha256: str = Field(
+        description="sha256 of the active cases' canonical lines, in id order"
+    )
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     operators: dict[str, int] = Field(default_factory=dict, description="operator@version -> cases")
     seeds: tuple[int, ...] = ()
@@ -55,7 +57,9 @@ class Manifest(BaseModel):
 
 
 def slice_counts(cases: Iterable[Case]) -> dict[str, dict[str, int]]:
-    by: dict[str, Counter] = {k: Counter() for k in ("origin", "category", "outcome", "intent", "operator", "domain")}
+    by: dict[str, Counter] = {
+        k: Counter() for k in ("origin", "category", "outcome", "intent", "operator", "domain")
+    }
     for case in cases:
         by["origin"][case.provenance.origin] += 1
         by["category"][case.tags.category] += 1
@@ -116,7 +120,10 @@ class CorpusStore:
         lines = self._all_lines()
         missing = sorted(active - set(lines))
         if missing:
-            raise UserError(f"{self.cases_path}: {len(missing)} cases named by a manifest are missing (first: {missing[0]}); the corpus is damaged")
+            raise UserError(
+                f"{self.cases_path}: {len(missing)} cases named by a manifest are missing "
+                f"(first: {missing[0]}); the corpus is damaged (see `casemill corpus verify`)"
+            )
         return [Case.model_validate_json(lines[i]) for i in sorted(active)]
 
     def get(self, case_id: str) -> Case | None:
@@ -145,7 +152,9 @@ class CorpusStore:
         if not new_cases and not retire_ids:
             return None
         for case_id, case in new_cases.items():
-            lines[case_id] = dumps_line(case.model_dump(mode="json", exclude_defaults=False)).rstrip("\n")
+            lines[case_id] = dumps_line(
+                case.model_dump(mode="json", exclude_defaults=False)
+            ).rstrip("\n")
         active = (active | set(new_cases)) - set(retire_ids)
         atomic_write_text(self.cases_path, (lines[i] + "\n" for i in sorted(lines)))
 
@@ -174,8 +183,16 @@ class CorpusStore:
             seeds=tuple(sorted(seeds)),
         )
         path = self.manifests_dir / f"{manifest.name}.json"
-        atomic_write_text(path, [json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"])
-        log.info("corpus %s: +%d -%d, %d active", manifest.name, len(new_cases), len(retire_ids), len(active))
+        atomic_write_text(
+            path, [json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"]
+        )
+        log.info(
+            "corpus %s: +%d -%d, %d active",
+            manifest.name,
+            len(new_cases),
+            len(retire_ids),
+            len(active),
+        )
         return manifest
 
     def stats(self) -> dict[str, Any]:

@@ -1,0 +1,70 @@
+"""`casemill corpus ...`: stats, list, show, add, retire, verify against a folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fixtures.casebuild import cancel_case, clarify_case, line, refund_case
+from typer.testing import CliRunner
+
+from casemill.cli import app
+
+runner = CliRunner()
+A, B, C = refund_case(), cancel_case(), clarify_case()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_corpus_lifecycle(tmp_path: Path):
+    corpus = str(tmp_path / "corpus")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(line(A) + line(B) + line(C))
+
+    added = invoke("corpus", "add", str(cases), "--note", "seeds", "--corpus", corpus)
+    assert added.exit_code == 0, added.output
+    assert "v0001: +3 cases, 3 active" in added.output
+    again = invoke("corpus", "add", str(cases), "--corpus", corpus)
+    assert again.exit_code == 0 and "nothing new" in again.output
+
+    stats = json.loads(invoke("corpus", "stats", "--json", "--corpus", corpus).output)
+    assert stats["active"] == 3 and stats["counts"]["outcome"] == {"clarify": 1, "resolve": 2}
+
+    listed = json.loads(
+        invoke("corpus", "list", "--json", "--corpus", corpus, "--category", "robustness").output
+    )
+    assert [r["id"] for r in listed] == [C.id]
+    human = invoke("corpus", "list", "--corpus", corpus)
+    assert "3 cases" in human.output
+
+    shown = invoke("corpus", "show", A.id[:8], "--corpus", corpus)
+    assert shown.exit_code == 0 and json.loads(shown.output)["id"] == A.id
+    assert invoke("corpus", "show", "c_nothing", "--corpus", corpus).exit_code == 1
+
+    retired = invoke("corpus", "retire", A.id, "--corpus", corpus)
+    assert retired.exit_code == 0 and "v0002: -1 cases, 2 active" in retired.output
+
+    verified = json.loads(invoke("corpus", "verify", "--json", "--corpus", corpus).output)
+    assert verified["ok"] and verified["versions"] == 2 and verified["active"] == 2
+
+
+def test_add_refuses_a_file_with_bad_records(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(line(A) + "{oops\n")
+    result = invoke("corpus", "add", str(cases), "--corpus", str(corpus))
+    assert result.exit_code == 1
+    assert f"{cases}:2:" in result.output and "nothing added" in result.output
+    assert not (corpus / "manifests").exists()
+
+
+def test_verify_exit_code_on_damage(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(line(A))
+    invoke("corpus", "add", str(cases), "--corpus", str(corpus))
+    (corpus / "cases.jsonl").write_text("")
+    result = invoke("corpus", "verify", "--corpus", str(corpus))
+    assert result.exit_code == 1 and "DAMAGED" in result.output

@@ -1,0 +1,109 @@
+"""The corpus store: versions, idempotent adds, retiring, manifests, and crash safety."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from fixtures.casebuild import cancel_case, clarify_case, refund_case, scenario_case
+
+import casemill.corpus.store as store_module
+from casemill.corpus import CorpusStore, verify_corpus
+from casemill.errors import UserError
+
+A, B, C, D = refund_case(), cancel_case(), clarify_case(), scenario_case()
+
+
+@pytest.fixture
+def store(tmp_path):
+    return CorpusStore(tmp_path / "corpus", clock=lambda: datetime(2026, 11, 22, 12, 0, tzinfo=UTC))
+
+
+def test_versions_add_and_retire(store):
+    v1 = store.add_version([A, B], note="first")
+    assert (v1.version, v1.added, v1.active_count) == (1, tuple(sorted([A.id, B.id])), 2)
+    assert v1.created_at == "2026-11-22T12:00:00+00:00" and v1.note == "first"
+    v2 = store.add_version([C], retire=[A.id])
+    assert (v2.version, v2.added, v2.retired, v2.active_count) == (2, (C.id,), (A.id,), 2)
+    assert store.active_ids() == {B.id, C.id}
+    assert store.active_ids(version=1) == {A.id, B.id}
+    assert [c.id for c in store.cases(version=1)] == sorted([A.id, B.id])
+    assert store.get(A.id) == A  # retired cases stay readable by id
+    assert v2.counts["category"] == {"capability": 1, "robustness": 1}
+    assert store.stats()["active"] == 2 and store.stats()["latest"] == "v0002"
+
+
+def test_adding_again_is_idempotent(store):
+    store.add_version([A, B])
+    before = store.cases_path.read_bytes()
+    assert store.add_version([A, B]) is None
+    assert store.latest().version == 1 and store.cases_path.read_bytes() == before
+    v2 = store.add_version([A, C])
+    assert v2.added == (C.id,)
+
+
+def test_retire_unknown_is_a_user_error(store):
+    store.add_version([A])
+    with pytest.raises(UserError, match="not active"):
+        store.add_version(retire=["c_nope"])
+
+
+def test_files_are_sorted_and_manifest_hashes_verify(store):
+    store.add_version([D, C, B, A])
+    ids = [json.loads(x)["id"] for x in store.cases_path.read_text().splitlines()]
+    assert ids == sorted(ids)
+    report = verify_corpus(store)
+    assert report.ok and report.active == 4 and report.stray == []
+
+
+def test_crash_between_cases_and_manifest(store, monkeypatch):
+    store.add_version([A, B])
+    real = store_module.atomic_write_text
+
+    def crash_on_manifest(path, chunks):
+        if "manifests" in str(path):
+            raise OSError("power cut")
+        return real(path, chunks)
+
+    monkeypatch.setattr(store_module, "atomic_write_text", crash_on_manifest)
+    with pytest.raises(OSError):
+        store.add_version([C])
+    monkeypatch.undo()
+
+    assert store.latest().version == 1
+    assert [c.id for c in store.cases()] == sorted([A.id, B.id])  # previous version whole
+    assert C.id not in store.active_ids()
+    report = verify_corpus(store)
+    assert report.ok and report.stray == [C.id]
+    v2 = store.add_version([C])  # the stray case can be added properly later
+    assert v2.added == (C.id,) and verify_corpus(store).stray == []
+
+
+def test_crash_while_writing_cases_leaves_the_old_file(store, monkeypatch):
+    store.add_version([A])
+    before = store.cases_path.read_bytes()
+
+    def boom(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("casemill.io.jsonl.os.replace", boom)
+    with pytest.raises(OSError):
+        store.add_version([B])
+    monkeypatch.undo()
+    assert store.cases_path.read_bytes() == before
+    assert [p.name for p in store.root.iterdir() if p.name.endswith(".tmp")] == []
+    assert verify_corpus(store).ok
+
+
+def test_verify_finds_tampering(store):
+    store.add_version([A, B])
+    lines = store.cases_path.read_text().splitlines()
+    store.cases_path.write_text("\n".join(lines[:1]) + "\n")
+    report = verify_corpus(store)
+    assert not report.ok
+    assert "missing from cases.jsonl" in report.problems[0].message
+
+    store.cases_path.write_text("\n".join(lines) + "\n{broken\n")
+    report = verify_corpus(store)
+    assert [p.message.split(":")[0] for p in report.problems] == ["corrupt line"]
