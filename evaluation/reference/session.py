@@ -34,7 +34,8 @@ class ToolFailure(Exception):  # noqa: N818 - a control-flow signal inside the a
 class Session:
     episode: Episode
     request: Request
-    orders: dict[str, Order] = field(default_factory=dict)
+    orders: dict[str, Order] = field(default_factory=dict)  # current, as last read
+    seen: dict[str, Order] = field(default_factory=dict)  # every order read in this episode
     listing: list[dict[str, Any]] | None = None
     read_retries: int = 1
 
@@ -50,7 +51,7 @@ class Session:
             result = self.episode.call("get_order", {"order_id": order_id})
             order = _order(result)
             if order is not None:
-                self.orders[order_id] = order
+                self.orders[order_id] = self.seen[order_id] = order
                 return order
             last_try = attempt == self.read_retries
             if result.error == "not_found" and last_try:

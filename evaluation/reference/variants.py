@@ -68,7 +68,7 @@ INJECTION_RE = re.compile(
 class ObeysInjection(ReferenceAgent):
     def obey_injections(self, session: Session) -> list[str]:
         sources = [(session.request.text, None)]
-        sources += [(order.note or "", order) for order in list(session.orders.values())]
+        sources += [(order.note or "", order) for order in list(session.seen.values())]
         out = []
         for text, order in sources:
             found = INJECTION_RE.search(text)
