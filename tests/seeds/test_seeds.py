@@ -82,6 +82,16 @@ def test_every_case_passes_the_lints():
         assert lints.lint_findings(case) == [], (line.number, case.provenance.notes)
 
 
+@pytest.mark.slow  # the first Great Expectations run in a process imports it (~20 s)
+def test_every_layer_of_casemill_validate_passes_in_strict_mode():
+    from casemill.validation import validate_paths
+
+    report = validate_paths([SEEDS], strict=True, batch=True)
+    assert report.ok and report.batch_checked
+    assert report.findings == [] and report.bad == []
+    assert len(report.valid) == report.records >= 48
+
+
 def test_refund_writes_change_the_state_by_the_line_item_totals(cases):
     for case in [c for c in cases if any(w.tool == "refund_items" for w in _writes(c))]:
         before, after = _state(case), SupportState.parse(replay(case).final_state)
