@@ -58,6 +58,7 @@ def import_records(
     cases: list[Case] = []
     kept: list[SourceRecord] = []
     quarantined: list[Quarantined] = []
+    first_line: dict[str, int] = {}
     read = 0
     for record in records if records is not None else read_records(path):
         read += 1
@@ -78,9 +79,16 @@ def import_records(
             )
             continue
         case, findings = build_case(data, record)
+        if case is not None and case.id in first_line:
+            message = f"same content as line {first_line[case.id]} (case id {case.id}); kept once"
+            findings = [
+                Finding("batch", "duplicate-id", message, file=record.file, line=record.line)
+            ]
+            case = None
         if case is None:
             quarantined.append(Quarantined(record.file, record.line, record.value, tuple(findings)))
             continue
+        first_line[case.id] = record.line
         cases.append(case)
         kept.append(record)
     log.info("%s: %d read, %d imported, %d quarantined", path, read, len(cases), len(quarantined))

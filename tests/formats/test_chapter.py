@@ -202,3 +202,16 @@ def test_export_skips_cases_the_format_cannot_hold(root: Path, tmp_path: Path) -
     assert all(fields[i] == "environment.state.orders" for i in multi)
     exported = _records(tmp_path / "seeds.jsonl")
     assert all(r["conversation"][0]["role"] != "system" for r in exported)
+
+
+def test_a_repeated_record_is_kept_once_and_the_repeat_quarantined(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    lines = (fixtures / "chapter_cases.jsonl").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "dup.jsonl"
+    path.write_text("\n".join([lines[0], lines[1], lines[0]]) + "\n", encoding="utf-8")
+    result = import_chapter(path)
+    assert len(result.cases) == 2
+    (finding,) = result.findings
+    assert (finding.line, finding.rule) == (3, "duplicate-id")
+    assert finding.message.startswith("same content as line 1")

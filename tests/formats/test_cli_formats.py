@@ -114,3 +114,40 @@ def test_tau2_import_command(shared_data: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "imported     114" in result.output and "tau2-retail 114" in result.output
     assert sum(1 for line in read_jsonl(out) if line.value) == 114
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_imported_tau2_cases_pass_casemill_validate(shared_data: Path, tmp_path: Path) -> None:
+    if "validate" not in {c.name for c in app.registered_commands}:
+        pytest.skip("casemill validate is not registered")
+    out = tmp_path / "tau2.jsonl"
+    runner.invoke(
+        app,
+        [
+            "import",
+            "--from",
+            "tau2",
+            str(shared_data / "tau2-retail" / "tasks.json"),
+            "-o",
+            str(out),
+        ],
+    )
+    result = runner.invoke(app, ["validate", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "all cases valid" in result.output
+
+
+@pytest.mark.slow
+def test_imported_chapter_and_companion_cases_pass_casemill_validate(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    if "validate" not in {c.name for c in app.registered_commands}:
+        pytest.skip("casemill validate is not registered")
+    paths = []
+    for fmt, name in (("chapter", "chapter_cases.jsonl"), ("companion", "companion_mixed.jsonl")):
+        out = tmp_path / f"{fmt}.jsonl"
+        runner.invoke(app, ["import", "--from", fmt, str(fixtures / name), "-o", str(out)])
+        paths.append(str(out))
+    result = runner.invoke(app, ["validate", *paths])
+    assert result.exit_code == 0, result.output
