@@ -15,6 +15,7 @@ from casemill.domains import get_domain
 from casemill.domains.support.state import SupportState
 from casemill.io.jsonl import read_jsonl
 from casemill.replay import replay
+from casemill.validation import lint_findings, load_cases
 from casemill.validation.semantic import semantic_findings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,17 +70,15 @@ def test_every_case_passes_semantic_validation_and_replay(cases):
 
 
 def test_every_case_passes_the_loading_layers():
-    loading = pytest.importorskip("casemill.validation.loading")
-    result = loading.load_cases([SEEDS])
+    result = load_cases([SEEDS])
     assert result.records == len(result.cases) >= 48
     assert result.findings == []
 
 
 def test_every_case_passes_the_lints():
-    lints = pytest.importorskip("casemill.validation.lints")
     for line in read_jsonl(SEEDS):
         case = Case.model_validate(line.value)
-        assert lints.lint_findings(case) == [], (line.number, case.provenance.notes)
+        assert lint_findings(case) == [], (line.number, case.provenance.notes)
 
 
 @pytest.mark.slow  # the first Great Expectations run in a process imports it (~20 s)
