@@ -1,0 +1,106 @@
+"""`casemill review ...` commands: enqueue (bad lines quarantined), status --json, bulk approve
+and reject by filter, export exactly once, token create."""
+
+from __future__ import annotations
+
+import json
+
+from review_factory import child_case, seed_case
+from typer.testing import CliRunner
+
+from casemill.case.model import Case
+from casemill.cli import app
+from casemill.corpus import CorpusStore
+from casemill.io.jsonl import dumps_line
+from review import auth
+from review.errors import NotFound
+from review.store import ReviewStore
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result
+
+
+def test_cli_enqueue_decide_export(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    parent = seed_case()
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "s.jsonl").write_text(dumps_line(parent.model_dump(mode="json")))
+    cands = [child_case(parent, i, operator="typos" if i < 3 else "slang") for i in range(5)]
+    lines = [dumps_line(c.model_dump(mode="json")) for c in cands]
+    broken = {
+        **cands[0].model_dump(mode="json"),
+        "id": "",
+        "expected": {"outcome": "nope", "optimal_steps": 1},
+    }
+    file = tmp_path / "cands.jsonl"
+    file.write_text("".join(lines[:2]) + "{truncated\n" + dumps_line(broken) + "".join(lines[2:]))
+
+    r = invoke(
+        "review",
+        "enqueue",
+        str(file),
+        "--batch",
+        "b1",
+        "--db",
+        db,
+        "--parents",
+        str(seeds),
+        "--json",
+    )
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    assert (summary["added"], summary["bad_lines"]) == (5, 2)
+    quarantine = [
+        json.loads(x) for x in (tmp_path / "cands.quarantine.jsonl").read_text().splitlines()
+    ]
+    assert [q["line"] for q in quarantine] == [3, 4]
+    assert quarantine[1]["field"] == "expected.outcome"
+    store = ReviewStore.open(db)
+    assert store.get(cands[0].id).parent == parent
+
+    r = invoke("review", "approve", "--filter", "operator=typos", "--reviewer", "ana", "--db", db)
+    assert r.exit_code == 0 and "3 approved, 0 skipped" in r.stdout
+    r = invoke(
+        "review",
+        "reject",
+        "--filter",
+        "batch=b1",
+        "--reason",
+        "slang too heavy",
+        "--reviewer",
+        "ana",
+        "--db",
+        db,
+    )
+    assert r.exit_code == 0 and "2 rejected" in r.stdout
+    r = invoke("review", "status", "--json", "--db", db)
+    row = json.loads(r.stdout)[0]
+    assert (row["batch_id"], row["approved"], row["rejected"], row["decided"]) == ("b1", 3, 2, True)
+
+    corpus = tmp_path / "corpus"
+    r = invoke("review", "export", "--batch", "b1", "--corpus", str(corpus), "--db", db, "--json")
+    out = json.loads(r.stdout)
+    assert out["corpus_version"] == 1 and sorted(out["added"]) == sorted(c.id for c in cands[:3])
+    r = invoke("review", "export", "--batch", "b1", "--corpus", str(corpus), "--db", db)
+    assert "nothing new to export" in r.stdout
+    exported = CorpusStore(corpus).cases()
+    assert len(exported) == 3 and all(
+        isinstance(c, Case) and c.review.reviewer == "ana" for c in exported
+    )
+
+
+def test_cli_approve_needs_a_filter_and_token_create(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    r = invoke("review", "approve", "--db", db)
+    assert r.exit_code == 2 and "--filter" in r.output
+    r = invoke("review", "token", "create", "--reviewer", "ana", "--db", db)
+    token = r.stdout.strip()
+    assert r.exit_code == 0 and token.startswith("cmr_")
+    assert auth.reviewer_for_token(ReviewStore.open(db), token) == "ana"
+    r = runner.invoke(app, ["review", "resume", "--batch", "nope", "--db", db])
+    assert isinstance(r.exception, NotFound) and "no batch 'nope'" in str(r.exception)
