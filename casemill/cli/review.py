@@ -246,8 +246,6 @@ def resume(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Resume the flow runs waiting for a decided batch."""
-    from review.flow import resume_waiting
-
     store = _store(db)
     status = store.batch_status(batch)
     if not status.decided:
@@ -255,6 +253,8 @@ def resume(
             f"batch {batch} still has {status.pending} pending cases; nothing resumed"
         )
         raise typer.Exit(1)
+    from review.flow import resume_waiting
+
     resumed = resume_waiting(store, batch, decided_by=_reviewer(None))
     console.print(
         f"resumed {len(resumed)} waiting flow run(s)"
