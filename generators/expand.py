@@ -29,7 +29,7 @@ DETERMINISTIC_CHAINS: tuple[str, ...] = (
     "filler", "casing",
     "swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address",
     "flip_not_delivered", "flip_already_refunded", "flip_shipped", "flip_out_of_stock",
-    "flip_price_paid", "flip_intact", "flip_not_shipped",
+    "flip_price_paid", "flip_intact", "flip_not_shipped", "flip_status",
     "inject_customer", "inject_tool_result", "instruction_override", "authority_impersonation",
     "social_engineering", "policy_bypass", "other_customer_data", "contradiction_turns",
     "fault_lookup_transient", "fault_lookup_persistent", "fault_write_transient",

@@ -37,7 +37,7 @@ from generators.framework import NotApplicable, operator
 
 FLIP_RULE = ("expected recomputed by the support policy on the changed facts: resolve keeps "
              "the policy's calls; refuse forbids the refused write; clarify forbids any write")
-INTACT = ("arrived fine", "is in perfect condition", "is actually fine", "looks fine")
+INTACT = ("fine", "intact", "in perfect condition", "in one piece")
 
 
 def _single_intent(case: Case) -> tuple[Intent, ExpectedCall]:
@@ -165,7 +165,8 @@ def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
 
 
 _DAMAGE = re.compile(
-    r"\b(?:arrived |came |is |was )?(cracked|broken|shattered|damaged|defective)\b", re.IGNORECASE)
+    r"\b((?:arrived|came|is|was|are|were) )?(cracked|broken|shattered|damaged|defective)\b",
+    re.IGNORECASE)
 
 
 @operator(kind="outcome_flip", name="flip_intact", version="1", label_rule=FLIP_RULE)
@@ -181,8 +182,8 @@ def flip_intact(case: Case, rng: random.Random) -> list[Case]:
         if turn.role == "customer" and _DAMAGE.search(turn.content):
             if re.search(r"\b(missing|wrong)\b", turn.content, re.IGNORECASE):
                 raise NotApplicable("mixed damage wording")
-            text = _DAMAGE.sub(lambda m: rng.choice(INTACT), turn.content)
-            text += " Nothing is wrong with it, I just changed my mind."
+            text = _DAMAGE.sub(lambda m: (m.group(1) or "") + rng.choice(INTACT), turn.content)
+            text += " Nothing is actually wrong, I just changed my mind."
             turns[index] = turn.model_copy(update={"content": text})
             changed = True
     if not changed:
@@ -211,3 +212,33 @@ def flip_not_shipped(case: Case, rng: random.Random) -> list[Case]:
     order.status = rng.choice(["pending", "processing"])
     order.delivered_at = None
     return [relabel(case, state, Intent("cancel", oid), None)]
+
+
+@operator(kind="outcome_flip", name="flip_status", version="1", label_rule=FLIP_RULE)
+def flip_status(case: Case, rng: random.Random) -> list[Case]:
+    """A status question, but the order is at another stage: the status phrase the reply must
+    contain follows the policy's answer for the new status."""
+    support_only(case)
+    no_tool_history(case)
+    lookups = [c for c in reads(case) if c.tool == "get_order"]
+    if "status" not in case.tags.intents or case.expected.outcome != "resolve" or writes(case) \
+            or len(lookups) != 1:
+        raise NotApplicable("needs a status question answered by one lookup")
+    state = state_of(case)
+    oid = str(lookups[0].params.get("order_id", "")).lstrip("#").upper()
+    order = state.orders.get(oid)
+    if order is None or order.status not in case.expected.reply_contains:
+        raise NotApplicable("the expected reply does not name the order's status")
+    text = case.customer_text.lower()
+    options = [s for s in ("pending", "processing", "shipped", "delivered")
+               if s != order.status and s not in text]
+    if not options:
+        raise NotApplicable("no other status")
+    old = order.status
+    order.status = rng.choice(options)
+    order.delivered_at = order.delivered_at if order.status == "delivered" else None
+    decision = decide(state, Intent("status", oid))
+    contains = tuple(decision.phrases[0] if p == old else p for p in case.expected.reply_contains)
+    expected = case.expected.model_copy(update={"reply_contains": contains,
+                                                "reference_reply": None})
+    return [rebuild(case, state=state, expected=expected)]

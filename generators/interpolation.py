@@ -122,12 +122,18 @@ def _named_orders(case: Case) -> str:
     return who[0]
 
 
+def _decap(text: str) -> str:
+    if text[:2] in ("I ", "I'"):
+        return text
+    return text[:1].lower() + text[1:]
+
+
 def _spread(case: Case, rng: random.Random, texts: list[str]) -> list[Turn]:
     conn = lexicon("connectives")
     turns = list(case.conversation)
     if rng.random() < 0.5:
         index = max(i for i, t in enumerate(turns) if t.role == "customer")
-        extra = " ".join(f"{rng.choice(conn['same_turn'])} {t}" for t in texts)
+        extra = " ".join(f"{rng.choice(conn['same_turn'])} {_decap(t)}" for t in texts)
         turns[index] = turns[index].model_copy(
             update={"content": f"{turns[index].content.rstrip()} {extra}"})
         return turns

@@ -24,21 +24,31 @@ from generators.slots import case_literals, protected_pattern, rewrite_unprotect
 INVARIANT = "expected unchanged: only customer text between protected slots is edited"
 
 
+def _split(text: str) -> list[str]:
+    """Tokens for nlpaug: white-space separated words (its default splits "what's" apart)."""
+    return text.split(" ")
+
+
+def _join(tokens: list[str]) -> str:
+    return " ".join(tokens)
+
+
 @functools.cache
 def _augmenter(kind: str, p: float, action: str = "") -> Any:
     import nlpaug.augmenter.char as nac
     import nlpaug.augmenter.word as naw
 
+    words = {"tokenizer": _split, "reverse_tokenizer": _join}
     if kind == "keyboard":
         return nac.KeyboardAug(aug_char_p=p, aug_word_p=p, include_special_char=False,
-                               include_numeric=False)
+                               include_numeric=False, **words)
     if kind == "ocr":
-        return nac.OcrAug(aug_char_p=p, aug_word_p=p)
+        return nac.OcrAug(aug_char_p=p, aug_word_p=p, **words)
     if kind == "char":
         return nac.RandomCharAug(action=action, aug_char_p=p, aug_word_p=p,
-                                 include_numeric=False, spec_char="")
+                                 include_numeric=False, spec_char="", **words)
     if kind == "spelling":
-        aug = naw.SpellingAug(aug_p=p)
+        aug = naw.SpellingAug(aug_p=p, tokenizer=_split, reverse_tokenizer=_join)
         for key, values in aug.model.dict.items():  # set order depends on PYTHONHASHSEED
             values.sort()
             aug.model.dict[key] = values

@@ -152,9 +152,10 @@ def swap_product(case: Case, rng: random.Random) -> list[Case]:
         if not options:
             break
         new = rng.choice(options)
-        mapping = {item.name: new["name"]}
+        base = item.name.split(" (")[0]
+        mapping = {item.name: new["name"] + item.name[len(base):], base: new["name"]}
         product = st.products.get(item.product_id or "")
-        if product is not None and product.name == item.name:
+        if product is not None and product.name not in mapping:
             mapping[product.name] = new["name"]
         out = substitute(case, mapping, parts=("environment", "conversation"),
                          text_only={used[0]: new["word"]})

@@ -1,0 +1,126 @@
+"""Generator commands: `casemill expand` and `casemill ops list`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from casemill.cli import app
+from casemill.cli.console import console, err_console
+from casemill.errors import EndpointNotConfigured, UserError
+from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
+from generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
+
+ops_app = typer.Typer(help="The generator operators.", no_args_is_help=True)
+app.add_typer(ops_app, name="ops")
+
+
+@ops_app.command("list")
+def ops_list(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List operators: kind, name, version, label rule, whether an LLM is needed."""
+    specs = [s.describe() for s in all_operators()]
+    if as_json:
+        console.print_json(json.dumps(specs))
+        return
+    table = Table("kind", "name", "version", "llm", "label rule", show_lines=False)
+    for s in specs:
+        table.add_row(s["kind"], s["name"], s["version"], "yes" if s["needs_llm"] else "",
+                      s["label_rule"])
+    console.print(table)
+
+
+def _quotas(values: list[str]) -> dict[str, int]:
+    out = {}
+    for value in values:
+        kind, _, number = value.partition("=")
+        if not number.strip().isdigit():
+            raise UserError(f"--quota {value!r}: expected KIND=N, e.g. --quota noise=500")
+        out[kind.strip()] = int(number)
+    return out
+
+
+def _load_seeds(seeds: Path) -> list:
+    from casemill.validation import load_cases
+
+    loaded = load_cases([seeds])
+    for bad in loaded.bad:
+        for finding in bad.findings[:1]:
+            err_console.print(f"[yellow]skipped seed[/] {finding}", highlight=False)
+    if not loaded.cases:
+        raise UserError(f"{seeds}: no valid seed cases found")
+    return [item.case for item in loaded.cases]
+
+
+def _endpoint(llm: bool):  # noqa: ANN202 - LLMEndpoint or None
+    if not llm:
+        return None
+    from casemill.llm import LLMEndpoint
+
+    try:
+        return LLMEndpoint.from_settings()
+    except EndpointNotConfigured:
+        return None
+
+
+def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
+    console.print(f"[bold]{summary['accepted']}[/] candidates written to {out} "
+                  f"({summary['generated']} generated from {summary['seeds']} seeds, "
+                  f"{summary['near_duplicates']} near-duplicates removed, "
+                  f"{summary['not_applicable']} attempts not applicable)")
+    rejected = summary["rejected_by_reason"]
+    if rejected:
+        console.print(f"rejected ({rejects}): " + ", ".join(f"{k} {v}" for k, v in
+                                                           rejected.items()))
+    intents = sorted({i for row in summary["coverage"].values() for i in row})
+    table = Table("kind", *intents, title="coverage: operator kind x intent")
+    for kind, row in summary["coverage"].items():
+        table.add_row(kind, *(str(row.get(i, 0)) for i in intents))
+    console.print(table)
+    d = summary["diversity"]
+    console.print(f"distinct-1 {d['candidates_distinct_1']} (seeds {d['seeds_distinct_1']}), "
+                  f"distinct-2 {d['candidates_distinct_2']} (seeds {d['seeds_distinct_2']}), "
+                  f"{d['new_bigrams']} bigrams not in the seeds")
+    for message in summary["messages"]:
+        err_console.print(f"[yellow]note:[/] {message}", highlight=False)
+
+
+@app.command("expand")
+def expand_cmd(
+    seeds: Path = typer.Option(..., "--seeds", help="seed file or folder of .jsonl files"),
+    out: Path = typer.Option(..., "-o", "--out", help="candidates file (.jsonl)"),
+    operators: str = typer.Option("", help="comma-separated chains, e.g. swap_order_id+slang"),
+    per_seed: int = typer.Option(2, help="attempts of each chain on each seed"),
+    seed: int = typer.Option(0, help="random seed: same seed, byte-identical output"),
+    quota: list[str] = typer.Option([], help="KIND=N: keep at most N candidates of a kind"),
+    corpus: Path | None = typer.Option(None, help="corpus folder to deduplicate against"),
+    dedup_threshold: float = typer.Option(0.9, help="near-duplicate Jaccard threshold"),
+    llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators"),
+    strict: bool = typer.Option(False, help="reject candidates with lint warnings"),
+) -> None:
+    """Expand seeds into validated, deduplicated candidates (review pending)."""
+    chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
+    config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
+                          dedup_threshold=dedup_threshold, llm=llm, strict_lints=strict)
+    cases = _load_seeds(seeds)
+    existing = []
+    if corpus is not None:
+        from casemill.corpus import CorpusStore
+
+        existing = CorpusStore(corpus).cases()
+    with Progress(TextColumn("expanding"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("seeds", total=len(cases))
+        result = expand(cases, config, seed, existing, endpoint=_endpoint(llm),
+                        progress=lambda done, total: bar.update(task, completed=done))
+    rejects = out.with_name(out.name.removesuffix(".jsonl") + ".rejects.jsonl")
+    summary_path = out.with_name(out.name.removesuffix(".jsonl") + ".summary.json")
+    atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
+    atomic_write_jsonl(rejects, (r.as_dict() for r in (*result.skipped_seeds,
+                                                         *result.rejections)))
+    summary = result.summary.as_dict()
+    atomic_write_text(summary_path, [json.dumps(summary, indent=1, sort_keys=True) + "\n"])
+    _print_summary(summary, out, rejects)

@@ -1,0 +1,96 @@
+"""Invariant noise: same seed same output, protected slots untouched, expected unchanged,
+every output valid."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generators import apply_operator, get_operator
+from generators.framework import NotApplicable
+from generators.slots import case_literals, protected_pattern, rewrite_unprotected
+from tests.generators.conftest import cases, problems
+
+NOISE = ["keyboard_typo", "ocr_noise", "char_noise", "spelling_noise", "slang", "paraphrase",
+         "filler", "casing"]
+SETTINGS = settings(max_examples=12, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _slots(case):
+    pattern = protected_pattern(case_literals(case))
+    return Counter(m for t in case.conversation if t.role == "customer"
+                   for m in pattern.findall(t.content))
+
+
+def _run(name, case, seed, index=0):
+    try:
+        return apply_operator(get_operator(name), case, seed=seed, index=index)
+    except NotApplicable:
+        return []
+
+
+@SETTINGS
+@given(case=cases(), name=st.sampled_from(NOISE), seed=st.integers(0, 2**31))
+def test_noise_keeps_expected_and_slots_and_is_deterministic(case, name, seed):
+    out = _run(name, case, seed)
+    assert out == _run(name, case, seed)
+    for new in out:
+        assert new.expected == case.expected
+        assert new.environment == case.environment
+        before, after = _slots(case), _slots(new)
+        assert all(after[slot] >= n for slot, n in before.items()), (before, after)
+        assert problems(new) == []
+
+
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,.'", min_size=1, max_size=40)
+slots = st.sampled_from(["W1234", "#W1001", "14.50", "$120.00", "ana.diaz@example.com",
+                         "mug", "Ceramic mug 12oz", "Springfield", "cracked", "not"])
+
+
+@SETTINGS
+@given(parts=st.lists(st.tuples(words, slots), min_size=1, max_size=5),
+       name=st.sampled_from(NOISE[:4]), seed=st.integers(0, 2**31))
+def test_rewrite_never_alters_a_protected_slot(parts, name, seed):
+    text = " ".join(f"{w} {s}" for w, s in parts)
+    pattern = protected_pattern(["Ceramic mug 12oz", "mug", "Springfield", "cracked", "not"])
+    from generators.framework import candidate_rng
+    from generators.noise import _augmenter, _nlpaug
+
+    kind = {"keyboard_typo": "keyboard", "ocr_noise": "ocr", "char_noise": "char",
+            "spelling_noise": "spelling"}[name]
+    aug = _augmenter(kind, 0.5, "swap" if kind == "char" else "")
+    new = rewrite_unprotected(text, pattern, _nlpaug(aug, candidate_rng(seed, "t", name, 0)))
+    assert Counter(pattern.findall(new)) >= Counter(pattern.findall(text))
+    for _, slot in parts:
+        assert slot in new
+
+
+@pytest.mark.slow
+def test_spelling_noise_does_not_depend_on_the_hash_seed(refund_case):
+    code = (
+        "import sys, json\n"
+        "from tests.generators.conftest import support_case\n"
+        "from generators import apply_operator, get_operator\n"
+        "c = support_case('refund', 'delivered', second_item=True)\n"
+        "out = apply_operator(get_operator('spelling_noise'), c, seed=1, index=0, "
+        "args={'p': 0.6})\n"
+        "print(out[0].conversation[1].content)\n"
+    )
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env={"PYTHONHASHSEED": h}).stdout for h in ("1", "2")}
+    assert len(runs) == 1
+    assert runs.pop().strip() != refund_case.conversation[1].content
+
+
+def test_noise_edits_text_and_changes_category_to_robustness(refund_case):
+    out = apply_operator(get_operator("keyboard_typo"), refund_case, seed=3, index=0,
+                         args={"p": 0.5})[0]
+    assert out.customer_text != refund_case.customer_text
+    assert out.tags.category == "robustness"
+    assert "W1001" in out.customer_text and "mug" in out.customer_text

@@ -1,0 +1,90 @@
+"""Entity swaps rewrite every affected parameter, consistently across turns and environment."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from casemill.domains.support.state import SupportState
+from generators import apply_operator, get_operator
+from generators.facts import money, refund_amount, signed_in, writes
+from generators.framework import NotApplicable
+from tests.generators.conftest import cases, problems, support_case
+
+SWAPS = ["swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address"]
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _run(name, case, seed):
+    try:
+        return apply_operator(get_operator(name), case, seed=seed, index=0)
+    except NotApplicable:
+        return []
+
+
+@SETTINGS
+@given(case=cases(), name=st.sampled_from(SWAPS), seed=st.integers(0, 2**31))
+def test_swaps_are_deterministic_valid_and_keep_the_outcome(case, name, seed):
+    out = _run(name, case, seed)
+    assert out == _run(name, case, seed)
+    for new in out:
+        assert problems(new) == []
+        assert new.expected.outcome == case.expected.outcome
+        assert [c.tool for c in new.expected.tool_calls] == \
+            [c.tool for c in case.expected.tool_calls]
+
+
+@SETTINGS
+@given(case=cases(), seed=st.integers(0, 2**31))
+def test_order_id_swap_leaves_no_trace_of_the_old_id(case, seed):
+    new = apply_operator(get_operator("swap_order_id"), case, seed=seed, index=0)[0]
+    old_id = next(iter(case.environment.state["orders"]))
+    new_id = next(iter(new.environment.state["orders"]))
+    dumped = json.dumps(new.meaning())
+    assert old_id not in dumped and old_id.lower() not in dumped
+    assert new_id in new.customer_text or new_id.lower() in new.customer_text
+    for call in new.expected.tool_calls:
+        if "order_id" in call.params:
+            assert call.params["order_id"] == new_id
+
+
+@SETTINGS
+@given(case=cases(), seed=st.integers(0, 2**31))
+def test_customer_swap_rewrites_system_turn_state_and_params(case, seed):
+    new = apply_operator(get_operator("swap_customer"), case, seed=seed, index=0)[0]
+    cid, name, email = signed_in(new)
+    assert cid in new.environment.state["customers"]
+    assert new.environment.state["customers"][cid]["email"] == email
+    assert signed_in(case)[0] not in json.dumps(new.meaning())
+    assert all(o["customer_id"] == cid for o in new.environment.state["orders"].values())
+
+
+def test_amount_swap_rewrites_the_refund_phrase():
+    case = support_case("refund", "delivered", price=20.0, quantity=2)
+    new = apply_operator(get_operator("swap_amount"), case, seed=1, index=0)[0]
+    state = SupportState.parse(new.environment.state)
+    amount = money(refund_amount(state, writes(new)[0]))
+    assert amount != "40.00"
+    assert new.expected.reply_contains[0] == amount
+    assert problems(new) == []
+
+
+def test_address_swap_rewrites_text_params_and_city():
+    case = support_case("change_address", "pending")
+    new = apply_operator(get_operator("swap_address"), case, seed=2, index=0)[0]
+    address = writes(new)[0].params["address"]
+    assert address["street1"] in new.customer_text and address["city"] in new.customer_text
+    assert "Springfield" not in new.customer_text
+    assert new.expected.reply_contains == (address["city"],)
+
+
+def test_product_swap_renames_item_product_and_word():
+    case = support_case("exchange", "delivered")
+    new = apply_operator(get_operator("swap_product"), case, seed=4, index=0)[0]
+    item = new.environment.state["orders"]["W1001"]["items"][0]
+    product = new.environment.state["products"]["P100"]
+    assert item["name"].startswith(product["name"]) and "mug" not in item["name"].lower()
+    assert "mug" not in new.customer_text
+    assert problems(new) == []
