@@ -22,6 +22,7 @@ app = typer.Typer(
 from casemill.cli import core as _core  # noqa: E402,F401
 from casemill.cli import agents as _agents  # noqa: E402,F401
 from casemill.cli import mine as _mine  # noqa: E402,F401
+from casemill.cli import expand as _expand  # noqa: E402,F401
 from casemill.cli import formats as _formats  # noqa: E402,F401
 from casemill.cli import review as _review  # noqa: E402,F401
 from casemill.cli import eval as _eval  # noqa: E402,F401
