@@ -16,10 +16,12 @@ with roles that vary by domain (`customer`, `user`, `patient`, `attorney`, `anal
 | `order` | `environment.state` (support domain, as in the chapter format) |
 | `expected_routing` | a `routing:VALUE` label (`routing-json:JSON` when not a string) |
 
-E-commerce samples (with an `order`, or whose function is a support tool or a book name for
-one) go to the `support` domain; without an `order` their environment is synthesised from the
-expected call (noted, low label confidence). Other samples have no tool specifications: they go
-to `generic:LABEL` with the call kept as written, and the import reports the tools inferred for it.
+E-commerce samples (whose function is a support tool or a book name for one, see
+`support_map.TOOL_MAP`) go to the `support` domain, their `order` as the environment; without an
+`order` the environment is synthesised from the expected call (noted, low label confidence).
+Other samples have no tool specifications: they go to `generic:LABEL` with the call kept as
+written (and their `order`, if any, as the environment, noted), and the import reports the tools
+inferred for the domain.
 LABEL is the sample's speaker role (`patient`, `attorney`, `warehouse_manager`), else its
 sample-id prefix; `label=` sets one label for the whole file.
 """
@@ -57,7 +59,7 @@ FIXED_ROLES = {
 def is_support(value: dict[str, Any]) -> bool:
     call = value.get("expected_function_call")
     name = call.get("name") if isinstance(call, dict) else None
-    return "order" in value or name in sm.TOOL_MAP
+    return name in sm.TOOL_MAP
 
 
 def speaker_role(role: str, where: str) -> str:
@@ -171,7 +173,10 @@ class _Mapper:
             )
         else:
             domain = f"generic:{self.label or domain_label(value)}"
-            state, conversation = {}, [t.model_dump(mode="json") for t in turns]
+            state = sm.map_order(value["order"], notes) if "order" in value else {}
+            if "order" in value:
+                notes.append(f"{name} is not a support tool: the sample's order kept in {domain}")
+            conversation = [t.model_dump(mode="json") for t in turns]
             expected = {
                 "tool_calls": [{"tool": name, "params": args}],
                 "outcome": "resolve",
@@ -288,6 +293,8 @@ def export_record(case: Case) -> dict[str, Any]:
             out["order"] = sm.export_order(state)
     else:
         out["expected_function_call"] = {"name": call.tool, "arguments": dict(call.params)}
+        if isinstance(state.get("orders"), dict) and isinstance(state.get("customers"), dict):
+            out["order"] = sm.export_order(state)
     for label in case.tags.labels:
         if label.startswith("routing:"):
             out["expected_routing"] = label[len("routing:") :]

@@ -4,7 +4,8 @@ A file whose first non-blank character is `[` is read as one JSON array: each el
 in turn, so an element that cannot be parsed is reported at its own line (the elements before it
 are kept; after a syntax error the rest of the array cannot be told apart and is reported as one
 error). Anything else is read as JSON Lines through `casemill.io.jsonl` (BOM, CRLF, invalid UTF-8,
-over-long lines and truncated JSON are reported per line).
+over-long lines and truncated JSON are reported per line), except that a pretty-printed file
+holding a single JSON object is read as that one record.
 """
 
 from __future__ import annotations
@@ -43,9 +44,27 @@ def read_records(path: str | Path) -> Iterator[SourceRecord]:
     if _first_char(path) == "[":
         yield from _read_array(path)
         return
+    single = _single_object(path)
+    if single is not None:
+        yield single
+        return
     for line in read_jsonl(path):
         raw = line.raw.decode("utf-8", errors="replace")
         yield SourceRecord(str(path), line.number, line.value, line.error, raw)
+
+
+def _single_object(path: Path) -> SourceRecord | None:
+    """A pretty-printed file holding one JSON object (its first line alone is not JSON)."""
+    with open(path, "rb") as fh:
+        first = fh.readline().lstrip(b"\xef\xbb\xbf").strip()
+        if not first.startswith(b"{") or first.endswith(b"}"):
+            return None
+        try:
+            text = (first + fh.read()).decode("utf-8")
+            value = json.loads(text)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return None
+    return SourceRecord(str(path), 1, value, raw=text) if isinstance(value, dict) else None
 
 
 def _read_array(path: Path) -> Iterator[SourceRecord]:

@@ -158,3 +158,32 @@ def test_export_needs_exactly_one_call(fixtures: Path, tmp_path: Path) -> None:
     assert result.written == 0
     assert result.skipped[0].field == "expected.tool_calls"
     assert "exactly one expected call; this case has 2" in result.skipped[0].message
+
+
+def test_an_order_with_a_function_the_support_domain_lacks_goes_generic(tmp_path: Path) -> None:
+    record = {
+        "sample_id": "coupon_0",
+        "input": [{"role": "customer", "content": "Can you apply SAVE10 to order B98765?"}],
+        "expected_function_call": {
+            "name": "apply_coupon",
+            "arguments": {"order_id": "B98765", "code": "SAVE10"},
+        },
+        "order": {
+            "order_id": "B98765",
+            "status": "Processing",
+            "total": 49.99,
+            "currency": "USD",
+            "items": [
+                {"sku": "BLENDER-01", "name": "Personal Blender", "qty": 1, "unit_price": 49.99}
+            ],
+        },
+    }
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = import_companion(source)
+    (case,) = result.cases
+    assert case.domain == "generic:coupon"
+    assert case.environment.state["orders"]["B98765"]["status"] == "processing"
+    assert "apply_coupon is not a support tool" in case.provenance.notes
+    export_companion([case], tmp_path / "out.jsonl")
+    assert _records(tmp_path / "out.jsonl") == [record]

@@ -33,3 +33,18 @@ def test_truncated_json_array_keeps_the_elements_before_the_break(tmp_path: Path
     assert [r.value for r in records[:2]] == [{"id": "0"}, {"id": "1"}]
     assert records[2].line == 3
     assert "truncated" in records[2].error
+
+
+def test_a_pretty_printed_single_object_is_one_record(tmp_path: Path) -> None:
+    path = tmp_path / "one.json"
+    path.write_text('{\n  "a": 1,\n  "b": [1, 2]\n}\n', encoding="utf-8")
+    (record,) = read_records(path)
+    assert (record.line, record.value, record.error) == (1, {"a": 1, "b": [1, 2]}, None)
+
+
+def test_a_broken_pretty_printed_object_is_reported_line_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "one.json"
+    path.write_text('{\n  "a": 1,\n', encoding="utf-8")
+    records = list(read_records(path))
+    assert [r.line for r in records] == [1, 2]
+    assert all(r.error for r in records)
