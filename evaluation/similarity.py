@@ -46,14 +46,31 @@ def rouge_l(reference: str, reply: str) -> float:
     return float(_rouge().score(reference, reply)["rougeL"].fmeasure)
 
 
+@functools.lru_cache(maxsize=1)
+def _bleu() -> Any:
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(effective_order=True)  # what sacrebleu.sentence_bleu uses, built once
+
+
 @functools.lru_cache(maxsize=65_536)
 def bleu(reference: str, reply: str) -> float:
-    """Sentence BLEU (sacrebleu, exponential smoothing) scaled to [0, 1]."""
+    """Sentence BLEU (sacrebleu, exponential smoothing, effective order) scaled to [0, 1]."""
     if not reference.strip() or not reply.strip():
         return 0.0
-    import sacrebleu
+    return float(_bleu().sentence_score(reply, [reference]).score) / 100.0
 
-    return float(sacrebleu.sentence_bleu(reply, [reference]).score) / 100.0
+
+def clear_caches() -> None:
+    """Forget cached similarity values (benchmarks measure them computed afresh)."""
+    for fn in (rouge_l, bleu, embedding_similarity, phrase_meaning_found):
+        fn.cache_clear()
+
+
+def warm() -> None:
+    """Import the similarity libraries now (rouge-score pulls in nltk: seconds, once)."""
+    _rouge()
+    _bleu()
 
 
 class _Embedder:

@@ -42,8 +42,11 @@ def tool_metrics(ctx: CaseContext, calls: Sequence[RecordedCall], writes: frozen
     want = ctx.expected_counts
     n_expected = len(ctx.expected_calls)
     if counted:
-        got = Counter(counted)
-        overlap = sum(min(n, got.get(t, 0)) for t, n in want.items())
+        if len(counted) == len(called):  # no repeats: each expected tool matched at most once
+            overlap = hit
+        else:
+            got = Counter(counted)
+            overlap = sum(min(n, got.get(t, 0)) for t, n in want.items())
         out["tool_precision_multiset"] = overlap / len(counted)
     else:
         overlap = 0
