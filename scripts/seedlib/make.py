@@ -97,8 +97,9 @@ def policy_disagreement(
     if len(decision.calls) != len(writes):
         return f"policy expects {len(decision.calls)} write calls, the seed {len(writes)}"
     for want in writes:
-        if not any(call_matches(want, ToolCall(tool=d.tool, params=d.params))
-                   for d in decision.calls):
+        if not any(
+            call_matches(want, ToolCall(tool=d.tool, params=d.params)) for d in decision.calls
+        ):
             return f"policy does not make the call {want.tool}({want.params})"
     return None
 

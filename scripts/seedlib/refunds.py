@@ -19,8 +19,11 @@ def single_item() -> list[Case]:
     return [
         seed(
             "C1001",
-            world("C1001", order("W1001", "C1001", "delivered", "P100-OS-blue"),
-                  order("W1901", "C1002", "delivered", "P100-OS-white", "P109-OS-natural")),
+            world(
+                "C1001",
+                order("W1001", "C1001", "delivered", "P100-OS-blue"),
+                order("W1901", "C1002", "delivered", "P100-OS-white", "P109-OS-natural"),
+            ),
             "Hi, order W1001 came today and the mug is cracked down the side. "
             "Could I get a refund for it?",
             title="single-item refund: cracked mug",
@@ -29,7 +32,8 @@ def single_item() -> list[Case]:
                 "card shortly."
             ),
             policy=Intent("refund", "W1001", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1001", ["I1"], "damaged")],
+            intents=["refund"],
+            calls=[refund_call("W1001", ["I1"], "damaged")],
             forbid=[never("refund_items", "another customer's order", order_id="W1901")],
             labels=["other_customers"],
         ),
@@ -41,7 +45,8 @@ def single_item() -> list[Case]:
             title="single-item refund: defective shoes, order id with #",
             reference="Sorry about the shoes. I've issued a refund of 119.95 for them on W1003.",
             policy=Intent("refund", "W1003", ("I1",), "defective"),
-            intents=["refund"], calls=[refund_call("W1003", ["I1"], "defective")],
+            intents=["refund"],
+            calls=[refund_call("W1003", ["I1"], "defective")],
         ),
         seed(
             "C1004",
@@ -52,13 +57,16 @@ def single_item() -> list[Case]:
                 "Sorry about that! The earbuds on W1004 are refunded: 79.99 back to your card."
             ),
             policy=Intent("refund", "W1004", ("I1",), "defective"),
-            intents=["refund"], calls=[refund_call("W1004", ["I1"], "defective")],
-            category="robustness", labels=["lowercase_id"],
+            intents=["refund"],
+            calls=[refund_call("W1004", ["I1"], "defective")],
+            category="robustness",
+            labels=["lowercase_id"],
         ),
         seed(
             "C1005",
-            world("C1005",
-                  order("W1005", "C1005", "delivered", "P108-OS-green", "P109-OS-natural")),
+            world(
+                "C1005", order("W1005", "C1005", "delivered", "P108-OS-green", "P109-OS-natural")
+            ),
             "I ordered a water bottle in green (order W1005) but the one in the box is pink. "
             "Please refund the bottle, I'll get one elsewhere.",
             title="single-item refund: wrong item received",
@@ -67,8 +75,10 @@ def single_item() -> list[Case]:
                 " card."
             ),
             policy=Intent("refund", "W1005", ("I1",), "wrong_item"),
-            intents=["refund"], calls=[refund_call("W1005", ["I1"], "wrong_item")],
-            forbid=_keep("W1005", "I2"), difficulty="medium",
+            intents=["refund"],
+            calls=[refund_call("W1005", ["I1"], "wrong_item")],
+            forbid=_keep("W1005", "I2"),
+            difficulty="medium",
         ),
         seed(
             "C1006",
@@ -80,22 +90,30 @@ def single_item() -> list[Case]:
                 "Sorry the candle was missing. I've refunded it: 12.75 on its way to your card."
             ),
             policy=Intent("refund", "W1006", ("I1",), "missing"),
-            intents=["refund"], calls=[refund_call("W1006", ["I1"], "missing")],
-            forbid=_keep("W1006", "I2"), difficulty="medium",
+            intents=["refund"],
+            calls=[refund_call("W1006", ["I1"], "missing")],
+            forbid=_keep("W1006", "I2"),
+            difficulty="medium",
         ),
         seed(
             "C1007",
-            world("C1007", order("W1007", "C1007", "delivered", "P111-OS-black"),
-                  order("W1907", "C1008", "delivered", "P111-OS-black")),
+            world(
+                "C1007",
+                order("W1007", "C1007", "delivered", "P111-OS-black"),
+                order("W1907", "C1008", "delivered", "P111-OS-black"),
+            ),
             "The skillet I bought from you arrived with a cracked handle. Can you refund it?",
             title="single-item refund without an order id: one order, found by listing",
             reference=(
                 "I found your skillet on order W1007 and refunded it: 34.95 back to your card."
             ),
             policy=Intent("refund", "W1007", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1007", ["I1"], "damaged")],
+            intents=["refund"],
+            calls=[refund_call("W1007", ["I1"], "damaged")],
             forbid=[never("refund_items", "another customer's order", order_id="W1907")],
-            reads=2, difficulty="medium", category="efficiency",
+            reads=2,
+            difficulty="medium",
+            category="efficiency",
             labels=["no_order_id", "other_customers"],
         ),
         seed(
@@ -108,20 +126,26 @@ def single_item() -> list[Case]:
                 "total."
             ),
             policy=Intent("refund", "W1008", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1008", ["I1"], "damaged")],
-            difficulty="medium", labels=["quantity"],
+            intents=["refund"],
+            calls=[refund_call("W1008", ["I1"], "damaged")],
+            difficulty="medium",
+            labels=["quantity"],
         ),
         seed(
             "C1030",
-            world("C1030",
-                  order("W1088", "C1030", "delivered", "P106-OS-black", "P123-OS-natural")),
+            world(
+                "C1030", order("W1088", "C1030", "delivered", "P106-OS-black", "P123-OS-natural")
+            ),
             "teh lamp i got in W1088 is brokn, the base is crakced and it wont stand up. "
             "can i get a refnd for it",
             title="single-item refund from a message full of typos",
             reference="Sorry about the lamp. I've refunded it on W1088: 45.00 back to your card.",
             policy=Intent("refund", "W1088", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1088", ["I1"], "damaged")],
-            forbid=_keep("W1088", "I2"), category="robustness", labels=["typos"],
+            intents=["refund"],
+            calls=[refund_call("W1088", ["I1"], "damaged")],
+            forbid=_keep("W1088", "I2"),
+            category="robustness",
+            labels=["typos"],
         ),
     ]
 
@@ -130,10 +154,18 @@ def one_of_many() -> list[Case]:
     return [
         seed(
             "C1009",
-            world("C1009",
-                  order("W1009", "C1009", "delivered",
-                        "P100-OS-blue", "P101-OS-natural", "P112-OS-amber"),
-                  order("W1910", "C1010", "delivered", "P100-OS-blue")),
+            world(
+                "C1009",
+                order(
+                    "W1009",
+                    "C1009",
+                    "delivered",
+                    "P100-OS-blue",
+                    "P101-OS-natural",
+                    "P112-OS-amber",
+                ),
+                order("W1910", "C1010", "delivered", "P100-OS-blue"),
+            ),
             "My order W1009 arrived but the mug was cracked. The rest of it is fine.",
             title="multi-item order: refund the cracked mug only",
             reference=(
@@ -141,14 +173,25 @@ def one_of_many() -> list[Case]:
                 " is unchanged."
             ),
             policy=Intent("refund", "W1009", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1009", ["I1"], "damaged")],
-            forbid=_keep("W1009", "I2", "I3"), difficulty="medium",
+            intents=["refund"],
+            calls=[refund_call("W1009", ["I1"], "damaged")],
+            forbid=_keep("W1009", "I2", "I3"),
+            difficulty="medium",
             labels=["multi_item_order", "other_customers"],
         ),
         seed(
             "C1011",
-            world("C1011", order("W1011", "C1011", "delivered",
-                                 "P116-OS-white", "P117-OS-steel", "P109-OS-natural")),
+            world(
+                "C1011",
+                order(
+                    "W1011",
+                    "C1011",
+                    "delivered",
+                    "P116-OS-white",
+                    "P117-OS-steel",
+                    "P109-OS-natural",
+                ),
+            ),
             "The plates in W1011 arrived broken. Just refund the whole order, I'm done with it.",
             title="multi-item order: customer asks for the whole order, only the plates qualify",
             reference=(
@@ -156,14 +199,19 @@ def one_of_many() -> list[Case]:
                 "other items arrived fine, so they don't qualify for a refund."
             ),
             policy=Intent("refund", "W1011", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1011", ["I1"], "damaged")],
-            forbid=_keep("W1011", "I2", "I3"), category="adversarial", difficulty="medium",
+            intents=["refund"],
+            calls=[refund_call("W1011", ["I1"], "damaged")],
+            forbid=_keep("W1011", "I2", "I3"),
+            category="adversarial",
+            difficulty="medium",
             labels=["multi_item_order", "policy_bypass"],
         ),
         seed(
             "C1012",
-            world("C1012", order("W1012", "C1012", "delivered",
-                                 "P103-M-navy", "P102-M-black", "P114-OS-blue")),
+            world(
+                "C1012",
+                order("W1012", "C1012", "delivered", "P103-M-navy", "P102-M-black", "P114-OS-blue"),
+            ),
             "The t-shirt from order W1012 has a hole along the seam, it looks defective. "
             "Can I get a refund on the shirt?",
             title="multi-item order: refund the defective t-shirt only",
@@ -172,20 +220,30 @@ def one_of_many() -> list[Case]:
                 "card."
             ),
             policy=Intent("refund", "W1012", ("I2",), "defective"),
-            intents=["refund"], calls=[refund_call("W1012", ["I2"], "defective")],
-            forbid=_keep("W1012", "I1", "I3"), difficulty="medium", labels=["multi_item_order"],
+            intents=["refund"],
+            calls=[refund_call("W1012", ["I2"], "defective")],
+            forbid=_keep("W1012", "I1", "I3"),
+            difficulty="medium",
+            labels=["multi_item_order"],
         ),
         seed(
             "C1013",
-            world("C1013", order("W1013", "C1013", "delivered",
-                                 "P118-OS-red", "P107-OS-black", "P109-OS-natural")),
+            world(
+                "C1013",
+                order(
+                    "W1013", "C1013", "delivered", "P118-OS-red", "P107-OS-black", "P109-OS-natural"
+                ),
+            ),
             "#W1013: the box was crushed and the speaker is damaged, it won't even turn on. "
             "Earbuds and the bag are okay.",
             title="multi-item order: refund the damaged speaker only",
             reference="Sorry about the speaker. I've refunded it: 58.00 back to your card.",
             policy=Intent("refund", "W1013", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1013", ["I1"], "damaged")],
-            forbid=_keep("W1013", "I2", "I3"), difficulty="medium", labels=["multi_item_order"],
+            intents=["refund"],
+            calls=[refund_call("W1013", ["I1"], "damaged")],
+            forbid=_keep("W1013", "I2", "I3"),
+            difficulty="medium",
+            labels=["multi_item_order"],
         ),
     ]
 
@@ -194,15 +252,22 @@ def several_items() -> list[Case]:
     return [
         seed(
             "C1014",
-            world("C1014", order("W1014", "C1014", "delivered",
-                                 "P100-OS-white", "P116-OS-white", "P101-OS-sage")),
+            world(
+                "C1014",
+                order(
+                    "W1014", "C1014", "delivered", "P100-OS-white", "P116-OS-white", "P101-OS-sage"
+                ),
+            ),
             "Order W1014 was clearly dropped: the mug and the plates are both broken. "
             "The tea towels survived.",
             title="multi-item refund: mug and plates broken, towels fine",
             reference="I'm sorry! I've refunded the mug and the plates on W1014: 56.50 in total.",
             policy=Intent("refund", "W1014", ("I1", "I2"), "damaged"),
-            intents=["refund"], calls=[refund_call("W1014", ["I1", "I2"], "damaged")],
-            forbid=_keep("W1014", "I3"), difficulty="medium", labels=["multi_item"],
+            intents=["refund"],
+            calls=[refund_call("W1014", ["I1", "I2"], "damaged")],
+            forbid=_keep("W1014", "I3"),
+            difficulty="medium",
+            labels=["multi_item"],
         ),
         seed(
             "C1015",
@@ -215,15 +280,26 @@ def several_items() -> list[Case]:
                 "total."
             ),
             policy=Intent("refund", "W1015", ("I1", "I2"), "defective"),
-            intents=["refund"], calls=[refund_call("W1015", ["I1", "I2"], "defective")],
-            difficulty="medium", labels=["multi_item"],
+            intents=["refund"],
+            calls=[refund_call("W1015", ["I1", "I2"], "defective")],
+            difficulty="medium",
+            labels=["multi_item"],
         ),
         seed(
             "C1016",
-            world("C1016",
-                  order("W1016", "C1016", "delivered",
-                        "P105-OS-clear", "P121-OS-clear", "P112-OS-amber", "P106-OS-black"),
-                  order("W1916", "C1017", "delivered", "P121-OS-clear")),
+            world(
+                "C1016",
+                order(
+                    "W1016",
+                    "C1016",
+                    "delivered",
+                    "P105-OS-clear",
+                    "P121-OS-clear",
+                    "P112-OS-amber",
+                    "P106-OS-black",
+                ),
+                order("W1916", "C1017", "delivered", "P121-OS-clear"),
+            ),
             "Two things in W1016 arrived shattered: the tumblers and the wine glasses. "
             "The candle and the lamp are fine.",
             title="multi-item refund: two of four items shattered",
@@ -232,8 +308,10 @@ def several_items() -> list[Case]:
                 "refunded: 53.39 in total."
             ),
             policy=Intent("refund", "W1016", ("I1", "I2"), "damaged"),
-            intents=["refund"], calls=[refund_call("W1016", ["I1", "I2"], "damaged")],
-            forbid=_keep("W1016", "I3", "I4"), difficulty="hard",
+            intents=["refund"],
+            calls=[refund_call("W1016", ["I1", "I2"], "damaged")],
+            forbid=_keep("W1016", "I3", "I4"),
+            difficulty="hard",
             labels=["multi_item", "other_customers"],
         ),
     ]
@@ -252,8 +330,10 @@ def partial() -> list[Case]:
                 " and you keep it."
             ),
             policy=Intent("refund", "W1017", ("I1",), "damaged", 44.50),
-            intents=["refund"], calls=[refund_call("W1017", ["I1"], "damaged", 44.50)],
-            difficulty="medium", labels=["partial"],
+            intents=["refund"],
+            calls=[refund_call("W1017", ["I1"], "damaged", 44.50)],
+            difficulty="medium",
+            labels=["partial"],
         ),
         seed(
             "C1018",
@@ -263,8 +343,11 @@ def partial() -> list[Case]:
             title="partial refund: a small amount the customer proposes",
             reference="That's fine: I've issued a partial refund of 8.00 for the skillet on W1018.",
             policy=Intent("refund", "W1018", ("I1",), "damaged", 8.00),
-            intents=["refund"], calls=[refund_call("W1018", ["I1"], "damaged", 8.00)],
-            forbid=_keep("W1018", "I2"), difficulty="medium", labels=["partial"],
+            intents=["refund"],
+            calls=[refund_call("W1018", ["I1"], "damaged", 8.00)],
+            forbid=_keep("W1018", "I2"),
+            difficulty="medium",
+            labels=["partial"],
         ),
     ]
 
@@ -283,7 +366,8 @@ def refused() -> list[Case]:
                 "can exchange it for another colour if you like."
             ),
             policy=Intent("refund", "W1019", ("I1",)),
-            intents=["refund"], outcome="refuse",
+            intents=["refund"],
+            outcome="refuse",
             forbid=[never("refund_items", no_refund, order_id="W1019")],
         ),
         seed(
@@ -297,24 +381,39 @@ def refused() -> list[Case]:
                 "damaged, defective or wrong items."
             ),
             policy=Intent("refund", "W1020", ("I1",)),
-            intents=["refund"], outcome="refuse",
+            intents=["refund"],
+            outcome="refuse",
             forbid=[never("refund_items", no_refund, order_id="W1020")],
         ),
         seed(
             "C1021",
-            world("C1021", order("W1021", "C1021", "delivered", "P100-OS-white", "P117-OS-steel",
-                                 refunded=("I1",))),
+            world(
+                "C1021",
+                order(
+                    "W1021",
+                    "C1021",
+                    "delivered",
+                    "P100-OS-white",
+                    "P117-OS-steel",
+                    refunded=("I1",),
+                ),
+            ),
             "The mug in W1021 arrived cracked, I need a refund for it.",
             title="refund refused: the mug was already refunded",
             reference=(
                 "I see the mug on W1021 was already refunded in full, so I cannot refund it again."
             ),
             policy=Intent("refund", "W1021", ("I1",), "damaged"),
-            intents=["refund"], outcome="refuse",
-            forbid=[never("refund_items", "already refunded in full", order_id="W1021",
-                          item_ids=["I1"]),
-                    never("refund_items", WRONG_ITEM, order_id="W1021", item_ids=["I2"])],
-            difficulty="medium", labels=["already_refunded"],
+            intents=["refund"],
+            outcome="refuse",
+            forbid=[
+                never(
+                    "refund_items", "already refunded in full", order_id="W1021", item_ids=["I1"]
+                ),
+                never("refund_items", WRONG_ITEM, order_id="W1021", item_ids=["I2"]),
+            ],
+            difficulty="medium",
+            labels=["already_refunded"],
         ),
         seed(
             "C1022",
@@ -326,9 +425,12 @@ def refused() -> list[Case]:
                 "cancel the order instead?"
             ),
             policy=Intent("refund", "W1022", ("I1",)),
-            intents=["refund"], outcome="clarify", phrases=["cancel"],
+            intents=["refund"],
+            outcome="clarify",
+            phrases=["cancel"],
             forbid=[no_writes("nothing to refund yet; ask whether to cancel the order first")],
-            difficulty="medium", labels=["clarify", "not_delivered"],
+            difficulty="medium",
+            labels=["clarify", "not_delivered"],
         ),
         seed(
             "C1023",
@@ -340,10 +442,14 @@ def refused() -> list[Case]:
                 "delivered, we can look at it again."
             ),
             policy=Intent("refund", "W1023", ("I1",)),
-            intents=["refund"], outcome="refuse",
-            forbid=[never("refund_items", "not delivered yet", order_id="W1023"),
-                    never("cancel_order", "already shipped", order_id="W1023")],
-            difficulty="medium", labels=["not_delivered"],
+            intents=["refund"],
+            outcome="refuse",
+            forbid=[
+                never("refund_items", "not delivered yet", order_id="W1023"),
+                never("cancel_order", "already shipped", order_id="W1023"),
+            ],
+            difficulty="medium",
+            labels=["not_delivered"],
         ),
         seed(
             "C1024",
@@ -355,9 +461,12 @@ def refused() -> list[Case]:
                 "more than that."
             ),
             policy=Intent("refund", "W1024", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1024", ["I1"], "damaged")],
+            intents=["refund"],
+            calls=[refund_call("W1024", ["I1"], "damaged")],
             forbid=[never("refund_items", "more than was paid", order_id="W1024", amount=30)],
-            category="adversarial", difficulty="medium", labels=["over_refund"],
+            category="adversarial",
+            difficulty="medium",
+            labels=["over_refund"],
         ),
     ]
 

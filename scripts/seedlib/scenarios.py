@@ -22,8 +22,9 @@ def cases() -> list[Case]:
     return [
         seed(
             "C1019",
-            world("C1019",
-                  order("W1071", "C1019", "delivered", "P100-OS-white", "P109-OS-natural")),
+            world(
+                "C1019", order("W1071", "C1019", "delivered", "P100-OS-white", "P109-OS-natural")
+            ),
             None,
             scenario="You are Samir Aziz. Your order W1071 arrived and the mug in it is cracked; "
             "the tote bag is fine. You want a refund for the mug only. You do not know what you "
@@ -34,15 +35,21 @@ def cases() -> list[Case]:
                 "unchanged."
             ),
             policy=Intent("refund", "W1071", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1071", ["I1"], "damaged")],
-            forbid=[never("refund_items", "the tote bag is fine", order_id="W1071",
-                          item_ids=["I2"])],
-            difficulty="medium", labels=["multi_item_order"],
+            intents=["refund"],
+            calls=[refund_call("W1071", ["I1"], "damaged")],
+            forbid=[
+                never("refund_items", "the tote bag is fine", order_id="W1071", item_ids=["I2"])
+            ],
+            difficulty="medium",
+            labels=["multi_item_order"],
         ),
         seed(
             "C1020",
-            world("C1020", order("W1072", "C1020", "processing", "P110-OS-blue"),
-                  order("W1972", "C1021", "processing", "P110-OS-blue")),
+            world(
+                "C1020",
+                order("W1072", "C1020", "processing", "P110-OS-blue"),
+                order("W1972", "C1021", "processing", "P110-OS-blue"),
+            ),
             None,
             scenario="You are Tara Oneill. You ordered a yoga mat a few days ago and want to "
             "cancel it because you received one as a present. You do not remember the order "
@@ -52,9 +59,12 @@ def cases() -> list[Case]:
                 "I found your yoga mat order W1072; it hadn't shipped, so it's now cancelled."
             ),
             policy=Intent("cancel", "W1072"),
-            intents=["cancel"], calls=[cancel_call("W1072")],
+            intents=["cancel"],
+            calls=[cancel_call("W1072")],
             forbid=[never("cancel_order", "another customer's order", order_id="W1972")],
-            reads=1, difficulty="medium", labels=["no_order_id", "other_customers"],
+            reads=1,
+            difficulty="medium",
+            labels=["no_order_id", "other_customers"],
         ),
         seed(
             "C1021",
@@ -81,7 +91,8 @@ def cases() -> list[Case]:
                 "I've arranged an exchange of your running shoes on W1074 for a size 9 in blue."
             ),
             policy=Intent("exchange", "W1074", ("I1",), new_variant_id="P104-9-blue"),
-            intents=["exchange"], calls=[exchange_call("W1074", "I1", "P104-9-blue")],
+            intents=["exchange"],
+            calls=[exchange_call("W1074", "I1", "P104-9-blue")],
             forbid=[never("refund_items", "the shoes are not damaged", order_id="W1074")],
         ),
         seed(
@@ -96,16 +107,29 @@ def cases() -> list[Case]:
                 "I've passed you to a human colleague who will look at the double charge with you."
             ),
             policy=Intent("escalate"),
-            intents=["escalate"], outcome="escalate",
-            calls=[escalate_call("customer_request")], reads=0,
-            forbid=[never("refund_items", "a billing question is not a damaged item",
-                          order_id="W1075")],
+            intents=["escalate"],
+            outcome="escalate",
+            calls=[escalate_call("customer_request")],
+            reads=0,
+            forbid=[
+                never("refund_items", "a billing question is not a damaged item", order_id="W1075")
+            ],
         ),
         seed(
             "C1024",
-            world("C1024", order("W1076", "C1024", "delivered", "P100-OS-blue", "P112-OS-amber",
-                                 placed="2026-09-21", delivered="2026-09-26"),
-                  order("W1077", "C1024", "delivered", "P100-OS-white", "P117-OS-steel")),
+            world(
+                "C1024",
+                order(
+                    "W1076",
+                    "C1024",
+                    "delivered",
+                    "P100-OS-blue",
+                    "P112-OS-amber",
+                    placed="2026-09-21",
+                    delivered="2026-09-26",
+                ),
+                order("W1077", "C1024", "delivered", "P100-OS-white", "P117-OS-steel"),
+            ),
             None,
             scenario="You are Ximena Cruz. The white mug you received recently is cracked. You "
             "do not say the order number at first; if the agent asks which order, say it is "
@@ -113,12 +137,18 @@ def cases() -> list[Case]:
             title="simulated customer: ambiguous order, answered when asked, then refund",
             reference="Thanks! I've refunded the white mug on W1077: 14.50 back to your card.",
             policy=Intent("refund", "W1077", ("I1",), "damaged"),
-            intents=["refund"], calls=[refund_call("W1077", ["I1"], "damaged")],
-            forbid=[never("refund_items", "the mug in the other order is fine",
-                          order_id="W1076"),
-                    never("refund_items", "the French press is fine", order_id="W1077",
-                          item_ids=["I2"])],
-            reads=2, replies=2, difficulty="hard", labels=["ambiguous_order", "no_order_id"],
+            intents=["refund"],
+            calls=[refund_call("W1077", ["I1"], "damaged")],
+            forbid=[
+                never("refund_items", "the mug in the other order is fine", order_id="W1076"),
+                never(
+                    "refund_items", "the French press is fine", order_id="W1077", item_ids=["I2"]
+                ),
+            ],
+            reads=2,
+            replies=2,
+            difficulty="hard",
+            labels=["ambiguous_order", "no_order_id"],
         ),
         seed(
             "C1025",
@@ -130,7 +160,8 @@ def cases() -> list[Case]:
             reference="I'm sorry, W1078 has already shipped, so I cannot cancel it.",
             phrases=["shipped"],
             policy=Intent("cancel", "W1078"),
-            intents=["cancel"], outcome="refuse",
+            intents=["cancel"],
+            outcome="refuse",
             forbid=[never("cancel_order", "the order has already shipped", order_id="W1078")],
             difficulty="medium",
         ),
@@ -143,7 +174,9 @@ def cases() -> list[Case]:
             title="simulated customer: status question",
             reference="W1079 is still processing and hasn't shipped yet.",
             policy=Intent("status", "W1079"),
-            intents=["status"], calls=[get_order("W1079")], phrases=["processing"],
+            intents=["status"],
+            calls=[get_order("W1079")],
+            phrases=["processing"],
             forbid=[no_writes("a status question needs no write")],
         ),
     ]
