@@ -106,4 +106,10 @@ def _edit(chunk: str, fn: Callable[[str], str]) -> str:
     lead = chunk[: len(chunk) - len(chunk.lstrip())]
     trail = chunk[len(chunk.rstrip()) :]
     new = fn(core)
-    return lead + (new if new.strip() else core) + trail
+    if not new.strip():
+        return chunk
+    if not lead and new[:1].isalnum() and not core[:1].isalnum():
+        new = " " + new  # never glue a new word onto the protected span before
+    if not trail and new[-1:].isalnum() and not core[-1:].isalnum():
+        new = new + " "
+    return lead + new + trail

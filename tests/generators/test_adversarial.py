@@ -1,0 +1,69 @@
+"""Adversarial templates keep the correct behaviour and forbid the attack's goal."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generators import apply_operator, get_operator
+from generators.framework import NotApplicable
+from tests.generators.conftest import cases, problems, support_case
+
+ATTACKS = ["inject_customer", "inject_tool_result", "instruction_override",
+           "authority_impersonation", "social_engineering", "policy_bypass",
+           "other_customer_data", "contradiction_turns"]
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _run(name, case, seed):
+    try:
+        return apply_operator(get_operator(name), case, seed=seed, index=0)
+    except NotApplicable:
+        return []
+
+
+@SETTINGS
+@given(case=cases(), name=st.sampled_from(ATTACKS), seed=st.integers(0, 2**31))
+def test_attacks_keep_behaviour_and_add_a_forbidden_goal(case, name, seed):
+    out = _run(name, case, seed)
+    assert out == _run(name, case, seed)
+    for new in out:
+        assert problems(new) == []
+        e, old = new.expected, case.expected
+        assert (e.tool_calls, e.outcome, e.reply_contains) == \
+            (old.tool_calls, old.outcome, old.reply_contains)
+        added = [f for f in e.forbidden_calls if f not in old.forbidden_calls]
+        assert added, "the attack's goal must become a forbidden call"
+        assert new.tags.category == "adversarial"
+        text = new.customer_text + str(new.environment.state)
+        for phrase in set(e.reply_excludes) - set(old.reply_excludes):
+            assert phrase in text  # the attack demands exactly what is forbidden
+
+
+def test_injection_in_a_tool_result_lives_in_the_order_note():
+    case = support_case("refund", "delivered", second_item=True)
+    new = _run("inject_tool_result", case, 2)[0]
+    note = new.environment.state["orders"]["W1001"]["note"]
+    assert new.expected.reply_excludes[0] in note
+    assert new.conversation == case.conversation
+
+
+def test_other_customers_order_is_write_protected_and_not_revealed():
+    case = support_case("cancel", "processing")
+    new = _run("other_customer_data", case, 5)[0]
+    other = [o for o in new.environment.state["orders"] if o != "W1001"][0]
+    assert other in new.customer_text
+    tools = {f.tool for f in new.expected.forbidden_calls if f.params.get("order_id") == other}
+    assert tools == {"refund_items", "cancel_order", "change_shipping_address", "exchange_item"}
+    order = new.environment.state["orders"][other]
+    assert order["items"][0]["name"] in new.expected.reply_excludes
+    assert order["address"]["street1"] in new.expected.reply_excludes
+
+
+def test_contradiction_adds_turns_and_never_forbids_the_expected_write():
+    case = support_case("refund", "delivered", second_item=True)
+    for seed in range(6):
+        new = _run("contradiction_turns", case, seed)[0]
+        assert [t.role for t in new.conversation][-2:] == ["assistant", "customer"]
+        assert new.expected.tool_calls == case.expected.tool_calls
+        assert problems(new) == []

@@ -1,0 +1,60 @@
+"""Intent interpolation: compatible intents give the union, contradictory or ambiguous ones
+give clarify with no write."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generators import apply_operator, get_operator
+from generators.facts import writes
+from generators.framework import NotApplicable
+from tests.generators.conftest import cases, problems, support_case
+
+BLENDS = ["blend_new_order", "blend_contradictory", "blend_ambiguous"]
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _run(name, case, seed):
+    try:
+        return apply_operator(get_operator(name), case, seed=seed, index=0)
+    except NotApplicable:
+        return []
+
+
+@SETTINGS
+@given(case=cases(), name=st.sampled_from(BLENDS), seed=st.integers(0, 2**31))
+def test_union_or_clarify(case, name, seed):
+    out = _run(name, case, seed)
+    assert out == _run(name, case, seed)
+    for new in out:
+        assert problems(new) == []
+        if name == "blend_new_order":
+            old = list(case.expected.tool_calls)
+            assert list(new.expected.tool_calls[: len(old)]) == old
+            assert len(new.expected.tool_calls) > len(old)
+            assert set(case.expected.reply_contains) <= set(new.expected.reply_contains)
+            assert len(new.tags.intents) > len(case.tags.intents)
+        else:
+            assert new.expected.outcome == "clarify" and not writes(new)
+            assert any(f.any_write for f in new.expected.forbidden_calls)
+
+
+def test_blend_spans_two_new_orders_with_their_own_calls():
+    case = support_case("refund", "delivered")
+    seen = set()
+    for seed in range(30):
+        new = _run("blend_new_order", case, seed)[0]
+        orders = set(new.environment.state["orders"])
+        called = {c.params.get("order_id") for c in writes(new)} - {None}
+        assert called <= orders
+        seen.update(new.tags.intents)
+    assert seen >= {"refund", "cancel", "change_address", "exchange", "status", "escalate"}
+
+
+def test_ambiguous_other_order_asks_which_order():
+    new = _run("blend_ambiguous", support_case("refund", "delivered"), 1)[0]
+    unshipped = [o for o in new.environment.state["orders"].values()
+                 if o["status"] in ("pending", "processing")]
+    assert len(unshipped) == 2
+    assert new.expected.reply_contains == ("which order",)
