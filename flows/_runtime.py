@@ -23,7 +23,11 @@ DEFAULTS = {
 def configure_prefect_env(home: Path | None = None) -> None:
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
-    if home is not None and "PREFECT_HOME" not in os.environ and "PREFECT_API_URL" not in os.environ:
+    if (
+        home is not None
+        and "PREFECT_HOME" not in os.environ
+        and "PREFECT_API_URL" not in os.environ
+    ):
         home.mkdir(parents=True, exist_ok=True)
         os.environ["PREFECT_HOME"] = str(home.resolve())
 
@@ -42,7 +46,14 @@ def task_runner(setting: str = "thread", max_workers: int = 4) -> Any:
     if setting == "dask":
         from prefect_dask import DaskTaskRunner
 
-        return DaskTaskRunner(cluster_kwargs={"n_workers": max_workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None})
+        return DaskTaskRunner(
+            cluster_kwargs={
+                "n_workers": max_workers,
+                "threads_per_worker": 1,
+                "processes": True,
+                "dashboard_address": None,
+            }
+        )
     if setting.startswith(("dask://", "tcp://")):
         from prefect_dask import DaskTaskRunner
 
@@ -57,3 +68,13 @@ def batches(items: list, size: int) -> list[list]:
     if size < 1:
         raise ValueError("batch size must be at least 1")
     return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def default_task_runner() -> Any:
+    """The task runner flows are defined with: `CASEMILL_TASK_RUNNER` (thread, dask or a Dask
+    scheduler address) with `CASEMILL_TASK_WORKERS` workers; override per call with
+    `flow.with_options(task_runner=task_runner(...))`."""
+    return task_runner(
+        os.environ.get("CASEMILL_TASK_RUNNER", "thread"),
+        int(os.environ.get("CASEMILL_TASK_WORKERS", "4")),
+    )

@@ -28,7 +28,9 @@ def free_port() -> int:
 
 
 class LocalPrefectServer:
-    def __init__(self, home: Path, port: int | None = None, ui: bool = True, startup_timeout_s: float = 120.0):
+    def __init__(
+        self, home: Path, port: int | None = None, ui: bool = True, startup_timeout_s: float = 120.0
+    ):
         self.home = Path(home)
         self.port = port or free_port()
         self.ui = ui
@@ -54,17 +56,31 @@ class LocalPrefectServer:
 
     def start(self) -> LocalPrefectServer:
         self.home.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(self.port)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "prefect",
+            "server",
+            "start",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
         if not self.ui:
             cmd.append("--no-ui")
         env = self.env()
         env.pop("PREFECT_API_URL")
         with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise UserError(f"the Prefect server exited with code {self.process.returncode}; see {self.log_path}")
+                raise UserError(
+                    f"the Prefect server exited with code {self.process.returncode}; see {self.log_path}"
+                )
             try:
                 with urllib.request.urlopen(self.api_url + "/health", timeout=2) as resp:
                     if resp.status == 200:
@@ -73,7 +89,9 @@ class LocalPrefectServer:
             except OSError:
                 time.sleep(0.5)
         self.stop()
-        raise UserError(f"the Prefect server did not answer within {self.startup_timeout_s:.0f} s; see {self.log_path}")
+        raise UserError(
+            f"the Prefect server did not answer within {self.startup_timeout_s:.0f} s; see {self.log_path}"
+        )
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

@@ -1,0 +1,151 @@
+"""`casemill demo` (the main job on the embedded defaults) and `casemill serve` (scheduled
+deployments against a local Prefect server)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import typer
+
+from casemill.cli import app
+from casemill.cli.console import console, err_console
+from casemill.errors import UserError
+
+DEMO_VARIANTS = ("reference:refund_whole_order", "reference:obeys_injection")
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def _prefect_home() -> Path:
+    return Path(".casemill/prefect")
+
+
+@app.command("demo")
+def demo(
+    review: str = typer.Option(
+        ...,
+        "--review",
+        help="auto: approve only candidates that pass every validator (marked auto-approved); human: wait for reviewers in 'casemill review serve'",
+    ),
+    workdir: Path = typer.Option(
+        Path(".casemill/demo"), help="where the demo writes (wiped first)"
+    ),
+    agents: str = typer.Option(
+        ",".join(("reference", *DEMO_VARIANTS)),
+        help="comma-separated agents; the first is the agent under test",
+    ),
+    per_seed: int = typer.Option(1, help="attempts of each operator chain on each seed"),
+    seed: int = typer.Option(0, help="random seed"),
+) -> None:
+    """Mine the bundled sample log, expand the bundled seeds, review, evaluate the reference
+    agent and two faulty variants, and gate, all as Prefect flows on the local machine."""
+    if review not in ("auto", "human"):
+        raise UserError(f"--review {review!r}: use 'auto' or 'human'")
+    started = time.monotonic()
+    from flows._runtime import configure_prefect_env
+
+    configure_prefect_env(home=_prefect_home())
+    seeds, sample_log, corpus_src = (
+        PROJECT / "seeds",
+        PROJECT / "samples" / "support_logs.jsonl",
+        PROJECT / "corpus",
+    )
+    for needed in (seeds, sample_log, corpus_src / "manifests"):
+        if not needed.exists():
+            raise UserError(f"{needed} is missing: run the demo from a full checkout of Casemill")
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    corpus = workdir / "corpus"
+    shutil.copytree(corpus_src, corpus)
+    console.print(
+        f"[bold]Casemill demo[/]: working in {workdir}/ (the corpus starts as a copy of corpus/)"
+    )
+    console.print("Starting the local Prefect server (about 20 s the first time) ...")
+    from flows.pipeline import full_pipeline
+
+    state = full_pipeline(
+        seeds=str(seeds),
+        logs=[str(sample_log)],
+        workdir=str(workdir),
+        corpus_dir=str(corpus),
+        review=review,
+        agents=[a.strip() for a in agents.split(",") if a.strip()],
+        gate=str(PROJECT / "gates" / "default.toml"),
+        per_seed=per_seed,
+        seed=seed,
+        return_state=True,
+    )
+    _print_outcome(state, workdir, corpus, time.monotonic() - started)
+
+
+def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None:  # noqa: ANN001
+    from casemill.corpus import CorpusStore
+
+    try:
+        result = state.result()
+        failed = None
+    except Exception as exc:  # noqa: BLE001 - the gate failing is an outcome to report
+        result, failed = None, exc
+    latest = CorpusStore(corpus).latest()
+    console.rule("Casemill demo: where everything is")
+    if latest:
+        console.print(
+            f"corpus        {corpus}/  version {latest.name}, {latest.active_count} active cases (manifest {corpus}/manifests/{latest.name}.json)"
+        )
+    console.print(
+        f"review record {workdir}/review.db  (browse: casemill review status --db sqlite:///{workdir}/review.db)"
+    )
+    if result:
+        for ev in result["evaluations"]:
+            verdict = {
+                True: "[green]gate passed[/]",
+                False: "[red]gate FAILED[/]",
+                None: "no gate",
+            }[ev["gate_passed"]]
+            rate = ev["task_success_rate"]
+            console.print(
+                f"report        {ev['run_dir']}/report.html  {ev['agent']}: task success {rate:.1%}, {verdict}"
+            )
+    home = os.environ.get("PREFECT_HOME", str(_prefect_home().resolve()))
+    console.print(
+        f"Prefect UI    PREFECT_HOME={home} uv run prefect server start  ->  http://127.0.0.1:4200 (the demo's flow runs are stored there)"
+    )
+    console.print(f"finished in {elapsed:.0f} s")
+    if failed is not None:
+        err_console.print(f"[red]the pipeline failed:[/] {failed}")
+        raise typer.Exit(1)
+
+
+@app.command("serve")
+def serve(
+    only: list[str] = typer.Option([], "--only", help="expand, mine or evaluate (default: all)"),
+    port: int = typer.Option(
+        4200, help="port of the local Prefect server to start when PREFECT_API_URL is not set"
+    ),
+) -> None:
+    """Serve the scheduled deployments (nightly expansion, log mining, evaluation).
+
+    With PREFECT_API_URL set, they are registered on that server; otherwise a local Prefect
+    server is started first (cron schedules do not fire on the ephemeral one)."""
+    from flows._runtime import configure_prefect_env
+
+    configure_prefect_env(home=_prefect_home())
+    server = None
+    if not os.environ.get("PREFECT_API_URL"):
+        from flows.server import LocalPrefectServer
+
+        console.print(f"starting a local Prefect server on 127.0.0.1:{port} ...")
+        server = LocalPrefectServer(Path(os.environ["PREFECT_HOME"]), port=port).start()
+        os.environ["PREFECT_API_URL"] = server.api_url
+        console.print(f"Prefect UI at {server.ui_url}")
+    try:
+        from prefect import serve as prefect_serve
+
+        from flows.deployments import deployments
+
+        prefect_serve(*deployments(only or None))
+    finally:
+        if server is not None:
+            server.stop()

@@ -1,0 +1,207 @@
+"""The `evaluate-agent` flow: the agent under test on a corpus, scored, reported and gated.
+
+Cases are cut into batches, one Prefect task a batch (not a task a case), each running the
+library's resumable runner into its own folder under `RUN_DIR/batches/`; a killed run resumes
+from what those folders hold. Scoring, reports and the gate are the library's `evaluate_run`.
+The flow fails when the gate fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+
+from casemill.case.model import Case
+from casemill.errors import UserError
+from evaluation.trajectory import Trajectory
+from flows import _artifacts as artifacts
+from flows._runtime import batches, default_task_runner
+
+
+class GateFailed(UserError):
+    """The release gate failed; the report names the failing rules and cases."""
+
+
+def load_cases_for_eval(cases: str) -> list[Case]:
+    from evaluation.scoring.inputs import load_eval_cases
+
+    loaded = load_eval_cases(cases)
+    if loaded.bad:
+        first = loaded.bad[0]
+        raise UserError(
+            f"{first.file}:{first.line}: {len(loaded.bad)} invalid case records; first: {first.reasons[0]} (run 'casemill validate {cases}')"
+        )
+    if not loaded.cases:
+        raise UserError(f"{cases}: no cases to evaluate")
+    return loaded.cases
+
+
+def check_agent(agent: str) -> None:
+    """Fail fast on an agent spec that cannot be loaded (unknown built-in, bad module path)."""
+    from evaluation.agents import load_agent
+
+    load_agent(agent)
+
+
+def run_batch_fn(
+    agent: str,
+    cases: list[Case],
+    batch_dir: Path,
+    *,
+    trials: int,
+    concurrency: int,
+    timeout_s: float,
+    max_steps: int,
+) -> list[Trajectory]:
+    from evaluation.runner import run
+
+    return run(
+        agent,
+        cases,
+        batch_dir,
+        trials=trials,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        max_steps=max_steps,
+    )
+
+
+@task(name="run-agent-batch", retries=2, retry_delay_seconds=[2, 10], cache_policy=NO_CACHE)
+def run_batch(
+    agent: str,
+    cases: list[Case],
+    batch_dir: str,
+    trials: int,
+    concurrency: int,
+    timeout_s: float,
+    max_steps: int,
+) -> list[Trajectory]:
+    return run_batch_fn(
+        agent,
+        cases,
+        Path(batch_dir),
+        trials=trials,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        max_steps=max_steps,
+    )
+
+
+@task(name="score-and-report", cache_policy=NO_CACHE)
+def score_run(
+    run_dir: str,
+    cases: list[Case],
+    trajectories: list[Trajectory],
+    baseline: str | None,
+    gate: str | None,
+    seed: int,
+) -> Any:
+    from evaluation.scoring.pipeline import evaluate_run
+
+    return evaluate_run(
+        Path(run_dir),
+        cases,
+        trajectories,
+        baseline_dir=Path(baseline) if baseline else None,
+        gate_path=Path(gate) if gate else None,
+        seed=seed,
+    )
+
+
+def publish(outcome: Any, agent: str) -> None:
+    summary = outcome.summary
+    rows = [
+        {"metric": name, "mean": round(stat.mean, 4) if stat.mean is not None else None}
+        for name, stat in sorted(summary.metrics.items())
+    ]
+    rows.insert(0, {"metric": "task_success_rate", "mean": summary.task_success_rate})
+    artifacts.table(
+        f"eval-summary-{agent}",
+        rows,
+        f"{agent}: {summary.cases} cases x {summary.trials} trials, {summary.errors} errors",
+    )
+    verdict = outcome.verdict
+    if verdict is not None:
+        lines = [f"# Gate: {'passed' if verdict.passed else 'FAILED'} ({agent})", ""]
+        lines += [
+            f"- {f.rule} on {f.slice}: {f.metric} = {f.value} (threshold {f.threshold}); {len(f.case_ids)} cases"
+            for f in verdict.failures
+        ]
+        artifacts.markdown(f"gate-{agent}", "\n".join(lines), "release gate verdict")
+    if "report" in outcome.paths:
+        artifacts.link(f"report-{agent}", outcome.paths["report"], "HTML report")
+
+
+@flow(name="evaluate-agent", task_runner=default_task_runner())
+def evaluate_agent(
+    agent: str = "reference",
+    cases: str = "corpus",
+    run_dir: str = "runs/latest",
+    trials: int = 1,
+    concurrency: int = 8,
+    batch_size: int = 250,
+    timeout_s: float = 60.0,
+    max_steps: int = 20,
+    baseline: str | None = None,
+    gate: str | None = None,
+    fail_on_gate: bool = True,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate."""
+    logger = get_run_logger()
+    check_agent(agent)
+    case_list = load_cases_for_eval(cases)
+    root = Path(run_dir)
+    chunks = batches(case_list, batch_size)
+    logger.info(
+        "evaluating %s on %d cases x %d trials in %d batches",
+        agent,
+        len(case_list),
+        trials,
+        len(chunks),
+    )
+    progress = artifacts.ProgressArtifact(len(chunks), f"{agent}: batches run")
+    futures = [
+        run_batch.submit(
+            agent,
+            chunk,
+            str(root / "batches" / f"b{i:04d}"),
+            trials,
+            concurrency,
+            timeout_s,
+            max_steps,
+        )
+        for i, chunk in enumerate(chunks)
+    ]
+    by_batch: dict[int, list[Trajectory]] = {}
+    index = {id(f): i for i, f in enumerate(futures)}
+    for future in as_completed(futures):
+        by_batch[index[id(future)]] = future.result()
+        progress.advance()
+    trajectories = [t for i in sorted(by_batch) for t in by_batch[i]]
+    outcome = score_run(str(root), case_list, trajectories, baseline, gate, seed)
+    publish(outcome, agent)
+    summary = outcome.summary
+    logger.info(
+        "%s: task success %.3f over %d results (%d errors); report %s",
+        agent,
+        summary.task_success_rate or 0.0,
+        summary.results,
+        summary.errors,
+        root / "report.html",
+    )
+    result = {
+        "agent": agent,
+        "run_dir": str(root),
+        "task_success_rate": summary.task_success_rate,
+        "cases": summary.cases,
+        "errors": summary.errors,
+        "gate_passed": None if outcome.verdict is None else outcome.verdict.passed,
+    }
+    if fail_on_gate and outcome.verdict is not None and not outcome.verdict.passed:
+        raise GateFailed(f"gate failed for {agent}: see {root / 'report.html'}")
+    return result

@@ -1,0 +1,167 @@
+"""The `expand-corpus` flow: seeds (and the corpus) into validated, deduplicated candidates.
+
+Seeds are cut into batches, one task a batch, each a call of the library's `generators.expand`
+cached on its inputs and the code (expansion is deterministic: same seeds, config and seed give
+the same candidates). Every batch knows all seeds and the corpus, so no candidate duplicates
+them; a final merge removes near-duplicates across batches in batch order and writes the
+candidates, the rejects and the summary. Quotas (`--quota`) apply per batch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
+
+from casemill.case.model import Case
+from casemill.errors import UserError
+from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
+from flows import _artifacts as artifacts
+from flows._runtime import batches, default_task_runner
+
+
+def load_seed_cases(seeds: str) -> list[Case]:
+    from casemill.validation import load_cases
+
+    path = Path(seeds)
+    if not path.exists():
+        raise UserError(f"{seeds}: no such seed file or folder")
+    loaded = load_cases([path])
+    if not loaded.cases:
+        raise UserError(f"{seeds}: no valid seed cases (run 'casemill validate {seeds}')")
+    return [item.case for item in loaded.cases]
+
+
+@task(name="expand-batch", cache_policy=INPUTS + TASK_SOURCE, persist_result=True)
+def expand_batch(batch: list[Case], known: list[Case], config: dict[str, Any], seed: int) -> Any:
+    from generators import ExpandConfig, expand
+
+    return expand(batch, ExpandConfig.model_validate(config), seed, existing=known)
+
+
+def merge(
+    results: list[Any], seeds: list[Case], threshold: float
+) -> tuple[list[Case], list[Any], dict[str, Any]]:
+    """Candidates of all batches, near-duplicates across batches removed, with merged counts."""
+    from casemill.dedup import NearDuplicateIndex
+    from generators.summary import coverage, diversity
+
+    index = NearDuplicateIndex(threshold=threshold)
+    kept: list[Case] = []
+    rejects: list[Any] = []
+    totals: dict[str, Any] = {}
+    cross_batch = 0
+    for result in results:
+        rejects += [*result.skipped_seeds, *result.rejections]
+        for case in result.candidates:
+            if index.check_and_add(case) is None:
+                kept.append(case)
+            else:
+                cross_batch += 1
+        for key, value in result.summary.as_dict().items():
+            totals[key] = _add(totals.get(key), value)
+    totals["accepted"] = len(kept)
+    totals["near_duplicates"] = totals.get("near_duplicates", 0) + cross_batch
+    totals["coverage"] = coverage(kept)
+    totals["diversity"] = diversity(seeds, kept)
+    totals["messages"] = sorted(set(totals.get("messages", [])))
+    return kept, rejects, totals
+
+
+def _add(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if isinstance(b, dict):
+        return {k: _add(a.get(k), v) for k, v in b.items()} | {
+            k: v for k, v in a.items() if k not in b
+        }
+    if isinstance(b, list):
+        return a + b
+    if isinstance(b, int | float):
+        return a + b
+    return b
+
+
+@task(name="write-candidates", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
+def write_outputs(
+    candidates: list[Case], rejects: list[Any], summary: dict[str, Any], out: str
+) -> dict[str, str]:
+    out_path = Path(out)
+    stem = out_path.name.removesuffix(".jsonl")
+    rejects_path = out_path.with_name(stem + ".rejects.jsonl")
+    summary_path = out_path.with_name(stem + ".summary.json")
+    atomic_write_jsonl(out_path, (c.model_dump(mode="json") for c in candidates))
+    atomic_write_jsonl(rejects_path, (r.as_dict() for r in rejects))
+    atomic_write_text(summary_path, [json.dumps(summary, indent=1, sort_keys=True) + "\n"])
+    return {"candidates": str(out_path), "rejects": str(rejects_path), "summary": str(summary_path)}
+
+
+@flow(name="expand-corpus", task_runner=default_task_runner())
+def expand_corpus(
+    seeds: str = "seeds",
+    out: str = "candidates/expanded.jsonl",
+    corpus_dir: str | None = "corpus",
+    chains: list[str] | None = None,
+    per_seed: int = 2,
+    quotas: dict[str, int] | None = None,
+    dedup_threshold: float = 0.9,
+    seed: int = 0,
+    batch_size: int = 25,
+) -> dict[str, Any]:
+    """Expand the seeds into candidates (review pending) written to `out`."""
+    from casemill.corpus import CorpusStore
+    from generators import DETERMINISTIC_CHAINS, ExpandConfig
+
+    logger = get_run_logger()
+    seed_cases = load_seed_cases(seeds)
+    corpus = (
+        CorpusStore(corpus_dir).cases()
+        if corpus_dir and Path(corpus_dir, "manifests").is_dir()
+        else []
+    )
+    config = ExpandConfig(
+        chains=tuple(chains or DETERMINISTIC_CHAINS),
+        per_seed=per_seed,
+        quotas=quotas or {},
+        dedup_threshold=dedup_threshold,
+    )
+    known = sorted({c.id: c for c in [*corpus, *seed_cases]}.values(), key=lambda c: c.id)
+    chunks = batches(seed_cases, batch_size)
+    logger.info(
+        "expanding %d seeds in %d batches (%d chains, %d known cases)",
+        len(seed_cases),
+        len(chunks),
+        len(config.chains),
+        len(known),
+    )
+    progress = artifacts.ProgressArtifact(len(chunks), "seed batches expanded")
+    futures = [
+        expand_batch.submit(chunk, known, config.model_dump(mode="json"), seed) for chunk in chunks
+    ]
+    results = []
+    for future in futures:
+        results.append(future.result())
+        progress.advance()
+    candidates, rejects, summary = merge(results, seed_cases, dedup_threshold)
+    paths = write_outputs(candidates, rejects, summary, out)
+    artifacts.table(
+        "expand-summary",
+        [
+            {"figure": k, "value": json.dumps(summary.get(k))}
+            for k in (
+                "seeds",
+                "attempts",
+                "generated",
+                "accepted",
+                "near_duplicates",
+                "rejected_by_reason",
+                "diversity",
+            )
+        ],
+        f"{len(candidates)} candidates from {len(seed_cases)} seeds",
+    )
+    logger.info("%d candidates written to %s", len(candidates), out)
+    return {**paths, "accepted": len(candidates), "summary": summary}

@@ -1,0 +1,103 @@
+"""The `mine-logs` flow: support logs (paths or globs) into redacted candidate cases.
+
+One task a log file (fan-out; each retried on I/O errors and cached on the file's size and
+modification time, the options and the code), then one merge that deduplicates across files
+and against the corpus and writes the candidates and the quarantine atomically.
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
+
+from casemill.errors import UserError
+from casemill.io.jsonl import atomic_write_jsonl
+from flows import _artifacts as artifacts
+from flows._runtime import default_task_runner
+
+
+def expand_paths(logs: list[str]) -> list[Path]:
+    """Paths and globs to the sorted list of files; a pattern that matches nothing is an error."""
+    found: list[Path] = []
+    for pattern in logs:
+        matches = (
+            sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
+        )
+        files = [Path(m) for m in matches if Path(m).is_file()]
+        if not files:
+            raise UserError(f"no log file at {pattern!r}: give a path or a glob that matches files")
+        found += files
+    return sorted(dict.fromkeys(found))
+
+
+def file_fingerprint(path: Path) -> str:
+    stat = path.stat()
+    return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+@task(
+    name="mine-file",
+    retries=2,
+    retry_delay_seconds=2,
+    cache_policy=INPUTS + TASK_SOURCE,
+    persist_result=True,
+)
+def mine_file_task(path: str, fingerprint: str, fmt: str, redact: bool, seed: int) -> Any:
+    from mining import mine_file
+
+    return mine_file(Path(path), fmt, redact=redact, seed=seed)
+
+
+@task(name="merge-and-write", retries=1, cache_policy=NO_CACHE)
+def merge_and_write(results: list[Any], out: str, corpus_dir: str | None) -> dict[str, Any]:
+    from casemill.corpus import CorpusStore
+    from mining import merge_results
+
+    existing = CorpusStore(corpus_dir).cases() if corpus_dir and Path(corpus_dir).is_dir() else ()
+    merged = merge_results(results, existing=existing)
+    out_path = Path(out)
+    atomic_write_jsonl(out_path, (c.model_dump(mode="json") for c in merged.cases))
+    quarantine = out_path.with_name(out_path.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+    atomic_write_jsonl(quarantine, (q.model_dump(mode="json") for q in merged.quarantined))
+    summary = merged.summary.model_dump(mode="json")
+    return {
+        "candidates": str(out_path),
+        "quarantine": str(quarantine),
+        "cases": len(merged.cases),
+        **summary,
+    }
+
+
+@flow(name="mine-logs", task_runner=default_task_runner())
+def mine_logs(
+    logs: list[str],
+    fmt: str = "openai-jsonl",
+    out: str = "candidates/mined.jsonl",
+    corpus_dir: str | None = "corpus",
+    redact: bool = True,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Mine every file matched by `logs` and write the candidates (review pending) to `out`."""
+    logger = get_run_logger()
+    files = expand_paths(logs)
+    logger.info(
+        "mining %d log files (%s, redaction %s)", len(files), fmt, "on" if redact else "OFF"
+    )
+    futures = [mine_file_task.submit(str(p), file_fingerprint(p), fmt, redact, seed) for p in files]
+    summary = merge_and_write([f.result() for f in futures], out, corpus_dir)
+    artifacts.table(
+        "mine-summary",
+        [{"figure": k, "value": str(v)} for k, v in summary.items() if k not in ("files",)],
+        f"mined {summary['cases']} candidates from {len(files)} files",
+    )
+    logger.info(
+        "mined %d candidates into %s (%s quarantined)",
+        summary["cases"],
+        out,
+        sum(summary["quarantined"].values()),
+    )
+    return summary

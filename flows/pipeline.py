@@ -1,0 +1,119 @@
+"""The `full-pipeline` flow: mine logs, expand seeds, review, evaluate; and the demo's plan.
+
+Each stage is its own flow (a subflow here), so a stage can also run alone or on its own
+schedule. The first agent is the agent under test: the pipeline fails when its gate fails. The
+others (for example faulty variants of the reference agent) are evaluated beside it, so their
+reports show what the corpus catches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from casemill.io.jsonl import atomic_write_text, read_jsonl
+from flows._runtime import default_task_runner
+from flows.evaluate import GateFailed, evaluate_agent
+from flows.expand import expand_corpus
+from flows.mine import mine_logs
+
+
+@task(name="gather-candidates", cache_policy=NO_CACHE)
+def gather_candidates(files: list[str], out: str) -> tuple[str, int]:
+    """Concatenate candidate files into one review batch file; the batch id is a hash of it."""
+    lines: list[str] = []
+    for path in files:
+        for line in read_jsonl(path):
+            if line.error is None:
+                lines.append(line.raw.decode("utf-8") + "\n")
+    atomic_write_text(out, lines)
+    digest = hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()[:12]
+    return f"batch-{digest}", len(lines)
+
+
+@flow(name="full-pipeline", task_runner=default_task_runner())
+def full_pipeline(
+    seeds: str = "seeds",
+    logs: list[str] | None = None,
+    log_format: str = "openai-jsonl",
+    workdir: str = ".casemill/pipeline",
+    corpus_dir: str = "corpus",
+    review: str = "human",
+    review_timeout_s: int = 86_400,
+    review_db: str | None = None,
+    agents: list[str] | None = None,
+    gate: str | None = "gates/default.toml",
+    per_seed: int = 2,
+    chains: list[str] | None = None,
+    trials: int = 1,
+    concurrency: int = 16,
+    seed: int = 0,
+) -> dict[str, Any]:
+    from review.flow import review_batch
+
+    logger = get_run_logger()
+    work = Path(workdir)
+    agents = agents or ["reference"]
+    candidate_files = []
+    mined = None
+    if logs:
+        mined = mine_logs(
+            logs,
+            fmt=log_format,
+            out=str(work / "candidates" / "mined.jsonl"),
+            corpus_dir=corpus_dir,
+            seed=seed,
+        )
+        candidate_files.append(mined["candidates"])
+    expanded = expand_corpus(
+        seeds=seeds,
+        out=str(work / "candidates" / "expanded.jsonl"),
+        corpus_dir=corpus_dir,
+        chains=chains,
+        per_seed=per_seed,
+        seed=seed,
+    )
+    candidate_files.append(expanded["candidates"])
+    batch_id, count = gather_candidates(candidate_files, str(work / "candidates" / "batch.jsonl"))
+    logger.info("review batch %s: %d candidates, policy %s", batch_id, count, review)
+    reviewed = review_batch(
+        batch_id=batch_id,
+        cases_path=str(work / "candidates" / "batch.jsonl"),
+        corpus_dir=corpus_dir,
+        policy=review,
+        timeout_s=review_timeout_s,
+        db_url=review_db or f"sqlite:///{(work / 'review.db').resolve()}",
+        wait=review != "auto",
+    )
+    evaluations = []
+    for agent in agents:
+        name = agent.replace(":", "-").replace("/", "_")
+        state = evaluate_agent(
+            agent=agent,
+            cases=corpus_dir,
+            run_dir=str(work / "runs" / name),
+            trials=trials,
+            concurrency=concurrency,
+            gate=gate,
+            fail_on_gate=False,
+            seed=seed,
+            return_state=True,
+        )
+        evaluations.append(state.result())
+    under_test = evaluations[0]
+    result = {
+        "mined": mined,
+        "expanded": expanded,
+        "review": reviewed,
+        "batch_id": batch_id,
+        "evaluations": evaluations,
+    }
+    if under_test["gate_passed"] is False:
+        raise GateFailed(
+            f"gate failed for the agent under test {agents[0]}: see {under_test['run_dir']}/report.html"
+        )
+    return result

@@ -1,0 +1,153 @@
+"""Real flow runs against a local Prefect server (one test harness for the session)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from casemill.corpus import CorpusStore
+from casemill.io.jsonl import read_jsonl
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def _keys(path: Path) -> Counter:
+    return Counter(
+        (line.value["case_id"], line.value["trial"])
+        for line in read_jsonl(path)
+        if line.error is None
+    )
+
+
+def test_full_pipeline_mines_expands_reviews_evaluates(
+    prefect_harness, tmp_path, small_seeds, small_corpus
+):
+    from flows.pipeline import full_pipeline
+
+    before = CorpusStore(small_corpus).latest()
+    result = full_pipeline(
+        seeds=str(small_seeds),
+        logs=[str(ROOT / "samples" / "support_logs.jsonl")],
+        workdir=str(tmp_path / "work"),
+        corpus_dir=str(small_corpus),
+        review="auto",
+        agents=["reference", "reference:refund_whole_order"],
+        gate=str(ROOT / "gates" / "default.toml"),
+        per_seed=1,
+        seed=7,
+    )
+    store = CorpusStore(small_corpus)
+    after = store.latest()
+    assert after.version == before.version + 1
+    assert result["review"]["approved"] == len(after.added) > 0
+    approved = {c.id: c for c in store.cases()}
+    for case_id in after.added:
+        case = approved[case_id]
+        assert case.review.status == "approved" and case.review.auto_approved
+        assert case.provenance.origin in ("generated", "mined")
+    assert {c.provenance.origin for c in approved.values()} >= {"seed", "generated", "mined"}
+    reference, faulty = result["evaluations"]
+    assert reference["gate_passed"] is True and reference["cases"] == after.active_count
+    assert faulty["gate_passed"] is False  # the corpus catches the bug
+    for ev in result["evaluations"]:
+        run = Path(ev["run_dir"])
+        assert (run / "report.html").is_file() and (run / "summary.json").is_file()
+        assert sum(_keys(run / "results.jsonl").values()) == after.active_count
+
+
+def test_evaluation_batches_run_on_a_local_dask_cluster(prefect_harness, tmp_path, small_corpus):
+    from flows._runtime import task_runner
+    from flows.evaluate import evaluate_agent
+
+    on_dask = evaluate_agent.with_options(task_runner=task_runner("dask", 2))
+    result = on_dask(
+        agent="reference",
+        cases=str(small_corpus),
+        run_dir=str(tmp_path / "dask"),
+        batch_size=4,
+        gate=None,
+    )
+    batches = sorted((tmp_path / "dask" / "batches").iterdir())
+    assert [b.name for b in batches] == ["b0000", "b0001", "b0002"]
+    keys = _keys(tmp_path / "dask" / "results.jsonl")
+    assert len(keys) == 12 and set(keys.values()) == {1}
+    threaded = evaluate_agent(
+        agent="reference",
+        cases=str(small_corpus),
+        run_dir=str(tmp_path / "thread"),
+        batch_size=4,
+        gate=None,
+    )
+    assert result["task_success_rate"] == threaded["task_success_rate"] == 1.0
+
+
+KILLABLE = """
+import sys
+from flows.evaluate import evaluate_agent
+evaluate_agent(agent="python:slow_agent:slow", cases=sys.argv[1], run_dir=sys.argv[2], batch_size=4, concurrency=1, trials=2, gate=None)
+"""
+
+
+def test_a_killed_evaluation_resumes_without_loss_or_duplicates(
+    prefect_harness, tmp_path, small_corpus
+):
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.evaluate import evaluate_agent
+
+    run_dir = tmp_path / "killed"
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": PREFECT_API_URL.value(),
+        "PYTHONPATH": f"{Path(__file__).parent}{os.pathsep}{ROOT}",
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLABLE, str(small_corpus), str(run_dir)],
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    done_before_kill = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        files = list(run_dir.glob("batches/*/trajectories.jsonl"))
+        done_before_kill = sum(sum(_keys(f).values()) for f in files)
+        if done_before_kill >= 5:
+            break
+        time.sleep(0.2)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    assert 5 <= done_before_kill < 24, "the run should be killed part-way"
+    survivors = {k for f in run_dir.glob("batches/*/trajectories.jsonl") for k in _keys(f)}
+    assert not (run_dir / "results.jsonl").exists()
+
+    result = evaluate_agent(
+        agent="python:slow_agent:slow",
+        cases=str(small_corpus),
+        run_dir=str(run_dir),
+        batch_size=4,
+        concurrency=1,
+        trials=2,
+        gate=None,
+    )
+    assert result["errors"] == 0
+    per_batch = Counter()
+    for f in run_dir.glob("batches/*/trajectories.jsonl"):
+        per_batch.update(_keys(f))
+    assert len(per_batch) == 24 and set(per_batch.values()) == {1}, "each case x trial exactly once"
+    assert survivors <= set(per_batch)
+    results = _keys(run_dir / "results.jsonl")
+    assert len(results) == 24 and set(results.values()) == {1}
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["cases"] == 12 and summary["trials"] == 2

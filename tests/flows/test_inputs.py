@@ -1,0 +1,54 @@
+"""Bad input to the flows fails fast, before any work, with a message that says what to fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casemill.errors import UserError
+from flows.evaluate import check_agent, load_cases_for_eval
+from flows.expand import load_seed_cases
+from flows.mine import expand_paths
+
+
+def test_missing_log_path_names_it(tmp_path: Path):
+    with pytest.raises(UserError, match=r"no log file at '.*nowhere\.jsonl'"):
+        expand_paths([str(tmp_path / "nowhere.jsonl")])
+
+
+def test_glob_expands_sorted_and_deduplicated(tmp_path: Path):
+    for name in ("b.jsonl", "a.jsonl"):
+        (tmp_path / name).write_text("{}\n")
+    found = expand_paths([str(tmp_path / "*.jsonl"), str(tmp_path / "a.jsonl")])
+    assert [p.name for p in found] == ["a.jsonl", "b.jsonl"]
+
+
+def test_glob_matching_nothing_is_an_error(tmp_path: Path):
+    with pytest.raises(UserError, match="no log file"):
+        expand_paths([str(tmp_path / "*.jsonl")])
+
+
+def test_empty_seed_set_is_refused(tmp_path: Path):
+    empty = tmp_path / "seeds"
+    empty.mkdir()
+    (empty / "none.jsonl").write_text("")
+    with pytest.raises(UserError, match="no valid seed cases"):
+        load_seed_cases(str(empty))
+
+
+def test_missing_seed_folder_is_refused(tmp_path: Path):
+    with pytest.raises(UserError, match="no such seed file or folder"):
+        load_seed_cases(str(tmp_path / "missing"))
+
+
+def test_unknown_agent_fails_before_running():
+    with pytest.raises(UserError):
+        check_agent("reference:no_such_bug")
+
+
+def test_cases_with_errors_are_refused_with_file_and_line(tmp_path: Path):
+    bad = tmp_path / "cases.jsonl"
+    bad.write_text('{"domain": "support"\n')
+    with pytest.raises(UserError, match=r"cases\.jsonl:1"):
+        load_cases_for_eval(str(bad))
