@@ -273,7 +273,10 @@ def _no_regression(
         f.case_id for f in flips(baseline.per_case, per_case, paired) if f.direction == "pass->fail"
     )
     direction = "below" if higher_is_better(rule.metric) else "above"
-    message = f"delta {delta.delta:+.4g}, 95% CI [{delta.ci_low:+.4g}, {delta.ci_high:+.4g}] lies entirely {direction} zero over {delta.paired_cases} paired cases"
+    message = (
+        f"delta {delta.delta:+.4g}, 95% CI [{delta.ci_low:+.4g}, {delta.ci_high:+.4g}] lies "
+        f"entirely {direction} zero over {delta.paired_cases} paired cases"
+    )
     failure = GateFailure(
         rule=label,
         slice=rule.slice_text().removeprefix(" where ") or "all",

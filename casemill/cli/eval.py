@@ -4,6 +4,7 @@ compare`. Exit codes: 0 ok, 1 the gate failed, 2 bad input."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,27 +120,24 @@ def eval_command(
         "casemill", "--mode", help="casemill, or chapter (the book chapter's formulas)"
     ),
     judge: bool = typer.Option(False, "--judge", help="add LLM-judge verdicts (needs an endpoint)"),
+    human_labels: Path | None = typer.Option(
+        None, "--human-labels", help="JSONL of human verdicts, for the judge's agreement"
+    ),
+    scoring: Path | None = typer.Option(
+        None, "--scoring", help="TOML scoring config: weights of 'overall', prices per token"
+    ),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of a table"),
 ) -> None:
     """Run an agent on cases, score every trial, write the reports, and check the gate."""
+    opts = EvalOptions(
+        agent=agent, cases=cases, output=output, trials=trials, concurrency=concurrency,
+        timeout=timeout, max_steps=max_steps, baseline=baseline, gate=gate,
+        rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels,
+        scoring=scoring, seed=seed, progress=not as_json,
+    )  # fmt: skip
     try:
-        outcome = _eval(
-            agent,
-            cases,
-            output,
-            trials,
-            concurrency,
-            timeout,
-            max_steps,
-            baseline,
-            gate,
-            rerun_failed,
-            mode,
-            judge,
-            seed,
-            show_progress=not as_json,
-        )
+        outcome = _eval(opts)
     except UserError as exc:
         raise _fail(exc) from exc
     summary = outcome.summary
@@ -148,96 +146,94 @@ def eval_command(
     else:
         console.print(summary_table(summary))
         _print_gate(summary)
-        console.print(
-            f"reports: {output / 'report.html'}, {output / 'summary.md'}",
-            markup=False,
-            highlight=False,
-        )
+        reports = f"reports: {output / 'report.html'}, {output / 'summary.md'}"
+        console.print(reports, markup=False, highlight=False)
     if outcome.verdict is not None and not outcome.verdict.passed:
         raise typer.Exit(1)
 
 
-def _eval(
-    agent: str,
-    cases_path: Path,
-    output: Path,
-    trials: int,
-    concurrency: int,
-    timeout: float,
-    max_steps: int,
-    baseline: Path | None,
-    gate_path: Path | None,
-    rerun_failed: bool,
-    mode: str,
-    use_judge: bool,
-    seed: int,
-    *,
-    show_progress: bool,
-) -> Any:
+@dataclass(frozen=True)
+class EvalOptions:
+    agent: str
+    cases: Path
+    output: Path
+    trials: int = 1
+    concurrency: int = 8
+    timeout: float = 60.0
+    max_steps: int = 20
+    baseline: Path | None = None
+    gate: Path | None = None
+    rerun_failed: bool = False
+    mode: str = "casemill"
+    judge: bool = False
+    human_labels: Path | None = None
+    scoring: Path | None = None
+    seed: int = 0
+    progress: bool = True
+
+
+def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
+    """Everything that can be wrong with the input, checked before the agent runs."""
     from evaluation.gate import load_gate
     from evaluation.report.results import load_run
     from evaluation.scoring.inputs import load_eval_cases, quarantine
+    from evaluation.scoring.registry import ScoringConfig, load_scoring_config
+
+    if opts.mode not in ("casemill", "chapter"):
+        raise UserError(f"--mode {opts.mode!r}: use 'casemill' or 'chapter'")
+    if opts.gate is not None:
+        load_gate(opts.gate)
+    if opts.baseline is not None:
+        load_run(opts.baseline)
+    config = load_scoring_config(opts.scoring) if opts.scoring else ScoringConfig()
+    loaded = load_eval_cases(opts.cases)
+    if loaded.bad:
+        where = quarantine(opts.output, loaded.bad)
+        first = escape(loaded.bad[0].reasons[0])
+        count = len(loaded.bad)
+        message = f"[yellow]{count} case records refused[/] (reasons in {where}); first: {first}"
+        err_console.print(message, highlight=False)
+    if not loaded.cases:
+        raise UserError(f"{opts.cases}: no valid cases to run")
+    return loaded, config
+
+
+def _eval(opts: EvalOptions) -> Any:
+    from evaluation.runner import run
     from evaluation.scoring.pipeline import evaluate_run
 
-    if mode not in ("casemill", "chapter"):
-        raise UserError(f"--mode {mode!r}: use 'casemill' or 'chapter'")
-    if gate_path is not None:
-        load_gate(gate_path)  # a bad gate fails before anything runs
-    if baseline is not None:
-        load_run(baseline)
-    loaded = load_eval_cases(cases_path)
-    if loaded.bad:
-        where = quarantine(output, loaded.bad)
-        err_console.print(
-            f"[yellow]{len(loaded.bad)} case records refused[/] (reasons in {where}); first: {loaded.bad[0].reasons[0]}",
-            highlight=False,
-        )
-    if not loaded.cases:
-        raise UserError(f"{cases_path}: no valid cases to run")
-    judge = _judge(use_judge)
-    from evaluation.runner import run
-
-    bar, report = _progress_bar(show_progress)
+    loaded, config = _check_inputs(opts)
+    judge = _judge(opts.judge, opts.human_labels)
+    bar, report = _progress_bar(opts.progress)
     if bar is not None:
         bar.start()
     try:
         trajectories = run(
-            agent,
-            loaded.cases,
-            output,
-            trials=trials,
-            concurrency=concurrency,
-            timeout_s=timeout,
-            max_steps=max_steps,
-            rerun_failed=rerun_failed,
-            progress=report,
-        )
+            opts.agent, loaded.cases, opts.output, trials=opts.trials,
+            concurrency=opts.concurrency, timeout_s=opts.timeout, max_steps=opts.max_steps,
+            rerun_failed=opts.rerun_failed, progress=report,
+        )  # fmt: skip
     finally:
         if bar is not None:
             bar.stop()
     return evaluate_run(
-        output,
-        loaded.cases,
-        trajectories,
-        baseline_dir=baseline,
-        gate_path=gate_path,
-        judge=judge,
-        mode=mode,
-        seed=seed,
-    )  # type: ignore[arg-type]
+        opts.output, loaded.cases, trajectories, baseline_dir=opts.baseline,
+        gate_path=opts.gate, judge=judge, mode=opts.mode, config=config, seed=opts.seed,  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
-def _judge(wanted: bool) -> Any:
+def _judge(wanted: bool, labels: Path | None) -> Any:
     if not wanted:
         return None
     from casemill.errors import EndpointNotConfigured
     from casemill.llm import LLMEndpoint
-    from evaluation.judge import Judge
+    from evaluation.judge import Judge, load_human_labels
 
+    human = load_human_labels(labels) if labels is not None else {}
     try:
-        return Judge(LLMEndpoint.from_settings())
+        return Judge(LLMEndpoint.from_settings(), human_labels=human)
     except EndpointNotConfigured as exc:
-        err_console.print(f"[yellow]judge skipped:[/] {exc}", highlight=False)
+        err_console.print(f"[yellow]judge skipped:[/] {escape(str(exc))}", highlight=False)
         return None
 
 

@@ -14,6 +14,7 @@ BAR_H = 18
 GAP = 6
 LABEL_W = 200
 PLOT_W = WIDTH - LABEL_W - 70
+GOOD, FAIR, BAD, NEUTRAL = "#2e7d32", "#f9a825", "#c62828", "#90a4ae"
 
 
 @dataclass(frozen=True)
@@ -25,43 +26,57 @@ class Bar:
     note: str = ""
 
 
+def _attrs(attrs: dict[str, object]) -> str:
+    def fmt(v: object) -> str:
+        return f"{v:.1f}" if isinstance(v, float) else escape(str(v))
+
+    return " ".join(f'{k.replace("_", "-")}="{fmt(v)}"' for k, v in attrs.items())
+
+
+def _el(tag: str, content: str = "", **attrs: object) -> str:
+    return f"<{tag} {_attrs(attrs)}>{content}</{tag}>"
+
+
+def _text(x: float, y: float, content: str, **attrs: object) -> str:
+    return _el("text", escape(content), x=x, y=y, font_size=11, **attrs)
+
+
+def _svg(height: float, title: str, parts: list[str]) -> Markup:
+    head = f'<svg xmlns="http://www.w3.org/2000/svg" {_attrs({"width": WIDTH, "height": height})}'
+    head += f' role="img" aria-label="{escape(title)}">'
+    heading = _text(0, 14, title, font_weight="bold").replace('font-size="11"', 'font-size="13"')
+    return Markup(head + heading + "".join(parts) + "</svg>")
+
+
 def _x(value: float, lo: float, hi: float) -> float:
     span = hi - lo or 1.0
     return LABEL_W + (min(max(value, lo), hi) - lo) / span * PLOT_W
 
 
+def _whisker(bar: Bar, y: float, lo: float, hi: float) -> str:
+    if bar.low is None or bar.high is None or bar.high <= bar.low:
+        return ""
+    mid = y + BAR_H / 2
+    a, b = _x(bar.low, lo, hi), _x(bar.high, lo, hi)
+    return _el("line", x1=a, y1=mid, x2=b, y2=mid, stroke="#000", stroke_width=1.5)
+
+
 def bar_chart(bars: Sequence[Bar], title: str, lo: float = 0.0, hi: float = 1.0) -> Markup:
     """Horizontal bars (a rate per slice) with 95% interval whiskers."""
-    height = len(bars) * (BAR_H + GAP) + 30
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" role="img" aria-label="{escape(title)}">'
-    ]
-    parts.append(f'<text x="0" y="14" font-size="13" font-weight="bold">{escape(title)}</text>')
+    parts = []
     for i, bar in enumerate(bars):
         y = 24 + i * (BAR_H + GAP)
-        x1 = _x(bar.value, lo, hi)
-        colour = "#2e7d32" if bar.value >= 0.9 else "#f9a825" if bar.value >= 0.7 else "#c62828"
-        parts.append(
-            f'<text x="{LABEL_W - 6}" y="{y + 13}" font-size="11" text-anchor="end">{escape(bar.label[:40])}</text>'
-        )
-        parts.append(
-            f'<rect x="{LABEL_W}" y="{y}" width="{x1 - LABEL_W:.1f}" height="{BAR_H}" fill="{colour}"/>'
-        )
-        if bar.low is not None and bar.high is not None and bar.high > bar.low:
-            a, b = _x(bar.low, lo, hi), _x(bar.high, lo, hi)
-            mid = y + BAR_H / 2
-            parts.append(
-                f'<line x1="{a:.1f}" y1="{mid}" x2="{b:.1f}" y2="{mid}" stroke="#000" stroke-width="1.5"/>'
-            )
-        parts.append(
-            f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + 13}" font-size="11">{bar.value:.2f} {escape(bar.note)}</text>'
-        )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+        end = _x(bar.value, lo, hi)
+        colour = GOOD if bar.value >= 0.9 else FAIR if bar.value >= 0.7 else BAD
+        parts.append(_text(LABEL_W - 6, y + 13, bar.label[:40], text_anchor="end"))
+        parts.append(_el("rect", x=LABEL_W, y=y, width=end - LABEL_W, height=BAR_H, fill=colour))
+        parts.append(_whisker(bar, y, lo, hi))
+        parts.append(_text(LABEL_W + PLOT_W + 6, y + 13, f"{bar.value:.2f} {bar.note}"))
+    return _svg(len(bars) * (BAR_H + GAP) + 30, title, parts)
 
 
 def histogram(values: Sequence[float], title: str, bins: int = 20, unit: str = "s") -> Markup:
-    """A histogram of `values` (latency) with min, median and max marked in the caption."""
+    """A histogram of `values` (latency) with min, median and max in the caption."""
     if not values:
         return Markup(f"<p>{escape(title)}: no values</p>")
     lo, hi = min(values), max(values)
@@ -69,27 +84,23 @@ def histogram(values: Sequence[float], title: str, bins: int = 20, unit: str = "
     counts = [0] * bins
     for v in values:
         counts[min(bins - 1, int((v - lo) / width))] += 1
-    top = max(counts)
-    plot_h, bar_w = 140, (WIDTH - 40) / bins
-    ordered = sorted(values)
-    median = ordered[len(ordered) // 2]
-    caption = f"{title}: min {lo:.3g}{unit}, median {median:.3g}{unit}, max {hi:.3g}{unit}, n={len(values)}"
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{plot_h + 40}" role="img" aria-label="{escape(title)}">'
-    ]
-    parts.append(f'<text x="0" y="14" font-size="13" font-weight="bold">{escape(caption)}</text>')
-    for i, count in enumerate(counts):
-        h = count / top * plot_h if top else 0
-        x = 20 + i * bar_w
-        parts.append(
-            f'<rect x="{x:.1f}" y="{20 + plot_h - h:.1f}" width="{bar_w - 1:.1f}" height="{h:.1f}" fill="#1565c0"><title>{lo + i * width:.3g}-{lo + (i + 1) * width:.3g}{unit}: {count}</title></rect>'
-        )
-    parts.append(f'<text x="20" y="{plot_h + 35}" font-size="11">{lo:.3g}{unit}</text>')
-    parts.append(
-        f'<text x="{WIDTH - 20}" y="{plot_h + 35}" font-size="11" text-anchor="end">{hi:.3g}{unit}</text>'
+    top, plot_h, bar_w = max(counts), 140, (WIDTH - 40) / bins
+    median = sorted(values)[len(values) // 2]
+    caption = (
+        f"{title}: min {lo:.3g}{unit}, median {median:.3g}{unit}, max {hi:.3g}{unit}, "
+        f"n={len(values)}"
     )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+    parts = []
+    for i, count in enumerate(counts):
+        h = count / top * plot_h if top else 0.0
+        tip = _el(
+            "title", escape(f"{lo + i * width:.3g}-{lo + (i + 1) * width:.3g}{unit}: {count}")
+        )
+        x, y = 20 + i * bar_w, 20 + plot_h - h
+        parts.append(_el("rect", tip, x=x, y=y, width=bar_w - 1, height=float(h), fill="#1565c0"))
+    parts.append(_text(20, plot_h + 35, f"{lo:.3g}{unit}"))
+    parts.append(_text(WIDTH - 20, plot_h + 35, f"{hi:.3g}{unit}", text_anchor="end"))
+    return _svg(plot_h + 40, caption, parts)
 
 
 def delta_chart(rows: Sequence[Bar], title: str) -> Markup:
@@ -99,35 +110,14 @@ def delta_chart(rows: Sequence[Bar], title: str) -> Markup:
     bound = max([abs(v) for r in rows for v in (r.value, r.low or 0.0, r.high or 0.0)] + [0.05])
     height = len(rows) * (BAR_H + GAP) + 30
     zero = _x(0.0, -bound, bound)
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" role="img" aria-label="{escape(title)}">'
-    ]
-    parts.append(f'<text x="0" y="14" font-size="13" font-weight="bold">{escape(title)}</text>')
-    parts.append(f'<line x1="{zero:.1f}" y1="20" x2="{zero:.1f}" y2="{height}" stroke="#555"/>')
+    parts = [_el("line", x1=zero, y1=20, x2=zero, y2=height, stroke="#555")]
     for i, row in enumerate(rows):
         y = 24 + i * (BAR_H + GAP)
         x = _x(row.value, -bound, bound)
-        colour = (
-            "#c62828"
-            if row.note == "regression"
-            else "#2e7d32"
-            if row.note == "improvement"
-            else "#90a4ae"
-        )
-        parts.append(
-            f'<text x="{LABEL_W - 6}" y="{y + 13}" font-size="11" text-anchor="end">{escape(row.label)}</text>'
-        )
-        parts.append(
-            f'<rect x="{min(x, zero):.1f}" y="{y}" width="{abs(x - zero):.1f}" height="{BAR_H}" fill="{colour}"/>'
-        )
-        if row.low is not None and row.high is not None:
-            a, b = _x(row.low, -bound, bound), _x(row.high, -bound, bound)
-            mid = y + BAR_H / 2
-            parts.append(
-                f'<line x1="{a:.1f}" y1="{mid}" x2="{b:.1f}" y2="{mid}" stroke="#000" stroke-width="1.5"/>'
-            )
-        parts.append(
-            f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + 13}" font-size="11">{row.value:+.3f}</text>'
-        )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+        colour = {"regression": BAD, "improvement": GOOD}.get(row.note, NEUTRAL)
+        parts.append(_text(LABEL_W - 6, y + 13, row.label, text_anchor="end"))
+        rect = {"x": min(x, zero), "y": y, "width": abs(x - zero), "height": BAR_H}
+        parts.append(_el("rect", **rect, fill=colour))
+        parts.append(_whisker(row, y, -bound, bound))
+        parts.append(_text(LABEL_W + PLOT_W + 6, y + 13, f"{row.value:+.3f}"))
+    return _svg(height, title, parts)

@@ -79,7 +79,8 @@ def _failing(
         t = trajectories.get((s.case_id, s.trial))
         expected = [_call_text(c.tool, c.params) for c in case.expected.tool_calls] if case else []
         expected += [
-            f"never: {f.tool or 'any write'}{'(' + json.dumps(f.params, sort_keys=True) + ')' if f.params else ''}"
+            f"never: {f.tool or 'any write'}"
+            + (f"({json.dumps(f.params, sort_keys=True)})" if f.params else "")
             for f in (case.expected.forbidden_calls if case else ())
         ]
         actual = (

@@ -59,7 +59,8 @@ def _gate(summary: RunSummary) -> list[str]:
     out += ["| rule | value | threshold | failing cases |", "| --- | --- | --- | --- |"]
     for f in gate.failures:
         out.append(
-            f"| {cell(f.rule)} | {fmt(f.value)} | {fmt(f.threshold)} | {ids(f.case_ids) or cell(f.message)} |"
+            f"| {cell(f.rule)} | {fmt(f.value)} | {fmt(f.threshold)} "
+            f"| {ids(f.case_ids) or cell(f.message)} |"
         )
     return [*out, ""]
 
@@ -76,7 +77,8 @@ def _comparison(summary: RunSummary) -> list[str]:
     for d in comp.deltas:
         flag = " :warning:" if d.significant_regression else ""
         out.append(
-            f"| {d.metric} | {fmt(d.baseline)} | {fmt(d.current)} | {fmt(d.delta)} [{fmt(d.ci_low)}, {fmt(d.ci_high)}]{flag} |"
+            f"| {d.metric} | {fmt(d.baseline)} | {fmt(d.current)} "
+            f"| {fmt(d.delta)} [{fmt(d.ci_low)}, {fmt(d.ci_high)}]{flag} |"
         )
     worse = tuple(f.case_id for f in comp.flips if f.direction == "pass->fail")
     better = tuple(f.case_id for f in comp.flips if f.direction == "fail->pass")
@@ -91,7 +93,8 @@ def render_markdown(summary: RunSummary) -> str:
     lines += _gate(summary)
     rate = fmt(summary.task_success_rate)
     lines.append(
-        f"Task success **{rate}** over {summary.cases} cases x {summary.trials} trials ({summary.results} results, {summary.errors} errors); mode `{summary.mode}`."
+        f"Task success **{rate}** over {summary.cases} cases x {summary.trials} trials "
+        f"({summary.results} results, {summary.errors} errors); mode `{summary.mode}`."
     )
     if summary.pass_k:
         lines.append("pass^k: " + ", ".join(f"k={k}: {fmt(v)}" for k, v in summary.pass_k.items()))
@@ -114,7 +117,8 @@ def render_markdown(summary: RunSummary) -> str:
         ]
         for row in weakest[: MAX_ROWS // 3]:
             lines.append(
-                f"| {row.dimension}={cell(row.value)} | {row.cases} | {fmt_stat(row.task_success)} |"
+                f"| {row.dimension}={cell(row.value)} | {row.cases} "
+                f"| {fmt_stat(row.task_success)} |"
             )
         lines.append("")
     if summary.error_kinds:

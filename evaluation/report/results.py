@@ -52,7 +52,8 @@ def read_results(path: Path) -> list[CaseScore]:
                 str(path),
                 line.number,
                 "format",
-                f"results format {version} is newer than this Casemill reads ({RESULTS_FORMAT}); upgrade casemill",
+                f"results format {version} is newer than this Casemill reads "
+                f"({RESULTS_FORMAT}); upgrade casemill",
             )
         try:
             out.append(CaseScore.model_validate(line.value))
@@ -94,7 +95,8 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     run_dir = Path(run_dir)
     if not (run_dir / SUMMARY).is_file():
         raise UserError(
-            f"{run_dir}: no {SUMMARY}; not an evaluated run directory (run `casemill eval ... -o {run_dir}`)"
+            f"{run_dir}: no {SUMMARY}; not an evaluated run directory "
+            f"(run `casemill eval ... -o {run_dir}`)"
         )
     summary = read_summary(run_dir / SUMMARY)
     scores = read_results(run_dir / RESULTS) if (run_dir / RESULTS).is_file() else []

@@ -1,5 +1,5 @@
-"""What scoring needs from a case's meaning, computed once per case id: expected tool sets, lower-cased
-phrases, and the expected final state from replaying the expected calls.
+"""What scoring needs from a case's meaning, computed once per case id: expected tool sets,
+lower-cased phrases, and the expected final state from replaying the expected calls.
 
 A case id is a content hash of the case's meaning, so a context cached under it never goes
 stale; tags are not part of the id and are read from the case itself on every call.

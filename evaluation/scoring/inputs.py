@@ -42,7 +42,8 @@ def load_eval_cases(path: str | Path) -> CaseInput:
     path = Path(path)
     if not path.exists():
         raise UserError(
-            f"{path}: no such file or folder (give a .jsonl file, a folder of them, or a corpus folder)"
+            f"{path}: no such file or folder "
+            "(give a .jsonl file, a folder of them, or a corpus folder)"
         )
     if path.is_dir() and (path / "manifests").is_dir():
         store = CorpusStore(path)

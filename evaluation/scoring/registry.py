@@ -7,9 +7,13 @@ runs can tell when it compares different things.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from casemill.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -120,3 +124,35 @@ class ScoringConfig(BaseModel):
     usd_per_prompt_token: float = Field(default=0.0, ge=0)
     usd_per_completion_token: float = Field(default=0.0, ge=0)
     semantic_threshold: float = Field(default=0.75, ge=0, le=1)
+
+
+def load_scoring_config(path: str | Path) -> ScoringConfig:
+    """A `ScoringConfig` from TOML (top-level keys as the model's fields, a [weights] table);
+    a mistake raises `UserError` naming the file, the line and the field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the scoring config ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        config = ScoringConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [str(p) for p in err["loc"]]
+        line = next(
+            (
+                n
+                for n, row in enumerate(text.splitlines(), 1)
+                if loc and row.strip().startswith(loc[-1])
+            ),
+            None,
+        )
+        where = f"{path}:{line}" if line else str(path)
+        raise UserError(f"{where}: field '{'.'.join(loc)}': {err['msg']}") from exc
+    unknown = sorted(n for n in config.weights if spec(n) is None)
+    if unknown:
+        raise UserError(f"{path}: field 'weights': unknown metrics {unknown}")
+    return config

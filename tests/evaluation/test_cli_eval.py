@@ -40,11 +40,29 @@ def runs(tmp_path_factory, cases_file) -> Path:
     root = tmp_path_factory.mktemp("runs")
     gate = root / "gate.toml"
     gate.write_text(FORBIDDEN_GATE)
-    good = _eval("--agent", "reference", "--cases", str(cases_file), "-o", str(root / "good"), "--trials", "2", "--json")
+    good = _eval(
+        "--agent",
+        "reference",
+        "--cases",
+        str(cases_file),
+        "-o",
+        str(root / "good"),
+        "--trials",
+        "2",
+        "--json",
+    )
     assert good.exit_code == 0, good.output
     bad = _eval(
-        "--agent", "reference:refund_whole_order", "--cases", str(cases_file), "-o", str(root / "bad"),
-        "--gate", str(gate), "--baseline", str(root / "good"),
+        "--agent",
+        "reference:refund_whole_order",
+        "--cases",
+        str(cases_file),
+        "-o",
+        str(root / "bad"),
+        "--gate",
+        str(gate),
+        "--baseline",
+        str(root / "good"),
     )
     assert bad.exit_code == 1, bad.output
     return root
@@ -65,13 +83,25 @@ def test_failing_gate_exits_1_and_names_rule_and_cases(runs):
     assert failure["rule"] == "never a forbidden call"
     assert failure["case_ids"] == [refund_case().id]
     assert summary["comparison"]["flips"][0] == {
-        "case_id": refund_case().id, "direction": "pass->fail", "baseline_rate": 1.0, "current_rate": 0.0,
+        "case_id": refund_case().id,
+        "direction": "pass->fail",
+        "baseline_rate": 1.0,
+        "current_rate": 0.0,
     }
 
 
 def test_rerun_is_resumed_not_repeated(runs, cases_file):
     before = (runs / "good" / "trajectories.jsonl").read_text()
-    again = _eval("--agent", "reference", "--cases", str(cases_file), "-o", str(runs / "good"), "--trials", "2")
+    again = _eval(
+        "--agent",
+        "reference",
+        "--cases",
+        str(cases_file),
+        "-o",
+        str(runs / "good"),
+        "--trials",
+        "2",
+    )
     assert again.exit_code == 0, again.output
     assert (runs / "good" / "trajectories.jsonl").read_text() == before
     assert "task success 1.000" in again.output
@@ -86,7 +116,9 @@ def test_runs_list_show_compare(runs):
     assert json.loads(shown.output)["agent"] == "reference:refund_whole_order"
     table = runner.invoke(app, ["runs", "show", str(runs / "bad")])
     assert "gate failed" in table.output and "never a forbidden call" in table.output
-    compared = runner.invoke(app, ["runs", "compare", str(runs / "good"), str(runs / "bad"), "--json"])
+    compared = runner.invoke(
+        app, ["runs", "compare", str(runs / "good"), str(runs / "bad"), "--json"]
+    )
     comp = json.loads(compared.output)
     assert comp["paired_cases"] == 3
     assert [f["direction"] for f in comp["flips"]] == ["pass->fail"]
@@ -97,7 +129,17 @@ def test_runs_list_show_compare(runs):
 def test_chapter_mode_and_corpus_input(tmp_path):
     corpus = tmp_path / "corpus"
     CorpusStore(corpus).add_version([refund_case(), cancel_case()], note="t")
-    result = _eval("--agent", "reference", "--cases", str(corpus), "-o", str(tmp_path / "run"), "--mode", "chapter", "--json")
+    result = _eval(
+        "--agent",
+        "reference",
+        "--cases",
+        str(corpus),
+        "-o",
+        str(tmp_path / "run"),
+        "--mode",
+        "chapter",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert summary["mode"] == "chapter" and summary["cases"] == 2
@@ -107,9 +149,13 @@ def test_chapter_mode_and_corpus_input(tmp_path):
 def test_bad_records_are_quarantined_and_the_rest_runs(tmp_path, cases_file):
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(cases_file.read_text().splitlines()[0] + "\n{not json\n")
-    result = _eval("--agent", "reference", "--cases", str(mixed), "-o", str(tmp_path / "run"), "--json")
+    result = _eval(
+        "--agent", "reference", "--cases", str(mixed), "-o", str(tmp_path / "run"), "--json"
+    )
     assert result.exit_code == 0, result.output
-    quarantined = [json.loads(x) for x in (tmp_path / "run" / "quarantine.jsonl").read_text().splitlines()]
+    quarantined = [
+        json.loads(x) for x in (tmp_path / "run" / "quarantine.jsonl").read_text().splitlines()
+    ]
     assert quarantined[0]["line"] == 2 and "mixed.jsonl:2" in quarantined[0]["reasons"][0]
     assert json.loads(result.stdout)["cases"] == 1
 

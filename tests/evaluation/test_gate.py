@@ -42,8 +42,20 @@ def _run(refund_ok: bool, clarify_writes: bool, cancel_ok: bool = True):
     refund, clarify, cancel = refund_case(), clarify_case(), cancel_case()
     scores = [
         score(refund, trajectory(refund, GOOD_REFUND if refund_ok else [], GOOD_REFUND_REPLY)),
-        score(clarify, trajectory(clarify, [("cancel_order", {"order_id": "W1002"})] if clarify_writes else [], "Which order?")),
-        score(cancel, trajectory(cancel, [("cancel_order", {"order_id": "W1002"})] if cancel_ok else [], "Cancelled.")),
+        score(
+            clarify,
+            trajectory(
+                clarify,
+                [("cancel_order", {"order_id": "W1002"})] if clarify_writes else [],
+                "Which order?",
+            ),
+        ),
+        score(
+            cancel,
+            trajectory(
+                cancel, [("cancel_order", {"order_id": "W1002"})] if cancel_ok else [], "Cancelled."
+            ),
+        ),
     ]
     cases = [refund, clarify, cancel]
     return cases, scores, summarize(cases, scores)
@@ -89,7 +101,10 @@ def test_no_regression_fails_only_when_the_interval_is_below_zero():
 
 def test_min_cases_fails_an_empty_slice():
     cases, scores, summary = _run(True, False)
-    gate = parse_gate('[[rule]]\nmetric = "task_success"\nmin = 0.5\nmin_cases = 1\nwhere = { intent = "exchange" }\n')
+    gate = parse_gate(
+        '[[rule]]\nmetric = "task_success"\nmin = 0.5\nmin_cases = 1\n'
+        'where = { intent = "exchange" }\n'
+    )
     verdict = check_gate(gate, cases, scores, summary)
     assert verdict.passed is False and "fewer than min_cases" in verdict.failures[0].message
 
@@ -97,13 +112,31 @@ def test_min_cases_fails_an_empty_slice():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('[[rule]]\nmetric = "tool_recal"\nmin = 1\n', ":2: rule 1, field 'metric': unknown metric 'tool_recal'"),
-        ('[[rule]]\nmetric = "task_success"\nmin = 1\n\n[[rule]]\nmetric = "tool_recall"\n', ":5: rule 2, field '(rule)': a threshold rule needs 'min' or 'max'"),
-        ('[[rule]]\nmetric = "task_success"\nmin = "high"\n', ":3: rule 1, field 'min': Input should be a valid number"),
-        ('[[rule]]\nmetric = "task_success"\nmin = 1\nwhere = { colour = "red" }\n', ":4: rule 1, field 'where': unknown 'where' keys ['colour']"),
-        ('[[rule]]\nmetric = "task_success"\nmin = 1\nlimit = 3\n', ":4: rule 1, field 'limit': Extra inputs are not permitted"),
-        ('[[rule]]\nkind = "no_regression"\nmetric = "task_success"\nmax = 1\n', ":1: rule 1, field '(rule)': a no_regression rule takes no"),
-        ('[[rule]\nmetric = 1\n', ": not valid TOML"),
+        (
+            '[[rule]]\nmetric = "tool_recal"\nmin = 1\n',
+            ":2: rule 1, field 'metric': unknown metric 'tool_recal'",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 1\n\n[[rule]]\nmetric = "tool_recall"\n',
+            ":5: rule 2, field '(rule)': a threshold rule needs 'min' or 'max'",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = "high"\n',
+            ":3: rule 1, field 'min': Input should be a valid number",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 1\nwhere = { colour = "red" }\n',
+            ":4: rule 1, field 'where': unknown 'where' keys ['colour']",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 1\nlimit = 3\n',
+            ":4: rule 1, field 'limit': Extra inputs are not permitted",
+        ),
+        (
+            '[[rule]]\nkind = "no_regression"\nmetric = "task_success"\nmax = 1\n',
+            ":1: rule 1, field '(rule)': a no_regression rule takes no",
+        ),
+        ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),
         ("", ": no rules"),
     ],

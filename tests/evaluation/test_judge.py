@@ -39,17 +39,25 @@ def grader(body: dict) -> dict:
     """Passes every criterion when the transcript shows the 14.50 refund, else fails them."""
     text = body["messages"][-1]["content"]
     ok = "refund of $14.50" in text
-    verdicts = [{"criterion": n, "pass": ok, "reason": f"{n}: {'fine' if ok else 'no refund given'}"} for n in NAMES]
+    verdicts = [
+        {"criterion": n, "pass": ok, "reason": f"{n}: {'fine' if ok else 'no refund given'}"}
+        for n in NAMES
+    ]
     return {"content": json.dumps({"verdicts": verdicts})}
 
 
 def _endpoint(server: OpenAIServer) -> LLMEndpoint:
-    return LLMEndpoint(base_url=server.base_url, model="judge-model", api_key=SecretStr("sk-test"), max_retries=0)
+    return LLMEndpoint(
+        base_url=server.base_url, model="judge-model", api_key=SecretStr("sk-test"), max_retries=0
+    )
 
 
 def _two_trials():
     refund, cancel = refund_case(), cancel_case()
-    ts = [trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY), trajectory(cancel, [], "Sorry, I cannot.")]
+    ts = [
+        trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY),
+        trajectory(cancel, [], "Sorry, I cannot."),
+    ]
     return [refund, cancel], ts, [score(c, t) for c, t in zip([refund, cancel], ts, strict=True)]
 
 
@@ -66,7 +74,10 @@ def test_judge_scores_each_criterion_and_keeps_reasons(tmp_path):
     assert all(by_case[cases[0].id].metrics[f"judge_{n}"] == 1.0 for n in NAMES)
     assert all(by_case[cases[1].id].metrics[f"judge_{n}"] == 0.0 for n in NAMES)
     assert by_case[cases[0].id].metrics["task_success"] == 1.0  # other metrics untouched
-    lines = [JudgeVerdict.model_validate_json(x) for x in (tmp_path / "judge.jsonl").read_text().splitlines()]
+    lines = [
+        JudgeVerdict.model_validate_json(x)
+        for x in (tmp_path / "judge.jsonl").read_text().splitlines()
+    ]
     assert len(lines) == 2 * len(NAMES)
     assert {v.prompt_hash for v in lines} == {judge.prompt_hash}
     assert {v.prompt_version for v in lines} == {PROMPT_VERSION}
@@ -76,7 +87,19 @@ def test_judge_scores_each_criterion_and_keeps_reasons(tmp_path):
 
 def test_malformed_judge_replies_become_missing_verdicts():
     cases, ts, scores = _two_trials()
-    with OpenAIServer(lambda body: Reply(body={"choices": [{"index": 0, "message": {"role": "assistant", "content": "yes!"}, "finish_reason": "stop"}]})) as server:
+    with OpenAIServer(
+        lambda body: Reply(
+            body={
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "yes!"},
+                        "finish_reason": "stop",
+                    }
+                ]
+            }
+        )
+    ) as server:
         updated, notes = apply_judge(Judge(_endpoint(server), concurrency=1), cases, ts, scores)
         assert len(server.requests) == 2 * 3  # three attempts per trial
     assert all(s.metrics["judge_truthful"] is None for s in updated)
@@ -85,7 +108,9 @@ def test_malformed_judge_replies_become_missing_verdicts():
 
 def test_server_errors_are_recorded_not_raised():
     cases, ts, scores = _two_trials()
-    with OpenAIServer(lambda body: Reply(status=500, body={"error": {"message": "down"}})) as server:
+    with OpenAIServer(
+        lambda body: Reply(status=500, body={"error": {"message": "down"}})
+    ) as server:
         judge = Judge(_endpoint(server))
         verdicts = judge.judge_one(cases[0], ts[0])
     assert all(v.passed is None and v.error for v in verdicts)
@@ -111,10 +136,17 @@ def test_agreement_with_human_labels_in_the_summary(tmp_path):
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     human = load_human_labels(labels)
     with OpenAIServer(grader) as server:
-        outcome = evaluate_run(tmp_path / "run", cases, ts, judge=Judge(_endpoint(server), human_labels=human))
+        outcome = evaluate_run(
+            tmp_path / "run", cases, ts, judge=Judge(_endpoint(server), human_labels=human)
+        )
     found = json.loads((tmp_path / "run" / "judge_agreement.json").read_text())
-    assert {a["criterion"]: (a["n"], a["raw"]) for a in found} == {"policy_safe": (1, 1.0), "truthful": (2, 0.5)}
-    assert any("agreement with human labels on truthful: raw 0.500" in n for n in outcome.summary.notes)
+    assert {a["criterion"]: (a["n"], a["raw"]) for a in found} == {
+        "policy_safe": (1, 1.0),
+        "truthful": (2, 0.5),
+    }
+    assert any(
+        "agreement with human labels on truthful: raw 0.500" in n for n in outcome.summary.notes
+    )
     assert outcome.summary.metrics["judge_truthful"].mean == 0.5
 
 
@@ -125,14 +157,23 @@ def test_agreement_ignores_missing_verdicts():
 
 def test_bad_human_label_names_line_and_field(tmp_path):
     path = tmp_path / "labels.jsonl"
-    path.write_text('{"case_id": "c", "criterion": "x", "pass": true}\n{"case_id": "c", "criterion": "x", "pass": "yes"}\n')
+    path.write_text(
+        '{"case_id": "c", "criterion": "x", "pass": true}\n'
+        '{"case_id": "c", "criterion": "x", "pass": "yes"}\n'
+    )
     with pytest.raises(RecordError) as info:
         load_human_labels(path)
     assert (info.value.line, info.value.field) == (2, "pass")
 
 
 def test_without_an_endpoint_the_judge_says_how_to_configure_one(monkeypatch):
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "CASEMILL_MODEL", "CASEMILL_LLM_BASE_URL", "CASEMILL_LLM_MODEL"):
+    for name in (
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "CASEMILL_MODEL",
+        "CASEMILL_LLM_BASE_URL",
+        "CASEMILL_LLM_MODEL",
+    ):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(EndpointNotConfigured, match="CASEMILL_LLM_BASE_URL"):
         LLMEndpoint.from_settings(Settings(_env_file=None))

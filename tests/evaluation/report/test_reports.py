@@ -38,7 +38,9 @@ class _Tags(HTMLParser):
                 self.external.append(value)
 
 
-def _evaluate(tmp_path: Path, *, clarify_writes: bool, baseline: Path | None = None, name: str = "run"):
+def _evaluate(
+    tmp_path: Path, *, clarify_writes: bool, baseline: Path | None = None, name: str = "run"
+):
     refund, clarify, cancel = refund_case(), clarify_case(), cancel_case()
     clarify_calls = [("cancel_order", {"order_id": "W1002"})] if clarify_writes else []
     trajectories = [
@@ -48,7 +50,9 @@ def _evaluate(tmp_path: Path, *, clarify_writes: bool, baseline: Path | None = N
     gate = tmp_path / "gate.toml"
     gate.write_text(GATE)
     run_dir = tmp_path / name
-    outcome = evaluate_run(run_dir, [refund, clarify, cancel], trajectories, gate_path=gate, baseline_dir=baseline)
+    outcome = evaluate_run(
+        run_dir, [refund, clarify, cancel], trajectories, gate_path=gate, baseline_dir=baseline
+    )
     return run_dir, outcome, (refund, clarify, cancel)
 
 

@@ -26,7 +26,12 @@ def state() -> dict[str, Any]:
     address = {"street1": "1 Main St", "city": "Austin", "state": "TX", "zip": "73301"}
     return {
         "customers": {
-            "C1001": {"id": "C1001", "name": "Ana Diaz", "email": "ana.diaz@example.com", "address": address},
+            "C1001": {
+                "id": "C1001",
+                "name": "Ana Diaz",
+                "email": "ana.diaz@example.com",
+                "address": address,
+            },
         },
         "orders": {
             "W1001": {
@@ -57,13 +62,17 @@ def refund_case(**tags: Any) -> Case:
         environment={"state": state()},
         conversation=(
             Turn(role="system", content=SYSTEM),
-            Turn(role="customer", content="The mug in order W1001 arrived cracked. Refund it please."),
+            Turn(
+                role="customer", content="The mug in order W1001 arrived cracked. Refund it please."
+            ),
         ),
         expected=Expected(
             tool_calls=(refund_call("W1001", ["I1"], "damaged"),),
             forbidden_calls=(
                 ForbiddenCall(tool="cancel_order", reason="order delivered"),
-                ForbiddenCall(tool="refund_items", params={"item_ids": ["I2"]}, reason="shirt is fine"),
+                ForbiddenCall(
+                    tool="refund_items", params={"item_ids": ["I2"]}, reason="shirt is fine"
+                ),
             ),
             outcome="resolve",
             reply_contains=("14.50", "refund"),
@@ -98,7 +107,10 @@ def clarify_case(**tags: Any) -> Case:
         environment={"state": state()},
         conversation=(
             Turn(role="system", content=SYSTEM),
-            Turn(role="customer", content="Something in my order is broken. <script>alert('x')</script>"),
+            Turn(
+                role="customer",
+                content="Something in my order is broken. <script>alert('x')</script>",
+            ),
         ),
         expected=Expected(
             forbidden_calls=(ForbiddenCall(any_write=True, reason="ask first"),),
@@ -106,7 +118,9 @@ def clarify_case(**tags: Any) -> Case:
             reply_contains=("which order",),
             optimal_steps=1,
         ),
-        tags=Tags(**({"category": "adversarial", "intents": ("refund",), "labels": ("clarify",)} | tags)),
+        tags=Tags(
+            **({"category": "adversarial", "intents": ("refund",), "labels": ("clarify",)} | tags)
+        ),
     )
 
 
@@ -127,12 +141,23 @@ def variant_of(parent: Case, customer_text: str, operator: str = "typos") -> Cas
     )
 
 
-def run_calls(case: Case, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[RecordedCall], dict]:
+def run_calls(
+    case: Case, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[RecordedCall], dict]:
     sandbox = get_domain(case.domain).sandbox(case.environment, faults=False)
     out = []
     for index, (tool, params) in enumerate(calls):
         result = sandbox.call(tool, params)
-        out.append(RecordedCall(tool=tool, params=params, ok=result.ok, result=result.content, error=result.error, call_id=f"c{index}"))
+        out.append(
+            RecordedCall(
+                tool=tool,
+                params=params,
+                ok=result.ok,
+                result=result.content,
+                error=result.error,
+                call_id=f"c{index}",
+            )
+        )
     return out, sandbox.comparable_state()
 
 

@@ -98,15 +98,24 @@ def test_consistency_over_a_seed_family():
 
 def test_comparison_gives_flips_and_paired_deltas():
     refund, cancel = refund_case(), cancel_case()
-    base_scores = _scores(refund, [True, True]) + [score(cancel, trajectory(cancel, [], "no", trial=k)) for k in range(2)]
+    base_scores = _scores(refund, [True, True]) + [
+        score(cancel, trajectory(cancel, [], "no", trial=k)) for k in range(2)
+    ]
     cur_scores = _scores(refund, [False, False]) + [
-        score(cancel, trajectory(cancel, [("cancel_order", {"order_id": "W1002"})], "Cancelled.", trial=k)) for k in range(2)
+        score(
+            cancel,
+            trajectory(cancel, [("cancel_order", {"order_id": "W1002"})], "Cancelled.", trial=k),
+        )
+        for k in range(2)
     ]
     base = summarize([refund, cancel], base_scores)
     cur = summarize([refund, cancel], cur_scores, baseline=base)
     comp = cur.comparison
     assert comp is not None and comp.paired_cases == 2
-    assert {(f.case_id, f.direction) for f in comp.flips} == {(refund.id, "pass->fail"), (cancel.id, "fail->pass")}
+    assert {(f.case_id, f.direction) for f in comp.flips} == {
+        (refund.id, "pass->fail"),
+        (cancel.id, "fail->pass"),
+    }
     delta = {d.metric: d for d in comp.deltas}["task_success"]
     assert delta.delta == pytest.approx(0.0)
     assert delta.ci_low <= 0.0 <= delta.ci_high

@@ -28,11 +28,17 @@ def test_chapter_formulas_match_golden_values(golden):
 
 def test_modes_disagree_where_the_matching_rules_and_forbidden_calls_matter():
     refund = refund_case()
-    t = trajectory(refund, [("refund_items", {"order_id": "#W1001", "item_ids": ["I1"], "reason": "damaged"})], "Refund of 14.50 issued.")
+    t = trajectory(
+        refund,
+        [("refund_items", {"order_id": "#W1001", "item_ids": ["I1"], "reason": "damaged"})],
+        "Refund of 14.50 issued.",
+    )
     assert score(refund, t, mode="chapter").task_success is False
     assert score(refund, t).task_success is True  # id rule: '#W1001' is W1001
     clarify = clarify_case()
-    t = trajectory(clarify, [("cancel_order", {"order_id": "W1002"})], "Which order? I cancelled W1002 anyway.")
+    t = trajectory(
+        clarify, [("cancel_order", {"order_id": "W1002"})], "Which order? I cancelled W1002 anyway."
+    )
     assert score(clarify, t, mode="chapter").task_success is True
     assert score(clarify, t).task_success is False  # any write is forbidden when asking is right
 

@@ -97,7 +97,12 @@ def test_clarify_case_without_calls_has_no_tool_metrics_and_succeeds():
 
 def test_any_write_on_a_clarify_case_is_a_violation():
     case = clarify_case()
-    s = score(case, trajectory(case, [("cancel_order", {"order_id": "W1002"})], "Which order? I cancelled W1002."))
+    s = score(
+        case,
+        trajectory(
+            case, [("cancel_order", {"order_id": "W1002"})], "Which order? I cancelled W1002."
+        ),
+    )
     assert s.metrics["forbidden_violations"] == 1.0
     assert s.metrics["tool_precision"] == 0.0
     assert s.metrics["state_success"] == 0.0
@@ -135,7 +140,11 @@ def test_efficiency_and_cost_from_config():
 def test_overall_is_the_weighted_mean_of_configured_metrics():
     case = refund_case()
     calls = [("refund_items", {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged"})]
-    s = score(case, trajectory(case, calls, "Done, refund issued."), config=ScoringConfig(weights={"phrase_recall": 1.0, "tool_recall": 3.0}))
+    s = score(
+        case,
+        trajectory(case, calls, "Done, refund issued."),
+        config=ScoringConfig(weights={"phrase_recall": 1.0, "tool_recall": 3.0}),
+    )
     assert s.metrics["overall"] == pytest.approx((0.5 * 1 + 1.0 * 3) / 4)
 
 
@@ -143,36 +152,63 @@ def test_generic_domain_counts_writes_by_name_and_skips_state():
     case = Case(
         domain="generic:shop",
         conversation=(Turn(role="customer", content="refund my order A1"),),
-        expected=Expected(tool_calls=(ExpectedCall(tool="issue_refund", params={"order_id": "A1"}),), outcome="resolve", optimal_steps=2),
+        expected=Expected(
+            tool_calls=(ExpectedCall(tool="issue_refund", params={"order_id": "A1"}),),
+            outcome="resolve",
+            optimal_steps=2,
+        ),
     )
     from evaluation.trajectory import RecordedCall, Trajectory
 
-    calls = (RecordedCall(tool="get_order", params={"order_id": "A1"}), RecordedCall(tool="issue_refund", params={"order_id": "A1"}), RecordedCall(tool="send_email", params={}))
-    t = Trajectory(case_id=case.id, agent="a", agent_fingerprint="f", calls=calls, final_reply="done", steps=4)
+    calls = (
+        RecordedCall(tool="get_order", params={"order_id": "A1"}),
+        RecordedCall(tool="issue_refund", params={"order_id": "A1"}),
+        RecordedCall(tool="send_email", params={}),
+    )
+    t = Trajectory(
+        case_id=case.id, agent="a", agent_fingerprint="f", calls=calls, final_reply="done", steps=4
+    )
     s = score(case, t)
-    assert s.metrics["tool_precision"] == 0.5  # issue_refund, send_email counted; get_order is a read
+    assert (
+        s.metrics["tool_precision"] == 0.5
+    )  # issue_refund, send_email counted; get_order is a read
     assert s.metrics["state_success"] is None
     assert any("no simulator" in n for n in s.notes)
 
 
 def test_reply_similarity_with_reference_reply():
     base = refund_case()
-    case = Case.model_validate({**base.model_dump(mode="json"), "id": "", "expected": {**base.expected.model_dump(mode="json"), "reference_reply": "the cat sat on the mat"}})
+    case = Case.model_validate(
+        {
+            **base.model_dump(mode="json"),
+            "id": "",
+            "expected": {
+                **base.expected.model_dump(mode="json"),
+                "reference_reply": "the cat sat on the mat",
+            },
+        }
+    )
     s = score(case, trajectory(case, GOOD_REFUND, "the cat sat"))
     # LCS 3 tokens: precision 3/3, recall 3/6 -> F1 2/3
     assert s.metrics["rouge_l"] == pytest.approx(2 / 3)
     assert 0.0 < s.metrics["bleu"] < 1.0
     same = score(case, trajectory(case, GOOD_REFUND, "the cat sat on the mat"))
-    assert same.metrics["rouge_l"] == pytest.approx(1.0) and same.metrics["bleu"] == pytest.approx(1.0)
+    assert same.metrics["rouge_l"] == pytest.approx(1.0) and same.metrics["bleu"] == pytest.approx(
+        1.0
+    )
     if not similarity.embeddings_available():
         assert similarity.EMBEDDING_MISSING in s.notes
         assert "embedding_similarity" not in s.metrics
 
 
-@pytest.mark.skipif(similarity.embeddings_available(), reason="checks the message without the extra")
+@pytest.mark.skipif(
+    similarity.embeddings_available(), reason="checks the message without the extra"
+)
 def test_semantic_phrases_fall_back_to_literal_matching_with_a_message():
     case = refund_case(labels=(SEMANTIC_LABEL,))
-    s = score(case, trajectory(case, GOOD_REFUND, "Your money for the mug (14.50) is on its way back."))
+    s = score(
+        case, trajectory(case, GOOD_REFUND, "Your money for the mug (14.50) is on its way back.")
+    )
     assert s.metrics["phrase_recall"] == 0.5
     assert similarity.SEMANTIC_MISSING in s.notes
 
