@@ -5,22 +5,60 @@ the same signature (domain, outcome, expected and forbidden calls, faults, envir
 customer text whose MinHash Jaccard similarity reaches the threshold. Against the corpus the
 shared `NearDuplicateIndex` is used as is. Within the logs, where a long log yields far more
 cases than fit in memory, the cases seen so far are kept on disk (SQLite in a temporary file)
-by signature, and MinHash is only computed when two cases share a signature, so memory does not
-grow with the size of the log.
+by case kind and signature, and the similarity of texts is only computed (exactly, on the same
+3-character shingles MinHash estimates from) when two cases share both, so memory does not grow
+with the size of the log. A decision-point case and a conversation-level case never duplicate
+each other: they test different things.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
+import orjson
+
 from casemill.case.model import Case
-from casemill.dedup import DEFAULT_THRESHOLD, NearDuplicateIndex, case_signature, case_text, minhash
+from casemill.dedup import (
+    DEFAULT_THRESHOLD,
+    NearDuplicateIndex,
+    case_text,
+    shingles,
+)
 
 Verdict = Literal["corpus", "within_logs"] | None
+
+
+def signature(case: Case) -> str:
+    """`casemill.dedup.case_signature`'s fields (hashed with orjson, which is several times
+    faster on large environments) and the case kind."""
+    e = case.expected
+    ops = case.provenance.operators
+    data = {
+        "kind": ops[-1].name if ops else "",
+        "domain": case.domain,
+        "outcome": e.outcome,
+        "calls": sorted(
+            orjson.dumps(c.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+            for c in e.tool_calls
+        ),
+        "forbidden": sorted(
+            orjson.dumps(c.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+            for c in e.forbidden_calls
+        ),
+        "faults": [f.model_dump(mode="json") for f in case.environment.faults],
+        "state": case.environment.state,
+    }
+    blob = orjson.dumps(
+        data,
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+        default=lambda b: b.decode() if isinstance(b, bytes) else str(b),
+    )
+    return hashlib.sha256(blob).hexdigest()[:32]
 
 
 class MinedDeduper:
@@ -50,15 +88,16 @@ class MinedDeduper:
             dup = self.corpus.duplicate_of(case)
             if dup is not None:
                 return "corpus", dup
-        sig = case_signature(case)
+        sig = signature(case)
         text = case_text(case)
         rows = self._db.execute("SELECT id, text FROM seen WHERE sig = ?", (sig,)).fetchall()
         if rows:
-            mine = minhash(text)
+            mine = shingles(text)
             for other_id, other_text in rows:
                 if other_id == case.id or other_text == text:
                     return "within_logs", other_id
-                if mine.jaccard(minhash(other_text)) >= self.threshold:
+                theirs = shingles(other_text)
+                if len(mine & theirs) >= self.threshold * len(mine | theirs):
                     return "within_logs", other_id
         self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", (sig, case.id, text))
         self._pending += 1

@@ -90,15 +90,18 @@ def _confidence_notes(conv: Conversation) -> list[str]:
 
 def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -> Derived:
     domain = "support" if support.is_support(conv) else f"generic:{options.domain_label}"
+    if domain == "support":
+        conv = support.without_instructions(conv)
     out = Derived()
     if not any(m.role == "customer" for m in conv.messages):
         out.problems.append("no customer turn")
         return out
     drafts = _drafts(conv, domain, out, options.max_decision_points)
     base_notes = _confidence_notes(conv)
+    checked: dict[tuple, list[str]] = {}
     for draft in drafts:
         try:
-            case = _case(conv, domain, draft, base_notes, options)
+            case = _case(conv, domain, draft, base_notes, options, checked)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
@@ -180,7 +183,12 @@ def _drafts(conv: Conversation, domain: str, out: Derived, limit: int) -> list[_
 
 
 def _case(
-    conv: Conversation, domain: str, d: _Draft, base_notes: list[str], options: DeriveOptions
+    conv: Conversation,
+    domain: str,
+    d: _Draft,
+    base_notes: list[str],
+    options: DeriveOptions,
+    checked: dict[tuple, list[str]],
 ) -> Case:
     is_support = domain == "support"
     calls: list[ExpectedCall] = [
@@ -193,11 +201,13 @@ def _case(
     intents = support.intents(d.writes) if is_support else generic.intents(d.writes)
     case = _build(conv, domain, d, calls, outcome, intents, low, info, options)
     if is_support and options.validate:
-        findings = semantic_findings(case)
-        if findings:
-            low.append(
-                "semantic check: " + "; ".join(f"{f.field}: {f.message}" for f in findings[:3])
-            )
+        # the decision point of a one-burst conversation and the conversation itself share
+        # environment and calls: check them once
+        key = (id(d.state), tuple(id(c) for c in d.writes), outcome)
+        if key not in checked:
+            checked[key] = [f"{f.field}: {f.message}" for f in semantic_findings(case)[:3]]
+        if checked[key]:
+            low.append("semantic check: " + "; ".join(checked[key]))
             case = _build(conv, domain, d, calls, outcome, intents, low, info, options)
     return case
 

@@ -11,7 +11,7 @@ constructors, so matching rules are those of every other support case.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -40,6 +40,15 @@ def is_support(conversation: Conversation) -> bool:
     if calls:
         return all(c.tool in SUPPORT_TOOLS for c in calls)
     return any(m.role == "system" and AUTH.search(m.content) for m in conversation.messages)
+
+
+def without_instructions(conversation: Conversation) -> Conversation:
+    """The conversation without the agent's own instructions: a support case opens with the one
+    system turn naming the signed-in customer (the agent under test brings its instructions)."""
+    kept = [m for m in conversation.messages if m.role != "system" or AUTH.search(m.content)]
+    if len(kept) == len(conversation.messages):
+        return conversation
+    return replace(conversation, messages=kept)
 
 
 def _order_key(value: Any) -> str:

@@ -23,18 +23,25 @@ _STREET_TYPES = (
 _UNIT = r"(?:,?\s+(?i:apt|apartment|suite|ste|unit|floor|fl|#)\.?\s*#?\s*[A-Za-z0-9-]+)?"
 _WORD = r"[A-Za-z][A-Za-z'-]*\.?"
 
-PATTERN = re.compile(
-    r"(?P<email>[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
-    r"|(?P<card>(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-]))"
-    r"|(?P<phone>(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)"
-    r"|(?<![\w+])\+\d{1,3}(?:[ .-]\d{1,5}){2,5}(?![\w-]))"
-    r"|(?P<phone_ctx>(?i:phone|mobile|cell|call me|text me|number)[^\d\n]{0,15}"
-    r"(?P<phone_num>\d{10,11})(?!\d))"
-    rf"|(?P<address>(?<![\w-])\d{{1,6}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+"
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# Everything else that starts with a digit, a `+` or a `(`: cards, phones, addresses.
+DIGITS = re.compile(
+    r"(?<![\w.+-])(?=[\d+(])(?:"
+    r"(?P<card>\d(?:[ -]?\d){12,18}(?![\w-]))"
+    r"|(?P<phone>(?:\+\d{1,3}[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)"
+    r"|\+\d{1,3}(?:[ .-]\d{1,5}){2,5}(?![\w-]))"
+    rf"|(?P<address>\d{{1,6}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+"
     rf"(?i:{_STREET_TYPES})\b\.?{_UNIT})"
-    r"|(?P<user_id>\b[a-z]+_[a-z]+_\d{4}\b|\bC\d{4,6}\b)"
-    r"|(?P<name_ctx>(?i:my name is|this is|i am|i'm)\s+(?P<given>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))"
+    r")"
 )
+PHONE_CONTEXT = re.compile(
+    r"(?i:phone|mobile|cell|call me|text me|number)[^\d\n]{0,15}(\d{10,11})(?!\d)"
+)
+USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b|\bC\d{4,6}\b")
+NAME_CONTEXT = re.compile(r"(?i:my name is|this is|i am|i'm)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
+_NAME_HINTS = ("name is", "this is", "i am", "i'm")
+_PHONE_HINTS = ("phone", "mobile", "cell", "call me", "text me", "number")
+_HAS_DIGIT = re.compile(r"\d")
 
 _STOP = frozenset(
     [
@@ -144,24 +151,36 @@ def _scan_cached(text: str) -> tuple[tuple[str, str], ...]:
 
 def _scan(text: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    for m in PATTERN.finditer(text):
-        kind = m.lastgroup
-        if kind == "card":
-            value = m.group("card")
-            digits = value.replace(" ", "").replace("-", "")
-            if 13 <= len(digits) <= 19 and luhn_ok(digits):
-                found.append(("card", value))
-        elif kind == "phone_ctx":
-            found.append(("phone", m.group("phone_num")))
-        elif kind == "name_ctx":
-            given = m.group("given")
+    if "@" in text:
+        found += [("email", m.group(0)) for m in EMAIL.finditer(text)]
+    if _HAS_DIGIT.search(text) is None:
+        digits = False
+    else:
+        digits = True
+        for m in DIGITS.finditer(text):
+            kind = m.lastgroup
+            value = m.group(kind) if kind else ""
+            if kind == "card":
+                plain = value.replace(" ", "").replace("-", "")
+                if 13 <= len(plain) <= 19 and luhn_ok(plain):
+                    found.append(("card", value))
+            elif kind == "address":
+                if _address_ok(value):
+                    found.append(("address", value))
+            elif kind == "phone":
+                found.append(("phone", value))
+        found += [("user_id", m.group(0)) for m in USER_ID.finditer(text)]
+    low = None
+    if digits:
+        low = text.lower()
+        if any(h in low for h in _PHONE_HINTS):
+            found += [("phone", m.group(1)) for m in PHONE_CONTEXT.finditer(text)]
+    low = low if low is not None else text.lower()
+    if any(h in low for h in _NAME_HINTS):
+        for m in NAME_CONTEXT.finditer(text):
+            given = m.group(1)
             if given.split()[0] not in _NOT_NAMES:
                 found.append(("name", given))
-        elif kind == "address":
-            if _address_ok(m.group("address")):
-                found.append(("address", m.group("address")))
-        elif kind is not None:
-            found.append((kind, m.group(kind)))
     return found
 
 

@@ -59,6 +59,17 @@ def _alternation(needles: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _bounded(low: str, start: int, end: int, needle: str) -> bool:
+    """No word character glued to either side of a needle that starts or ends with one."""
+    if _word(needle[0]) and start > 0 and _word(low[start - 1]):
+        return False
+    return not (_word(needle[-1]) and end < len(low) and _word(low[end]))
+
+
 def _shape(raw: str, surrogate: str) -> str:
     if raw.isupper() and len(raw) > 1:
         return surrogate.upper()
@@ -103,7 +114,9 @@ class _Collector:
                 self.add_name(m.group(2))
                 self.add("email", m.group(3))
 
-    def walk(self, value: Any) -> None:
+    def walk(self, value: Any, leaves: bool = True) -> None:
+        """Known fields of a structured record; with `leaves`, every string in it is also run
+        through the text detectors (without, the caller scans the record's raw text once)."""
         if isinstance(value, dict):
             person = any(k in PERSON_MARKERS for k in value)
             for key, item in value.items():
@@ -125,15 +138,17 @@ class _Collector:
                         self.add_name(item)
                     elif lowered == "address" and not item.startswith("{"):
                         self.add("address", item)
-                    self.text(item)
-                elif lowered == "name" and isinstance(item, dict):
-                    self.walk(item)
-                else:
-                    self.walk(item)
+                    if leaves:
+                        self.text(item)
+                elif isinstance(item, dict | list):
+                    self.walk(item, leaves)
         elif isinstance(value, list):
             for item in value:
-                self.walk(item)
-        elif isinstance(value, str):
+                if isinstance(item, dict | list):
+                    self.walk(item, leaves)
+                elif leaves and isinstance(item, str):
+                    self.text(item)
+        elif leaves and isinstance(value, str):
             self.text(value)
 
 
@@ -161,6 +176,7 @@ class ConversationRedactor:
         self.counts: Counter = Counter()
         self.map: dict[str, tuple[str, str]] = {}  # lowered raw -> (kind, surrogate)
         self.originals: dict[str, str] = {}  # lowered raw -> the value as first seen
+        self.needles: list[str] = []  # lowered raw values, longest first
         self.parsed: dict[int, Any] = {}
 
     # -- collect ----------------------------------------------------------------------------
@@ -172,7 +188,10 @@ class ConversationRedactor:
                 value = _parse_json(m.content)
                 if value is not None:
                     self.parsed[index] = value
-                    c.walk(value)
+                    plain = "\\" not in m.content  # no JSON escapes: the raw text is the text
+                    c.walk(value, leaves=not plain)
+                    if plain:
+                        c.text(m.content)
                     continue
             c.text(m.content)
             for call in m.calls:
@@ -203,6 +222,7 @@ class ConversationRedactor:
                 surrogate = self._surrogate(kind, value, names, raws)
             self.map[key] = (kind, surrogate)
             self.originals[key] = value
+        self.needles = sorted(self.map, key=lambda n: (-len(n), n))
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
@@ -245,10 +265,32 @@ class ConversationRedactor:
         if not text or not self.map:
             return text
         low = text.lower()
-        present = tuple(sorted((n for n in self.map if n in low), key=lambda n: (-len(n), n)))
-        if not present:
+        if len(low) != len(text):  # lower-casing changed offsets: use the regex path
+            present = tuple(n for n in self.needles if n in low)
+            return _alternation(present).sub(self._replace, text) if present else text
+        spans: list[tuple[int, int, str]] = []
+        for needle in self.needles:
+            at = low.find(needle)
+            while at != -1:
+                end = at + len(needle)
+                if _bounded(low, at, end, needle) and not any(
+                    at < e and s < end for s, e, _ in spans
+                ):
+                    spans.append((at, end, needle))
+                at = low.find(needle, at + 1)
+        if not spans:
             return text
-        return _alternation(present).sub(self._replace, text)
+        spans.sort()
+        out, pos = [], 0
+        for start, end, needle in spans:
+            out.append(text[pos:start])
+            kind, surrogate = self.map[needle]
+            self.counts[kind] += 1
+            raw = text[start:end]
+            out.append(_shape(raw, surrogate) if kind == "name" else surrogate)
+            pos = end
+        out.append(text[pos:])
+        return "".join(out)
 
     def _replace(self, m: re.Match[str]) -> str:
         raw = m.group(0)
@@ -268,12 +310,10 @@ class ConversationRedactor:
         return value
 
     def json_text(self, text: str, parsed: Any) -> str:
-        if parsed is None:
+        """A JSON tool result redacted: on its raw text when it holds no escape sequences (the
+        surrogates need none either), otherwise value by value and serialised again."""
+        if parsed is None or "\\" not in text:
             return self.text(text)
-        if "\\u" not in text:
-            low = text.lower()
-            if not any(n in low for n in self.map):
-                return text
         redacted = self.value(parsed)
         if '": ' in text[:200]:
             import json

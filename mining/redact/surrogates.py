@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from faker import Faker
 
-POOL = 2000
+POOL = 600
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ def pools(seed: int) -> Pools:
         seen: dict[str, None] = {}
         for _ in range(n * 3):
             value = draw()
+            if '"' in value or "\\" in value:
+                continue
             if " " not in value.strip() or draw in (fake.street_address, fake.secondary_address):
                 seen.setdefault(value, None)
             if len(seen) >= n:

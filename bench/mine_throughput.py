@@ -1,0 +1,113 @@
+"""Mining throughput and memory on a generated OpenAI-format support log.
+
+Generates support conversations (`mining.synthetic.support_log`: played out on the support
+simulator, opening with the agent's instructions as production logs do, fake people with
+personal data of every kind) into a temporary folder with streaming writes, up to the size asked
+(1 GB by default, and a 100 MB one to compare peaks), then mines each file in a fresh process
+with the defaults of `casemill mine` (redaction on, semantic checks on, dedup on) and prints:
+MB/s over the process's CPU time (one core: mining is single-threaded) and over wall time,
+conversations per second, and the process's peak resident memory.
+
+    uv run python bench/mine_throughput.py [--sizes-mb 100 1024] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MINER = """
+import json, resource, sys, time
+from pathlib import Path
+from mining.output import mine_to_files
+log, out = Path(sys.argv[1]), Path(sys.argv[2])
+cpu, wall = time.process_time(), time.perf_counter()
+summary = mine_to_files([log], "openai-jsonl", out)
+print(json.dumps({"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "summary": summary.model_dump(mode="json")}))
+"""
+
+
+def generate(path: Path, size_mb: int, seed: int = 0) -> tuple[int, int, float]:
+    import orjson
+
+    from mining.synthetic import support_log
+
+    target = size_mb * 1024 * 1024
+    written = count = 0
+    started = time.perf_counter()
+    with path.open("wb", buffering=1024 * 1024) as fh:
+        for record in support_log(seed=seed, instructions=True):
+            line = orjson.dumps(record) + b"\n"
+            fh.write(line)
+            written += len(line)
+            count += 1
+            if written >= target:
+                break
+    return written, count, time.perf_counter() - started
+
+
+def run(log: Path, out: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", MINER, str(log), str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes-mb", type=int, nargs="+", default=[100, 1024])
+    parser.add_argument("--keep", type=Path, help="generate into this folder and keep the files")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="casemill-bench-") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        peaks = []
+        for size in args.sizes_mb:
+            log = folder / f"support_{size}mb.jsonl"
+            written, count, gen_s = generate(log, size)
+            print(
+                f"generated {written / 1e6:,.0f} MB, {count:,} conversations "
+                f"({written / count / 1024:.1f} KiB each) in {gen_s:.0f} s"
+            )
+            result = run(log, folder / f"candidates_{size}mb.jsonl")
+            s = result["summary"]
+            mb = written / 1e6
+            print(
+                f"  mined {s['conversations_read']:,} conversations -> "
+                f"{sum(s['cases'].values()):,} "
+                f"cases {s['cases']}, quarantined {sum(s['quarantined'].values())}, duplicates "
+                f"{s['duplicates']}"
+            )
+            print(
+                f"  throughput: {mb / result['cpu_s']:.1f} MB/s on one core (CPU time "
+                f"{result['cpu_s']:.0f} s), {mb / result['wall_s']:.1f} MB/s wall "
+                f"({result['wall_s']:.0f} s), {s['conversations_read'] / result['cpu_s']:,.0f} "
+                f"conversations/s"
+            )
+            print(f"  peak memory: {result['peak_rss_mb']:.0f} MB")
+            peaks.append((size, result["peak_rss_mb"]))
+            log.unlink() if not args.keep else None
+        if len(peaks) > 1:
+            print(
+                "peak memory by log size: "
+                + ", ".join(f"{s} MB log -> {p:.0f} MB" for s, p in peaks)
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""Helpers for the mining tests: small logs written on the fly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mining.synthetic import support_log
+
+
+def write_jsonl(path: Path, records: list) -> Path:
+    with path.open("wb") as fh:
+        for record in records:
+            if isinstance(record, bytes):
+                fh.write(record.rstrip(b"\n") + b"\n")
+            else:
+                fh.write(json.dumps(record).encode() + b"\n")
+    return path
+
+
+def sample_records(count: int = 10, seed: int = 11) -> list[dict]:
+    return list(support_log(seed=seed, count=count))
+
+
+def chat(conv_id: str, messages: list[dict], resolved: bool = True) -> dict:
+    return {"conversation_id": conv_id, "resolved": resolved, "messages": messages}
+
+
+def call_msg(call_id: str, name: str, args: dict | str) -> dict:
+    arguments = args if isinstance(args, str) else json.dumps(args)
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        ],
+    }
+
+
+def result_msg(call_id: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}

@@ -1,0 +1,235 @@
+"""A log seeded with personal data of every kind, mined through the CLI: no seeded value appears
+in any output (byte for byte), the raw values reach only the --keep-raw file, and the mined
+support cases stay coherent (ids exist, semantic checks and replay pass)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mining_helpers import call_msg, chat, result_msg, write_jsonl
+from typer.testing import CliRunner
+
+from casemill.case.model import Case, Environment
+from casemill.cli import app
+from casemill.domains.support.sandbox import SupportSandbox
+from casemill.validation.semantic import semantic_findings
+
+NAME, FIRST, LAST = "Ingrid Vasquez", "Ingrid", "Vasquez"
+EMAIL = "ingrid.vasquez77@example.com"
+PHONE = "(415) 555-0187"
+CARD = "4539 1488 0343 6467"
+STREET, UNIT = "742 Evergreen Terrace", "Apt 12"
+NEW_STREET = "88 Maple Avenue"
+CUSTOMER = "C1042"
+ACCOUNT = "ingrid_vasquez_4821"
+SEEDED = [NAME, FIRST, LAST, EMAIL, PHONE, CARD, STREET, NEW_STREET, CUSTOMER, ACCOUNT]
+
+ADDRESS = {
+    "street1": STREET,
+    "street2": UNIT,
+    "city": "Springfield",
+    "state": "IL",
+    "zip": "62701",
+    "country": "US",
+}
+STATE = {
+    "customers": {
+        CUSTOMER: {
+            "id": CUSTOMER,
+            "name": NAME,
+            "email": EMAIL,
+            "phone": PHONE,
+            "address": ADDRESS,
+            "payment_methods": [{"id": "PM1", "kind": "card", "last4": "6467"}],
+        }
+    },
+    "orders": {
+        "W2001": {
+            "id": "W2001",
+            "customer_id": CUSTOMER,
+            "status": "delivered",
+            "items": [
+                {"item_id": "I1", "name": "Ceramic mug 12oz", "price": 14.5},
+                {"item_id": "I2", "name": "Desk lamp", "price": 45.25},
+            ],
+            "address": ADDRESS,
+            "payment_method_id": "PM1",
+        },
+        "W2002": {
+            "id": "W2002",
+            "customer_id": CUSTOMER,
+            "status": "processing",
+            "items": [{"item_id": "I1", "name": "Wool blanket", "price": 64.75}],
+            "address": ADDRESS,
+            "payment_method_id": "PM1",
+        },
+        "W2003": {
+            "id": "W2003",
+            "customer_id": CUSTOMER,
+            "status": "pending",
+            "items": [{"item_id": "I1", "name": "Glass vase", "price": 32.0}],
+            "address": ADDRESS,
+            "payment_method_id": "PM1",
+        },
+    },
+}
+
+
+def _played(conv_id: str, steps: list) -> dict:
+    """A conversation whose tool results come from the simulator."""
+    sandbox = SupportSandbox(Environment(state=STATE))
+    messages = [
+        {"role": "system", "content": f"Authenticated customer: {CUSTOMER} ({NAME}, {EMAIL})"}
+    ]
+    for n, step in enumerate(steps):
+        if isinstance(step, tuple):
+            tool, params = step
+            messages.append(call_msg(f"{conv_id}-{n}", tool, params))
+            messages.append(result_msg(f"{conv_id}-{n}", sandbox.call(tool, params).as_text()))
+        else:
+            messages.append(step)
+    return chat(conv_id, messages)
+
+
+def _user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def _agent(text: str) -> dict:
+    return {"role": "assistant", "content": text}
+
+
+def seeded_log(path: Path) -> Path:
+    new_address = {"street1": NEW_STREET, "city": "Madison", "state": "WI", "zip": "53703"}
+    records = [
+        _played(
+            "pii-refund",
+            [
+                _user(
+                    f"Hi, my name is {NAME}. The mug in W2001 arrived cracked. My account is "
+                    f"{ACCOUNT} and you can call me on {PHONE}."
+                ),
+                ("get_customer", {"customer_id": CUSTOMER}),
+                ("get_order", {"order_id": "W2001"}),
+                _agent(f"Sorry {FIRST}! I can refund the mug, $14.50. Go ahead?"),
+                _user("yes"),
+                ("refund_items", {"order_id": "W2001", "item_ids": ["I1"], "reason": "damaged"}),
+                _agent(f"Refunded $14.50, Ms {LAST}. A receipt goes to {EMAIL}."),
+            ],
+        ),
+        _played(
+            "pii-address",
+            [
+                _user(
+                    f"Please send W2003 to {NEW_STREET}, Madison, WI 53703 instead of {STREET}, {UNIT}."
+                ),
+                ("get_order", {"order_id": "W2003"}),
+                ("change_shipping_address", {"order_id": "W2003", "address": new_address}),
+                _agent("Done, it will go to Madison."),
+            ],
+        ),
+        _played(
+            "pii-cancel",
+            [
+                _user(
+                    f"Cancel W2002. Charge the fee to my card {CARD} if there is one. {NAME.lower()}"
+                ),
+                ("get_order", {"order_id": "W2002"}),
+                ("cancel_order", {"order_id": "W2002"}),
+                _agent("Order W2002 is cancelled; please never send full card numbers."),
+            ],
+        ),
+        json.dumps(chat("pii-broken", [_user(f"I am {NAME}, {EMAIL}")])).encode()[:60],
+        f"{NAME} {EMAIL} {PHONE} {CARD} not json".encode(),
+        chat("pii-role", [_user(f"{NAME} here"), {"role": "wizard", "content": f"{EMAIL} {CARD}"}]),
+        chat(f"conv-{EMAIL}", [_user("hi"), {"role": "moderator", "content": "x"}]),
+    ]
+    return write_jsonl(path, records)
+
+
+def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
+    log = seeded_log(tmp_path / "seeded.jsonl")
+    out, quarantine, raw = tmp_path / "out.jsonl", tmp_path / "q.jsonl", tmp_path / "raw.jsonl"
+    result = CliRunner().invoke(
+        app,
+        [
+            "mine",
+            str(log),
+            "--format",
+            "openai-jsonl",
+            "-o",
+            str(out),
+            "--quarantine",
+            str(quarantine),
+            "--keep-raw",
+            str(raw),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["quarantined"] == {"invalid_json": 1, "truncated": 1, "unknown_role": 2}
+    assert set(summary["redactions"]) >= {"email", "phone", "card", "address", "name", "user_id"}
+
+    outputs = {
+        "candidates": out.read_bytes(),
+        "quarantine": quarantine.read_bytes(),
+        "summary": result.stdout.encode(),
+    }
+    for where, data in outputs.items():
+        lowered = data.lower()
+        for value in SEEDED:
+            assert value.encode() not in data, f"{value!r} leaked into the {where}"
+            assert value.lower().encode() not in lowered, f"{value!r} (any case) in the {where}"
+        digits = CARD.replace(" ", "").encode()
+        assert digits not in data.replace(b" ", b"")
+    kept = raw.read_text()
+    for value in (
+        NAME.split()[0].lower(),
+        EMAIL,
+        PHONE,
+        CARD,
+        STREET,
+        NEW_STREET,
+        CUSTOMER,
+        ACCOUNT,
+    ):
+        assert value.lower() in kept.lower(), f"{value!r} missing from the --keep-raw file"
+
+    cases = [Case.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert {c.provenance.source.conversation_id for c in cases} == {
+        "pii-refund",
+        "pii-address",
+        "pii-cancel",
+    }
+    assert all(c.domain == "support" for c in cases)
+    for case in cases:
+        assert semantic_findings(case) == [], case.provenance.source
+        assert case.provenance.label_confidence == "high"
+        assert case.review.status == "pending"
+    refund = next(c for c in cases if c.provenance.source.conversation_id == "pii-refund")
+    customer_id = next(iter(refund.environment.state["customers"]))
+    assert customer_id != CUSTOMER and customer_id.startswith("C")
+    assert refund.conversation[0].content.startswith(f"Authenticated customer: {customer_id} (")
+    assert refund.environment.state["orders"]["W2001"]["customer_id"] == customer_id
+    address = next(
+        c
+        for c in cases
+        if c.provenance.source.conversation_id == "pii-address"
+        and c.provenance.operators[0].name == "decision_point"
+    )
+    new_street = address.expected.tool_calls[0].params["address"]["street1"]
+    assert new_street in address.conversation[1].content  # same surrogate in text and params
+    assert address.expected.reply_contains == ("Madison",)
+
+
+def test_redaction_off_keeps_values_and_says_so(tmp_path):
+    log = seeded_log(tmp_path / "seeded.jsonl")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(
+        app, ["mine", str(log), "-f", "openai-jsonl", "-o", str(out), "--no-redact", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["redacted"] is False
+    assert EMAIL.encode() in out.read_bytes()
