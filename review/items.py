@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,9 +24,9 @@ class Item:
     batch_id: str
     position: int
     status: str
-    case: Case
-    parent: Case | None
-    findings: tuple[Finding, ...]
+    case_json: str
+    parent_json: str | None
+    findings_json: str
     valid: bool
     origin: str
     operator: str
@@ -44,9 +45,22 @@ class Item:
     exported_at: str | None = None
     corpus_version: int | None = None
 
+    # The case and its parent are parsed on first use: a decision does not pay for it.
+    @functools.cached_property
+    def case(self) -> Case:
+        return Case.model_validate_json(self.case_json)
+
+    @functools.cached_property
+    def parent(self) -> Case | None:
+        return Case.model_validate_json(self.parent_json) if self.parent_json else None
+
+    @functools.cached_property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(Finding(**f) for f in json.loads(self.findings_json))
+
     @property
     def edited(self) -> bool:
-        return self.case.id != self.case_id
+        return bool(self.edits)
 
     @classmethod
     def from_row(cls, row: Any) -> Item:
@@ -56,9 +70,9 @@ class Item:
             batch_id=m["batch_id"],
             position=m["position"],
             status=m["status"],
-            case=Case.model_validate_json(m["case_json"]),
-            parent=Case.model_validate_json(m["parent_json"]) if m["parent_json"] else None,
-            findings=tuple(Finding(**f) for f in json.loads(m["findings_json"])),
+            case_json=m["case_json"],
+            parent_json=m["parent_json"],
+            findings_json=m["findings_json"],
             valid=bool(m["valid"]),
             origin=m["origin"],
             operator=m["operator"],
