@@ -1,4 +1,4 @@
-"""The tau2-bench retail domain as a Casemill domain pack (no simulator).
+"""The tau2-bench retail domain as a Casemill domain pack (tools simulated, no replay check).
 
 A case's environment is a slice of tau2's `db.json`: the users the task concerns, their orders,
 and the products those orders (and the expected calls) name, in tau2's own shapes:
@@ -9,9 +9,14 @@ and the products those orders (and the expected calls) name, in tau2's own shape
 Tool specifications are inferred from the benchmark's expected actions (see `specs.py`). The
 pack checks the environment's shape and that every id an expected call names (user, order,
 line item, new item, product, payment method) exists in the environment; a read call may also
-name an id the environment declares absent (a customer giving a wrong order number). tau2's
-tools are not simulated here, so cases in this domain are checked by reference and schema, and
-scored by their expected calls and phrases, not by replay.
+name an id the environment declares absent (a customer giving a wrong order number).
+
+The sandbox (`sandbox.py`) simulates the tools from the retail policy so that an agent can be
+run on these cases. `has_simulator` stays False: the benchmark's expected action lists include
+failed attempts (task 64 tries an exchange on a pending order before the modification it
+expects; task 105 exchanges with a gift card whose balance does not cover the difference), which
+Casemill's replay check, where every expected call must succeed, cannot express. So cases are
+checked by schema and references, and scored by their expected calls and phrases, not by replay.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 from casemill.case.model import Case, Environment
 from casemill.domains.base import Problem, Sandbox
+from casemill.domains.tau2_retail.sandbox import Tau2RetailSandbox
 from casemill.domains.tau2_retail.specs import is_read_tool, load_tool_specs
 
 NAME = "tau2-retail"
@@ -46,7 +52,8 @@ class Tau2RetailDomain:
         return _names(self.tool_specs) - self.read_tools
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
-        raise NotImplementedError(f"domain {self.name!r} has no simulator")
+        specs = {s["function"]["name"]: s for s in self.tool_specs}
+        return Tau2RetailSandbox(environment, specs, faults=faults)
 
     def state_problems(self, state: dict[str, Any]) -> list[Problem]:
         problems = []

@@ -20,6 +20,29 @@ from typing import Any
 
 TOOLS_FILE = Path(__file__).with_name("tools.json")
 READ_PREFIXES: tuple[str, ...] = ("get_", "find_", "list_", "search_", "calculate", "think")
+# What each tool does, in the words of the retail policy (the signature itself is inferred).
+PURPOSE: dict[str, str] = {
+    "calculate": "Evaluate an arithmetic expression (numbers, + - * / and parentheses).",
+    "cancel_pending_order": "Cancel a pending order; reason 'no longer needed' or 'ordered by "
+    "mistake'. The payments are refunded.",
+    "exchange_delivered_order_items": "Exchange items of a delivered order for other available "
+    "variants of the same products; the price difference is paid or refunded with the payment "
+    "method given.",
+    "find_user_id_by_email": "Find a user id by e-mail address.",
+    "find_user_id_by_name_zip": "Find a user id by first name, last name and zip code.",
+    "get_item_details": "Look up one item (a product variant) by item id.",
+    "get_order_details": "Look up an order: status, items, address, fulfilments, payments.",
+    "get_product_details": "Look up a product and its variants by product id.",
+    "get_user_details": "Look up a user profile: name, address, e-mail, payment methods, orders.",
+    "modify_pending_order_address": "Change the shipping address of a pending order.",
+    "modify_pending_order_items": "Change items of a pending order to other available variants "
+    "of the same products (once per order); the difference is paid or refunded.",
+    "modify_pending_order_payment": "Change the payment method of a pending order.",
+    "modify_user_address": "Change a user's default address.",
+    "return_delivered_order_items": "Return items of a delivered order; the refund goes to the "
+    "original payment method or an existing gift card.",
+    "transfer_to_human_agents": "Transfer the user to a human agent, with a summary.",
+}
 
 
 def is_read_tool(name: str) -> bool:
@@ -74,8 +97,8 @@ def infer_tool_specs(actions: Iterable[Mapping[str, Any]]) -> tuple[dict[str, An
                 "function": {
                     "name": name,
                     "description": (
-                        f"tau2-bench retail tool (signature inferred from {len(seen)} expected "
-                        f"calls). {kind}."
+                        f"{PURPOSE.get(name, 'tau2-bench retail tool.')} {kind} (signature "
+                        f"inferred from {len(seen)} expected calls)."
                     ),
                     "parameters": {
                         "type": "object",
