@@ -180,3 +180,40 @@ def test_bad_input_exits_2_with_a_located_message(tmp_path, cases_file, args, me
     result = _eval(*flat)
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
+
+
+def test_judge_end_to_end_against_a_local_server(tmp_path, cases_file, monkeypatch):
+    from tests.support.openai_server import OpenAIServer
+
+    def grader(body: dict) -> dict:
+        names = ("addresses_request", "truthful", "policy_safe", "clear_and_polite")
+        verdicts = [{"criterion": n, "pass": True, "reason": "fine"} for n in names]
+        return {"content": json.dumps({"verdicts": verdicts})}
+
+    scoring = tmp_path / "scoring.toml"
+    scoring.write_text("usd_per_prompt_token = 0.001\n")
+    with OpenAIServer(grader) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("CASEMILL_LLM_MODEL", "judge-model")
+        argv = ["--agent", "reference", "--cases", str(cases_file), "-o", str(tmp_path / "run")]
+        result = _eval(*argv, "--judge", "--scoring", str(scoring), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["metrics"]["judge_truthful"]["mean"] == 1.0
+    assert any(n.startswith("judge judge-model, prompt v1") for n in summary["notes"])
+    assert (tmp_path / "run" / "judge.jsonl").is_file()
+
+
+def test_judge_without_endpoint_is_skipped_with_a_message(tmp_path, cases_file, monkeypatch):
+    for name in (
+        "CASEMILL_LLM_BASE_URL",
+        "OPENAI_BASE_URL",
+        "CASEMILL_LLM_MODEL",
+        "CASEMILL_MODEL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env file here
+    argv = ["--agent", "reference", "--cases", str(cases_file), "-o", str(tmp_path / "run")]
+    result = _eval(*argv, "--judge")
+    assert result.exit_code == 0, result.output
+    assert "judge skipped" in result.output and "CASEMILL_LLM_BASE_URL" in result.output
