@@ -1,0 +1,125 @@
+"""`expand` and `casemill expand`: gates, rejections, quotas, lineage and determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from casemill.case.model import Case, derive
+from casemill.cli import app
+from casemill.validation.semantic import semantic_findings
+from generators import KINDS, ExpandConfig, expand
+from generators.framework import REGISTRY, operator
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lines(result):
+    return [json.dumps(c.model_dump(mode="json"), sort_keys=True) for c in result.candidates]
+
+
+def test_candidates_are_valid_pending_generated_and_cover_every_kind(small_seeds):
+    result = expand(small_seeds, ExpandConfig(per_seed=1), 3)
+    assert len(result.candidates) > 100
+    assert len({c.id for c in result.candidates}) == len(result.candidates)
+    for case in result.candidates:
+        assert case.review.status == "pending" and case.provenance.origin == "generated"
+        assert case.provenance.seed == 3 and case.provenance.parents[-1] in \
+            {s.id for s in small_seeds}
+        assert [f for f in semantic_findings(case) if f.severity == "error"] == []
+    assert set(result.summary.coverage) == set(KINDS)
+    s = result.summary
+    assert s.accepted == len(result.candidates)
+    assert s.generated == s.accepted + sum(s.rejected_by_reason.values())
+    assert s.near_duplicates == s.rejected_by_reason.get("near_duplicate", 0)
+
+
+def test_same_seed_same_output_whatever_the_input_order(small_seeds):
+    config = ExpandConfig(per_seed=1)
+    one = _lines(expand(small_seeds, config, 11))
+    two = _lines(expand(list(reversed(small_seeds)), config, 11))
+    assert one == two
+    assert one != _lines(expand(small_seeds, config, 12))
+
+
+def test_an_invalid_seed_is_reported_and_skipped(small_seeds):
+    bad = derive(small_seeds[0], environment={"state": {
+        **small_seeds[0].environment.state,
+        "orders": {"W1001": {**small_seeds[0].environment.state["orders"]["W1001"],
+                             "status": "shipped"}}}})
+    result = expand([bad, small_seeds[2]], ExpandConfig(chains=("slang",), per_seed=1), 0)
+    assert [r.parent_id for r in result.skipped_seeds] == [bad.id]
+    assert result.skipped_seeds[0].reason == "invalid_seed:replay"
+    assert all(c.provenance.parents == (small_seeds[2].id,) for c in result.candidates)
+
+
+@pytest.fixture
+def exploding_operator():
+    @operator(kind="noise", name="explode_on_cancel", version="1", label_rule="test only")
+    def explode(case: Case, rng) -> list[Case]:
+        if "cancel" in case.tags.intents:
+            raise RuntimeError("boom")
+        return [derive(case, user_scenario="a generated variant")]
+
+    yield "explode_on_cancel"
+    REGISTRY.pop("explode_on_cancel")
+
+
+def test_an_operator_that_raises_costs_that_case_only(small_seeds, exploding_operator):
+    result = expand(small_seeds, ExpandConfig(chains=(exploding_operator,), per_seed=1), 0)
+    errors = [r for r in result.rejections if r.reason == "operator_error"]
+    assert len(errors) == 2 and all("RuntimeError: boom" in r.detail for r in errors)
+    assert len(result.candidates) == len(small_seeds) - 2
+
+
+def test_near_duplicates_of_an_existing_corpus_are_removed(small_seeds):
+    config = ExpandConfig(chains=("swap_order_id", "slang"), per_seed=1)
+    first = expand(small_seeds, config, 0)
+    again = expand(small_seeds, config, 0, existing=first.candidates)
+    assert first.candidates and not again.candidates
+    assert again.summary.near_duplicates == len(first.candidates)
+
+
+def test_quota_caps_a_kind(small_seeds):
+    config = ExpandConfig(chains=("keyboard_typo", "swap_order_id"), per_seed=2,
+                          quotas={"noise": 3})
+    result = expand(small_seeds, config, 0)
+    kinds = [c.provenance.operators[0].kind for c in result.candidates]
+    assert kinds.count("noise") == 3 and kinds.count("entity_swap") > 3
+    assert result.summary.quota_stopped > 0
+
+
+def test_cli_output_is_byte_identical_for_the_same_seed(tmp_path, small_seeds):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.jsonl"
+        result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                          "--per-seed", "1", "--seed", "9",
+                                          "--operators", "slang,swap_customer+keyboard_typo"])
+        assert result.exit_code == 0, result.output
+        outs.append(out.read_bytes())
+        assert (tmp_path / f"{name}.rejects.jsonl").exists()
+        summary = json.loads((tmp_path / f"{name}.summary.json").read_text())
+        assert summary["accepted"] == len(out.read_bytes().splitlines())
+    assert outs[0] == outs[1] and outs[0]
+    assert "coverage" in result.output
+
+
+@pytest.mark.slow
+def test_project_seeds_give_2000_valid_distinct_candidates():
+    from casemill.validation import load_cases
+
+    seeds = [c.case for c in load_cases([ROOT / "seeds"]).cases]
+    result = expand(seeds, ExpandConfig(), 0)
+    ids = [c.id for c in result.candidates]
+    assert len(ids) >= 2000 and len(set(ids)) == len(ids)
+    assert set(result.summary.coverage) == set(KINDS)
+    seed_intents = {i for s in seeds for i in s.tags.intents}
+    covered = {i for row in result.summary.coverage.values() for i in row}
+    assert seed_intents <= covered
+    assert not result.skipped_seeds
