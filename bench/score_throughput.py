@@ -79,6 +79,31 @@ def timed(label: str, count: int, fn, *, repeat: int = 3, before=None):
     return out, rate
 
 
+def measure(cases, pairs) -> tuple[list, float]:
+    """Time each phase; returns the scores and the scoring rate (trajectories per CPU second)."""
+    timed("load the similarity libraries (once)", 1, similarity.warm, repeat=1)
+    prepare = lambda: [context_for(c) for c in cases]  # noqa: E731
+    timed("prepare cases (replay once per case)", len(cases), prepare, before=clear_cache)
+    with_ref = [(c, t) for c, t in pairs if c.expected.reference_reply]
+    distinct = len({(c.expected.reference_reply, t.final_reply) for c, t in with_ref})
+    print(f"{len(with_ref):,} trajectories have a reference reply ({distinct:,} distinct pairs)")
+    score_all = lambda: [score(c, t) for c, t in pairs]  # noqa: E731
+    label = "score, mode casemill (similarity computed anew)"
+    scores, rate = timed(label, len(pairs), score_all, before=similarity.clear_caches)
+    without = [(c, t) for c, t in pairs if not c.expected.reference_reply]
+    label = "score, mode casemill, cases without reference"
+    timed(label, len(without), lambda: [score(c, t) for c, t in without])
+    chapter = lambda: [score(c, t, mode="chapter") for c, t in pairs]  # noqa: E731
+    timed("score, mode chapter", len(pairs), chapter)
+
+    def cold() -> None:
+        clear_cache()
+        similarity.clear_caches()
+
+    timed("prepare + score, nothing cached", len(pairs), score_all, before=cold)
+    return scores, rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=5000)
@@ -89,64 +114,18 @@ def main() -> None:
 
     start = time.perf_counter()
     cases, trajectories = build(args.cases, args.trials, args.seed)
-    print(
-        f"built {len(cases):,} cases and {len(trajectories):,} trajectories "
-        f"in {time.perf_counter() - start:.1f} s (not timed below)"
-    )
+    took = time.perf_counter() - start
+    print(f"built {len(cases):,} cases, {len(trajectories):,} trajectories in {took:.1f} s")
     by_id = {c.id: c for c in cases}
     pairs = [(by_id[t.case_id], t) for t in trajectories]
-
-    timed("load the similarity libraries (once)", 1, similarity.warm, repeat=1)
-    timed(
-        "prepare cases (replay once per case)",
-        len(cases),
-        lambda: [context_for(c) for c in cases],
-        before=clear_cache,
-    )
-    with_ref = [(c, t) for c, t in pairs if c.expected.reference_reply]
-    distinct = len({(c.expected.reference_reply, t.final_reply) for c, t in with_ref})
+    scores, rate = measure(cases, pairs)
+    label = "summarize (bootstrap CIs, slices, pass^k)"
+    summary, _ = timed(label, len(scores), lambda: summarize(cases, scores), repeat=1)
+    pass_k = summary.pass_k.get(str(args.trials), float("nan"))
+    print(f"task success {summary.task_success_rate:.3f}, pass^{args.trials} {pass_k:.3f}")
+    verdict = "met" if rate >= 20_000 else "NOT met"
     print(
-        f"{len(with_ref):,} trajectories have a reference reply ({distinct:,} distinct reply pairs)"
-    )
-    scores, rate = timed(
-        "score, mode casemill (similarity computed anew)",
-        len(pairs),
-        lambda: [score(c, t) for c, t in pairs],
-        before=similarity.clear_caches,
-    )
-    without = [(c, t) for c, t in pairs if not c.expected.reference_reply]
-    timed(
-        "score, mode casemill, cases without reference",
-        len(without),
-        lambda: [score(c, t) for c, t in without],
-    )
-    timed(
-        "score, mode chapter", len(pairs), lambda: [score(c, t, mode="chapter") for c, t in pairs]
-    )
-
-    def cold() -> None:
-        clear_cache()
-        similarity.clear_caches()
-
-    timed(
-        "prepare + score, nothing cached",
-        len(pairs),
-        lambda: [score(c, t) for c, t in pairs],
-        before=cold,
-    )
-    summary, _ = timed(
-        "summarize (bootstrap CIs, slices, pass^k)",
-        len(scores),
-        lambda: summarize(cases, scores),
-        repeat=1,
-    )
-    print(
-        f"task success {summary.task_success_rate:.3f}, pass^{args.trials} "
-        f"{summary.pass_k.get(str(args.trials), float('nan')):.3f}, {len(summary.slices)} slices"
-    )
-    print(
-        f"scoring throughput: {rate:,.0f} trajectories/s on one core "
-        f"(target 20,000/s: {'met' if rate >= 20_000 else 'NOT met'})"
+        f"scoring throughput: {rate:,.0f} trajectories/s on one core (target 20,000/s: {verdict})"
     )
     if args.profile:
         profiler = cProfile.Profile()

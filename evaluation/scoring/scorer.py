@@ -82,17 +82,7 @@ def _score_casemill(
         _similarity(ctx.reference_reply, reply, values, notes)
     if ctx.replay_note:
         notes.append(ctx.replay_note)
-    assertions = {
-        "no_error": t.error is None,
-        "completed": completed,
-        "no_forbidden_calls": not violations,
-        "tools_called": values["tool_recall"] in (None, 1.0),
-        "no_unexpected_tools": values["tool_precision"] in (None, 1.0),
-        "params_match": values["param_accuracy"] in (None, 1.0),
-        "state_matches": values["state_success"] in (None, 1.0),
-        "phrases_present": values["phrase_recall"] in (None, 1.0),
-        "no_excluded_phrases": not excluded,
-    }
+    assertions = _assertions(t, completed, values, bool(violations), bool(excluded))
     success = all(assertions.values())
     values["task_success"] = 1.0 if success else 0.0
     values["overall"] = _overall(values, config, bool(violations or excluded))
@@ -112,6 +102,22 @@ def _score_casemill(
         error_kind=t.error_kind,
         format=1,
     )
+
+
+def _assertions(
+    t: Trajectory, completed: bool, values: dict, violated: bool, excluded: bool
+) -> dict[str, bool]:
+    return {
+        "no_error": t.error is None,
+        "completed": completed,
+        "no_forbidden_calls": not violated,
+        "tools_called": values["tool_recall"] in (None, 1.0),
+        "no_unexpected_tools": values["tool_precision"] in (None, 1.0),
+        "params_match": values["param_accuracy"] in (None, 1.0),
+        "state_matches": values["state_success"] in (None, 1.0),
+        "phrases_present": values["phrase_recall"] in (None, 1.0),
+        "no_excluded_phrases": not excluded,
+    }
 
 
 def _score_chapter(ctx: CaseContext, t: Trajectory, config: ScoringConfig) -> CaseScore:

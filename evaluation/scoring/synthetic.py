@@ -69,6 +69,25 @@ def _reply(case: Case, behaviour: str) -> str:
     return "Done: " + "; ".join(case.expected.reply_contains) + ". Anything else?"
 
 
+def _execute(sandbox: Any, planned: list[tuple[str, dict[str, Any]]]) -> tuple[list, list]:
+    """Run the planned calls on the sandbox (if any); the recorded calls and their messages."""
+    calls: list[RecordedCall] = []
+    messages: list[dict[str, Any]] = []
+    for index, (tool, params) in enumerate(planned):
+        call_id = f"call_{index}"
+        if sandbox is not None:
+            r = sandbox.call(tool, params, call_id=call_id)
+            call = RecordedCall(tool=tool, params=params, ok=r.ok, result=r.content, error=r.error)
+        else:
+            call = RecordedCall(tool=tool, params=params)
+        calls.append(call.model_copy(update={"call_id": call_id}))
+        function = {"name": tool, "arguments": params}
+        tool_call = {"id": call_id, "type": "function", "function": function}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [tool_call]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": str(call.result)})
+    return calls, messages
+
+
 def synthetic_trajectory(
     case: Case,
     behaviour: str = "correct",
@@ -80,39 +99,9 @@ def synthetic_trajectory(
     """A trajectory of `case` that departs from the expected behaviour as `behaviour` says."""
     rng = rng or random.Random(0)
     domain = get_domain(case.domain)
-    planned = _planned_calls(case, behaviour)
     sandbox = domain.sandbox(case.environment, faults=False) if domain.has_simulator else None
-    calls, messages = [], [{"role": "user", "content": case.customer_text}]
-    for index, (tool, params) in enumerate(planned):
-        call_id = f"call_{index}"
-        if sandbox is not None:
-            result = sandbox.call(tool, params, call_id=call_id)
-            calls.append(
-                RecordedCall(
-                    tool=tool,
-                    params=params,
-                    ok=result.ok,
-                    result=result.content,
-                    error=result.error,
-                    call_id=call_id,
-                )
-            )
-        else:
-            calls.append(RecordedCall(tool=tool, params=params, call_id=call_id))
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": tool, "arguments": params},
-                    }
-                ],
-            }
-        )
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": str(calls[-1].result)})
+    calls, messages = _execute(sandbox, _planned_calls(case, behaviour))
+    messages.insert(0, {"role": "user", "content": case.customer_text})
     failed = behaviour == "error"
     reply = None if failed else _reply(case, behaviour)
     if reply:

@@ -61,6 +61,7 @@ def _two_trials():
     return [refund, cancel], ts, [score(c, t) for c, t in zip([refund, cancel], ts, strict=True)]
 
 
+@pytest.mark.slow  # the first use of the openai SDK imports it (seconds)
 def test_judge_scores_each_criterion_and_keeps_reasons(tmp_path):
     cases, ts, scores = _two_trials()
     with OpenAIServer(grader) as server:

@@ -176,6 +176,7 @@ def test_generic_domain_counts_writes_by_name_and_skips_state():
     assert any("no simulator" in n for n in s.notes)
 
 
+@pytest.mark.slow  # rouge-score imports nltk (seconds, once)
 def test_reply_similarity_with_reference_reply():
     base = refund_case()
     case = Case.model_validate(
