@@ -42,20 +42,33 @@ class Row:
     right: str
 
 
-def json_changes(before: Any, after: Any, path: str = "") -> list[Change]:
-    """Leaf-level differences between two JSON values, with dotted/indexed paths."""
+# Values a reviewer reads as one unit: an expected or forbidden call, a fault, a line item, a
+# tag field. Their changes are shown whole instead of leaf by leaf.
+REVIEW_ATOMS = re.compile(
+    r"^(expected\.(tool_calls|forbidden_calls)\[\d+\]|environment\.faults\[\d+\]"
+    r"|environment\.state\.orders\.[^.]+\.items\[\d+\]|tags\.\w+|expected\.reply_\w+)$"
+)
+
+
+def json_changes(
+    before: Any, after: Any, path: str = "", atom: re.Pattern[str] | None = None
+) -> list[Change]:
+    """Leaf-level differences between two JSON values, with dotted/indexed paths; a path that
+    `atom` matches is compared as a whole."""
+    if atom is not None and path and atom.match(path):
+        return [] if before == after else [Change(path, before, after)]
     if isinstance(before, dict) and isinstance(after, dict):
         out: list[Change] = []
         for key in list(before) + [k for k in after if k not in before]:
             sub = f"{path}.{key}" if path else str(key)
-            out += json_changes(before.get(key), after.get(key), sub)
+            out += json_changes(before.get(key), after.get(key), sub, atom)
         return out
     if isinstance(before, list) and isinstance(after, list):
         out = []
         for index in range(max(len(before), len(after))):
             left = before[index] if index < len(before) else None
             right = after[index] if index < len(after) else None
-            out += json_changes(left, right, f"{path}[{index}]")
+            out += json_changes(left, right, f"{path}[{index}]", atom)
         return out
     if before == after:
         return []
@@ -69,7 +82,7 @@ def case_view(case: Case) -> dict[str, Any]:
 
 
 def case_changes(parent: Case, child: Case) -> list[Change]:
-    return json_changes(case_view(parent), case_view(child))
+    return json_changes(case_view(parent), case_view(child), atom=REVIEW_ATOMS)
 
 
 def pretty_lines(value: Any) -> list[str]:

@@ -22,8 +22,16 @@ from review.diff import (
 )
 from review.items import Item
 
-# Changes to these come first in the list: they change what a correct agent must do.
-_WEIGHT = (("expected", 0), ("conversation", 1), ("environment", 2), ("tags", 3))
+# The order a reviewer reads changes in: what the operator did to the input (conversation,
+# environment), then what it did to the label (expected), then the tags.
+_WEIGHT = (
+    ("conversation", 0),
+    ("user_scenario", 0),
+    ("environment", 1),
+    ("expected", 2),
+    ("tags", 3),
+)
+LONG_TEXT = 40  # both sides at least this long: show a word diff, otherwise before -> after
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,7 @@ class ChangeView:
 class ItemView:
     item: Item
     headline: str
+    parent_label: str | None
     flags: tuple[str, ...]
     changes: tuple[ChangeView, ...]
     rows: tuple[Row, ...]
@@ -51,7 +60,11 @@ class ItemView:
 
 def _change_view(change: Change) -> ChangeView:
     words: tuple[tuple[str, str], ...] = ()
-    if isinstance(change.before, str) and isinstance(change.after, str):
+    if (
+        isinstance(change.before, str)
+        and isinstance(change.after, str)
+        and min(len(change.before), len(change.after)) >= LONG_TEXT
+    ):
         words = tuple(word_diff(change.before, change.after))
     return ChangeView(
         path=change.path,
@@ -104,12 +117,39 @@ def expectation_lines(case: Case) -> list[tuple[str, str]]:
     return out
 
 
-def headline(item: Item) -> str:
-    case = item.case
+def label(case: Case) -> str:
     intents = "+".join(case.tags.intents) or "no intent"
     calls = ", ".join(c.tool for c in case.expected.tool_calls) or "no call"
+    return f"{intents} -> {case.expected.outcome} ({calls})"
+
+
+def headline(item: Item) -> str:
     where = f"{item.origin}/{item.operator}"
-    return f"{intents} -> {case.expected.outcome} ({calls}) · {where} · {case.tags.category}"
+    return f"{label(item.case)} · {where} · {item.case.tags.category}"
+
+
+def parent_label(item: Item) -> str | None:
+    """The parent's label when it differs from the case's (the operator changed the answer)."""
+    if item.parent is None:
+        return None
+    before = label(item.parent)
+    return before if before != label(item.case) else None
+
+
+def first_change(item: Item) -> str:
+    """One line for the queue: the operator's first change to the input (or to the label)."""
+    if item.parent is None:
+        return item.case.customer_text
+    for change in ordered_changes(item.parent, item.case):
+        if change.path.startswith("tags"):
+            continue
+        if change.words:
+            added = " ".join(t.strip() for op, t in change.words if op == "+" and t.strip())
+            removed = " ".join(t.strip() for op, t in change.words if op == "-" and t.strip())
+            text = (f"-{removed} " if removed else "") + (f"+{added}" if added else "")
+            return f"{change.path}: {text.strip()}"
+        return f"{change.path}: {change.before or '∅'} → {change.after or '∅'}"
+    return "(same content as the parent)"
 
 
 def flags(item: Item, changes: list[ChangeView]) -> list[str]:
@@ -138,6 +178,7 @@ def item_view(item: Item, context: int | None = 3) -> ItemView:
     return ItemView(
         item=item,
         headline=headline(item),
+        parent_label=parent_label(item),
         flags=tuple(flags(item, changes)),
         changes=tuple(changes),
         rows=tuple(rows),

@@ -23,7 +23,8 @@ from review import auth
 from review.errors import EditRefused, ReviewError, StaleWrite
 from review.forms import parse_calls, tool_names, with_calls
 from review.items import STATUSES, ItemFilter
-from review.present import item_view, params_text
+from review.present import first_change, item_view, params_text
+from review.schema import now_iso
 from review.store import ReviewStore
 
 log = logging.getLogger(__name__)
@@ -188,6 +189,7 @@ def create_app(
             batches=store.batches(),
             query=_query(flt),
             notice=_notice(request),
+            first_change=first_change,
         )
 
     @app.get("/next")
@@ -214,7 +216,10 @@ def create_app(
     ) -> HTMLResponse:
         item = store.get(case_id)
         lease_note = None
-        if item.status == "pending":
+        mine = item.lease_holder == session.reviewer and (item.lease_expires or "") > now_iso(
+            store.clock
+        )
+        if item.status == "pending" and not mine:
             try:
                 item = store.claim(case_id, session.reviewer)
             except ReviewError as exc:
