@@ -66,8 +66,22 @@ def observed_tools(messages: list[Message]) -> dict[str, dict[str, Any]]:
     return dict(sorted(tools.items()))
 
 
+def observed_results(messages: list[Message]) -> list[Any]:
+    """Tool results of a log that shows no calls, in order (parsed when JSON)."""
+    out = []
+    for m in messages:
+        if m.role == "tool" and m.content.strip():
+            try:
+                out.append(orjson.loads(m.content))
+            except orjson.JSONDecodeError:
+                out.append(m.content)
+    return out
+
+
 def state(messages: list[Message], upto: int | None, all_messages: list[Message]) -> dict[str, Any]:
     seen = messages if upto is None else messages[:upto]
+    if not any(m.calls for m in all_messages):
+        return {"records": {"observed": observed_results(seen)}}
     return {
         "records": records(seen, latest=upto is not None),
         "tools": observed_tools(all_messages),

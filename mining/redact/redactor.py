@@ -340,7 +340,8 @@ class ConversationRedactor:
         for m in messages:
             for call in m.calls:
                 if call.result is not None:
-                    call.result = results.get(call.id, self.text(call.result))
+                    done = results.get(call.id)
+                    call.result = done if done is not None else self.text(call.result)
         src = self.source
         conv = Conversation(
             id=self.text(src.id),

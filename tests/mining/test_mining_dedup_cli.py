@@ -1,0 +1,109 @@
+"""Deduplication within logs and against a corpus; the CLI's summary, exits and files; the
+accuracy acceptance on the airline logs."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mining_helpers import sample_records, write_jsonl
+from typer.testing import CliRunner
+
+from casemill.cli import app
+from casemill.corpus import CorpusStore
+from mining import merge_results, mine, mine_file
+
+RECORDS = sample_records(4, seed=9)
+
+
+def test_repeated_conversations_are_dropped_within_and_across_files(tmp_path):
+    again = copy.deepcopy(RECORDS[0])
+    again["conversation_id"] = "copy-of-0"  # same words, same ids: a re-export
+    log = write_jsonl(tmp_path / "a.jsonl", [*RECORDS, again])
+    result = mine([log], "openai-jsonl", redact=False)
+    once = mine([write_jsonl(tmp_path / "b.jsonl", RECORDS)], "openai-jsonl", redact=False)
+    assert len(result.cases) == len(once.cases)
+    assert result.summary.duplicates["within_logs"] >= 1
+    merged = merge_results([mine_file(log, "openai-jsonl", redact=False), once])
+    assert len(merged.cases) == len(once.cases)
+    assert merged.summary.conversations_read == 9
+
+
+def test_cases_already_in_the_corpus_are_dropped(tmp_path):
+    log = write_jsonl(tmp_path / "a.jsonl", RECORDS)
+    first = mine([log], "openai-jsonl")
+    store = CorpusStore(tmp_path / "corpus")
+    store.add_version(first.cases[:3], note="mined earlier")
+    again = mine([log], "openai-jsonl", existing=store.cases())
+    assert len(again.cases) == len(first.cases) - 3
+    assert again.summary.duplicates == {"corpus": 3}
+
+
+def test_cli_writes_candidates_and_prints_a_summary(tmp_path):
+    log = write_jsonl(tmp_path / "a.jsonl", [*RECORDS, b'{"conversation_id": "x", "messages": ['])
+    out = tmp_path / "out" / "cands.jsonl"
+    result = CliRunner().invoke(app, ["mine", str(log), "-f", "openai-jsonl", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "4 conversations read" in result.output and "quarantined" in result.output
+    lines = out.read_text().splitlines()
+    assert lines and all(json.loads(x)["review"]["status"] == "pending" for x in lines)
+    quarantine = out.with_name("cands.quarantine.jsonl")
+    (record,) = [json.loads(x) for x in quarantine.read_text().splitlines()]
+    assert record["line"] == 5 and record["reason"] == "truncated" and record["file"] == str(log)
+
+
+def test_cli_rejects_unknown_formats_and_missing_files(tmp_path):
+    runner = CliRunner()
+    bad = runner.invoke(
+        app,
+        [
+            "mine",
+            str(tmp_path / "none.jsonl"),
+            "-f",
+            "openai-jsonl",
+            "-o",
+            str(tmp_path / "o.jsonl"),
+        ],
+    )
+    assert bad.exit_code != 0
+    log = write_jsonl(tmp_path / "a.jsonl", RECORDS[:1])
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "casemill.cli",
+            "mine",
+            str(log),
+            "-f",
+            "xml",
+            "-o",
+            str(tmp_path / "o.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0
+
+
+@pytest.mark.shared_data
+def test_airline_accuracy_meets_the_targets(shared_data, root: Path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(root / "bench" / "mine_accuracy.py"),
+            "--data",
+            str(shared_data / "tau-bench-airline-logs"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = {line.split(":")[0].strip(): line for line in done.stdout.splitlines()}
+    state = lines["state-equivalent"].split()
+    precision, recall = float(state[2]), float(state[4])
+    assert precision >= 0.95 and recall >= 0.90
+    assert "needs_label: 69/69" in done.stdout

@@ -1,0 +1,164 @@
+"""The transcript, CSV and OpenTelemetry parsers agree with the chat-format one where they can."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from mining_helpers import sample_records, write_jsonl
+
+from casemill.errors import UserError
+from mining import mine
+from mining.parsers.csv_tickets import CsvMapping
+from mining.synthetic import otel_export
+
+RECORDS = sample_records(6, seed=5)
+
+
+def calls_by_case(result):
+    return sorted(
+        (
+            c.provenance.source.conversation_id,
+            c.provenance.operators[0].name,
+            json.dumps([e.model_dump(mode="json") for e in c.expected.tool_calls]),
+            c.provenance.label_confidence,
+        )
+        for c in result.cases
+    )
+
+
+def test_transcripts_become_low_confidence_unlabelled_cases(tmp_path):
+    text = (
+        "id: t-1\nuser: Hi, my order W1001 never came.\nI waited two weeks.\n"
+        'assistant: None\ntool: {"order_id": "W1001", "status": "shipped"}\n'
+        "assistant: It is on its way.\n---\nuser: hello\nassistant: hi, how can I help?\n"
+    )
+    log = tmp_path / "t.txt"
+    log.write_text(text)
+    result = mine([log], "transcript", redact=False)
+    assert [c.provenance.source.conversation_id for c in result.cases] == ["t-1", "t:8"]
+    first = result.cases[0]
+    assert [t.role for t in first.conversation] == ["customer"]
+    assert "I waited two weeks." in first.user_scenario
+    assert first.expected.tool_calls == () and first.provenance.label_confidence == "low"
+    assert "needs_label" in first.tags.labels
+    assert "tool calls not visible" in first.provenance.notes
+    assert first.environment.state == {
+        "records": {"observed": [{"order_id": "W1001", "status": "shipped"}]}
+    }
+    assert result.cases[1].provenance.source.line == 8
+
+
+def test_a_transcript_without_a_role_prefix_is_quarantined(tmp_path):
+    log = write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {"messages_display": "hello there\nuser: hi"},
+            {"messages_display": "user: hi\nassistant: hello"},
+        ],
+    )
+    result = mine([log], "transcript")
+    assert [(q.line, q.reason) for q in result.quarantined] == [(1, "unknown_role")]
+    assert len(result.cases) == 1
+
+
+@pytest.mark.shared_data
+def test_retail_transcripts_all_reach_review_unlabelled(shared_data):
+    log = shared_data / "tau-bench-retail-logs" / "retail_conversations.jsonl"
+    result = mine([log], "transcript")
+    assert result.summary.conversations_read == 69 and not result.quarantined
+    assert all(c.domain == "generic:retail" for c in result.cases)
+    assert all(
+        "needs_label" in c.tags.labels and c.review.status == "pending" for c in result.cases
+    )
+
+
+def _csv(
+    path,
+    records,
+    columns=(
+        "ticket_id",
+        "role",
+        "message",
+        "status",
+        "tool_name",
+        "tool_arguments",
+        "tool_call_id",
+    ),
+):
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        for r in records:
+            for m in r["messages"]:
+                role = {"user": "customer", "assistant": "agent"}.get(m["role"], m["role"])
+                tc = (m.get("tool_calls") or [{}])[0]
+                fn = tc.get("function", {})
+                writer.writerow(
+                    [
+                        r["conversation_id"],
+                        role,
+                        m.get("content") or "",
+                        "solved" if r["resolved"] else "open",
+                        fn.get("name", ""),
+                        fn.get("arguments", ""),
+                        tc.get("id") or m.get("tool_call_id", ""),
+                    ]
+                )
+    return path
+
+
+def test_csv_tickets_give_the_same_cases_as_chat_logs(tmp_path):
+    chat_log = write_jsonl(tmp_path / "c.jsonl", RECORDS)
+    csv_log = _csv(tmp_path / "t.csv", RECORDS)
+    assert calls_by_case(mine([csv_log], "csv")) == calls_by_case(mine([chat_log], "openai-jsonl"))
+
+
+def test_csv_column_mapping_and_missing_columns(tmp_path):
+    cols = ("Ticket", "Author", "Body", "State", "Tool", "Args", "CallId")
+    log = _csv(tmp_path / "t.csv", RECORDS[:2], cols)
+    mapping = CsvMapping(
+        conversation_id="Ticket",
+        role="Author",
+        content="Body",
+        resolved="State",
+        tool_name="Tool",
+        tool_arguments="Args",
+        tool_call_id="CallId",
+    )
+    result = mine([log], "csv", csv_mapping=mapping)
+    assert result.summary.conversations_read == 2 and len(result.cases) >= 2
+    with pytest.raises(UserError, match="no column 'ticket_id'"):
+        mine([log], "csv")
+
+
+def test_csv_row_with_invalid_utf8_quarantines_its_ticket(tmp_path):
+    log = _csv(tmp_path / "t.csv", RECORDS[:2])
+    data = log.read_bytes().replace(b"Hi, I'm", b"Hi, I\xff'm", 1)
+    log.write_bytes(data)
+    result = mine([log], "csv")
+    assert [q.reason for q in result.quarantined] == ["invalid_utf8"]
+    assert result.summary.conversations_read == 1
+
+
+def test_otel_spans_give_the_same_cases_as_chat_logs(tmp_path):
+    chat_log = write_jsonl(tmp_path / "c.jsonl", RECORDS)
+    docs = [otel_export(r, f"{i:032x}", with_responses=i % 2 == 0) for i, r in enumerate(RECORDS)]
+    otel_log = write_jsonl(tmp_path / "spans.jsonl", docs)
+    otel = mine([otel_log], "otel")
+    assert calls_by_case(otel) == calls_by_case(mine([chat_log], "openai-jsonl"))
+    assert {c.provenance.source.format for c in otel.cases} == {"otel"}
+
+
+def test_otel_spans_of_one_trace_across_lines_and_bad_documents(tmp_path):
+    doc = otel_export(RECORDS[0], "a" * 32)
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    halves = [json.loads(json.dumps(doc)) for _ in range(2)]
+    halves[0]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[::2]
+    halves[1]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[1::2]
+    log = write_jsonl(tmp_path / "spans.jsonl", [halves[1], {"nope": 1}, halves[0]])
+    result = mine([log], "otel", redact=False)
+    assert [(q.line, q.reason) for q in result.quarantined] == [(2, "bad_span")]
+    single = mine([write_jsonl(tmp_path / "one.jsonl", [doc])], "otel", redact=False)
+    assert calls_by_case(result) == calls_by_case(single)

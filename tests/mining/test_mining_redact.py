@@ -1,0 +1,188 @@
+"""Redaction: detectors, known fields, consistency within a conversation, determinism."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mining.model import Conversation, LoggedCall, Message
+from mining.redact.detect import luhn_ok, scan
+from mining.redact.redactor import redact_conversation, scrub_text
+
+
+def conv(messages: list[Message], conv_id: str = "c-1") -> Conversation:
+    return Conversation(
+        id=conv_id, messages=messages, file="f.jsonl", line=1, format="openai-jsonl"
+    )
+
+
+def test_detectors_find_each_kind_and_leave_order_ids_alone():
+    text = (
+        "my name is Ana Diaz, ana.diaz@example.com, (415) 555-0134, +44 20 7946 0958, "
+        "card 4111 1111 1111 1111, 12 Oak Street, Apt 4, user mia_li_3668, customer C1001, "
+        "call me at 4155550134. Order W1001 for $14.50 on 2024-05-20, item 7751905257, "
+        "reservation Z7GOZK, I have 2 boxes on the way"
+    )
+    found = set(scan(text))
+    assert found == {
+        ("name", "Ana Diaz"),
+        ("email", "ana.diaz@example.com"),
+        ("phone", "(415) 555-0134"),
+        ("phone", "+44 20 7946 0958"),
+        ("card", "4111 1111 1111 1111"),
+        ("address", "12 Oak Street, Apt 4"),
+        ("user_id", "mia_li_3668"),
+        ("user_id", "C1001"),
+        ("phone", "4155550134"),
+    }
+
+
+def test_card_numbers_must_pass_luhn():
+    assert luhn_ok("4111111111111111")
+    assert not luhn_ok("4111111111111112")
+    assert list(scan("card 4111 1111 1111 1112 please")) == []
+    assert list(scan("card 4111 1111 1111 1111 please")) == [("card", "4111 1111 1111 1111")]
+
+
+def _profile_conversation() -> Conversation:
+    profile = {
+        "id": "C1001",
+        "name": "Ana Diaz",
+        "email": "ana.diaz@example.com",
+        "phone": "555-867-5309",
+        "address": {"street1": "12 Oak Street", "city": "Austin", "zip": "73301"},
+    }
+    order = {
+        "id": "W1001",
+        "customer_id": "C1001",
+        "items": [{"item_id": "I1", "name": "Ceramic mug 12oz", "price": 14.5}],
+    }
+    call = LoggedCall("k1", "get_customer", {"customer_id": "C1001"}, json.dumps(profile))
+    call2 = LoggedCall("k2", "get_order", {"order_id": "W1001"}, json.dumps(order))
+    return conv(
+        [
+            Message("system", "Authenticated customer: C1001 (Ana Diaz, ana.diaz@example.com)"),
+            Message("customer", "hi it's ana, my mug from W1001 is cracked. DIAZ is my surname."),
+            Message("assistant", "", [call]),
+            Message("tool", call.result or "", call_id="k1"),
+            Message("assistant", "", [call2]),
+            Message("tool", call2.result or "", call_id="k2"),
+            Message("assistant", "Thanks Ana Diaz, calling 555-867-5309 now."),
+        ]
+    )
+
+
+def test_same_value_same_surrogate_across_text_arguments_and_results():
+    red = redact_conversation(_profile_conversation(), seed=3)
+    c = red.conversation
+    profile = json.loads(c.messages[3].content)
+    new_id, new_name = profile["id"], profile["name"]
+    first, last = new_name.split()
+    assert new_id != "C1001" and new_id.startswith("C") and len(new_id) == 5
+    assert (
+        c.messages[0].content
+        == f"Authenticated customer: {new_id} ({new_name}, {profile['email']})"
+    )
+    assert c.messages[2].calls[0].arguments == {"customer_id": new_id}
+    assert c.messages[2].calls[0].result == c.messages[3].content
+    assert json.loads(c.messages[5].content)["customer_id"] == new_id
+    # names found in fields are searched for in all text, keeping the case they were written in
+    assert f"it's {first.lower()}," in c.messages[1].content
+    assert f"{last.upper()} is my surname" in c.messages[1].content
+    assert c.messages[6].content == f"Thanks {new_name}, calling {profile['phone']} now."
+    # product names and order ids are not personal data
+    assert "Ceramic mug 12oz" in c.messages[5].content and "W1001" in c.messages[1].content
+    assert red.counts["name"] >= 5 and red.counts["email"] == 2 and red.counts["phone"] == 2
+    text = " ".join(m.content for m in c.messages)
+    for raw in ("Ana", "Diaz", "ana.diaz@example.com", "555-867-5309", "12 Oak Street", "C1001"):
+        assert raw.lower() not in text.lower()
+
+
+def test_surrogates_are_deterministic_and_depend_on_seed_and_conversation():
+    a = redact_conversation(_profile_conversation(), seed=3).conversation
+    b = redact_conversation(_profile_conversation(), seed=3).conversation
+    c = redact_conversation(_profile_conversation(), seed=4).conversation
+    assert [m.content for m in a.messages] == [m.content for m in b.messages]
+    assert [m.content for m in a.messages] != [m.content for m in c.messages]
+    other = _profile_conversation()
+    other.id = "c-2"
+    d = redact_conversation(other, seed=3).conversation
+    assert d.messages[3].content != a.messages[3].content
+
+
+def test_raw_values_only_when_asked():
+    assert redact_conversation(_profile_conversation()).raw == []
+    raw = redact_conversation(_profile_conversation(), keep_raw=True).raw
+    assert {(r.kind, r.raw) for r in raw} >= {
+        ("email", "ana.diaz@example.com"),
+        ("user_id", "C1001"),
+        ("address", "12 Oak Street"),
+    }
+
+
+def test_json_results_with_escapes_are_redacted_structurally():
+    profile = json.dumps({"first_name": "José", "last_name": "Núñez", "email": "jn@example.com"})
+    assert "\\u00e9" in profile
+    call = LoggedCall("k", "get_user_details", {"user_id": "jose_nunez_1234"}, profile)
+    c = conv(
+        [
+            Message("customer", "hola, soy José"),
+            Message("assistant", "", [call]),
+            Message("tool", profile, call_id="k"),
+        ]
+    )
+    out = redact_conversation(c).conversation
+    parsed = json.loads(out.messages[2].content)
+    assert parsed["first_name"] != "José" and parsed["last_name"] != "Núñez"
+    assert "José" not in out.messages[0].content
+
+
+def test_scrub_text_replaces_what_detectors_find():
+    assert "bob@example.com" not in scrub_text("ticket-bob@example.com")
+
+
+names = st.tuples(
+    st.sampled_from(["Olga", "Tomasz", "Priya", "Kwame", "Lucia", "Hiroshi", "Amara", "Dmitri"]),
+    st.sampled_from(["Kowalski", "Okafor", "Ramirez", "Nakamura", "Lindqvist", "Haddad"]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    name=names,
+    number=st.integers(1000, 9999),
+    house=st.integers(1, 9999),
+    street=st.sampled_from(["Oak", "Birch", "Hillcrest", "Lakeview"]),
+    kind=st.sampled_from(["Street", "Avenue", "Road", "Lane"]),
+)
+def test_property_no_raw_value_survives(name, number, house, street, kind):
+    first, last = name
+    email = f"{first.lower()}.{last.lower()}{number % 97}@example.org"
+    phone = f"({200 + number % 700}) 555-{number:04d}"
+    address = f"{house} {street} {kind}"
+    uid = f"{first.lower()}_{last.lower()}_{number}"
+    profile = json.dumps(
+        {
+            "name": {"first_name": first, "last_name": last},
+            "email": email,
+            "phone": phone,
+            "address": {"address1": address},
+            "user_id": uid,
+        }
+    )
+    call = LoggedCall("k", "get_user_details", {"user_id": uid}, profile)
+    c = conv(
+        [
+            Message("customer", f"I'm {first}, user id {uid}, reach me at {phone} or {email}"),
+            Message("assistant", "", [call]),
+            Message("tool", profile, call_id="k"),
+            Message("assistant", f"Thanks {first} {last}, shipping to {address}."),
+        ],
+        conv_id=f"c-{number}",
+    )
+    out = redact_conversation(c, seed=0).conversation
+    blob = json.dumps([[m.content, [x.arguments for x in m.calls]] for m in out.messages]).lower()
+    for raw in (first, last, email, phone, address, uid):
+        assert raw.lower() not in blob
