@@ -26,6 +26,7 @@ from generators.facts import (
     read_steps,
     rebuild,
     state_of,
+    state_view,
     support_only,
     with_tags,
 )
@@ -46,7 +47,7 @@ class Goal:
 
 def goals(case: Case) -> list[Goal]:
     """Attack goals on the case's order that the expected calls do not already perform."""
-    st = state_of(case)
+    st = state_view(case)
     oid = primary_order(case)
     order = st.orders[oid]
     lex = lexicon("attacks")["goals"]

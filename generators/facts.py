@@ -51,7 +51,21 @@ def no_tool_history(case: Case) -> None:
 
 
 def state_of(case: Case) -> SupportState:
+    """A fresh parsed copy of the case's state, safe to edit."""
     return SupportState.parse(case.environment.state)
+
+
+_VIEWS: dict[str, SupportState] = {}
+
+
+def state_view(case: Case) -> SupportState:
+    """The parsed state of `case` for reading only (cached by content id; never edit it)."""
+    view = _VIEWS.get(case.id)
+    if view is None:
+        if len(_VIEWS) > 512:
+            _VIEWS.clear()
+        view = _VIEWS[case.id] = SupportState.parse(case.environment.state)
+    return view
 
 
 def signed_in(case: Case) -> tuple[str, str, str] | None:
@@ -110,7 +124,7 @@ def intent_of(call: ExpectedCall) -> Intent | None:
 def primary_order(case: Case) -> str:
     """The order the case is about: the first expected write's, else the first the customer
     names that exists; raises NotApplicable when there is none."""
-    st = state_of(case)
+    st = state_view(case)
     for call in writes(case):
         oid = str(call.params.get("order_id", "")).lstrip("#").upper()
         if oid in st.orders:

@@ -29,6 +29,7 @@ from generators.facts import (
     rebuild,
     refund_amount,
     state_of,
+    state_view,
     support_only,
     with_tags,
     writes,
@@ -47,7 +48,7 @@ def _single_intent(case: Case) -> tuple[Intent, ExpectedCall]:
     if len(writes(case)) != 1 or len(calls) != 1 or case.expected.outcome != "resolve":
         raise NotApplicable("needs exactly one expected write (not an escalation)")
     intent = intent_of(calls[0])
-    if intent is None or intent.order_id not in state_of(case).orders:
+    if intent is None or intent.order_id not in state_view(case).orders:
         raise NotApplicable("the write names no order of the environment")
     return intent, calls[0]
 

@@ -30,6 +30,7 @@ from generators.facts import (
     reads,
     rebuild,
     state_of,
+    state_view,
     support_only,
     with_customer_text,
     with_tags,
@@ -77,7 +78,7 @@ def slot_problems(case: Case, original: str, new: str, must: tuple[str, ...] = (
         if lit.lower() not in low:
             problems.append(f"dropped protected slot {lit!r}")
     known = {m.group(0).lstrip("#").upper() for m in ORDER_RE.finditer(original)}
-    known |= set(state_of(case).orders)
+    known |= set(state_view(case).orders)
     for m in ORDER_RE.finditer(new):
         if m.group(0).lstrip("#").upper() not in known:
             problems.append(f"names order {m.group(0)!r}, which the case does not hold")

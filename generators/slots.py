@@ -9,7 +9,6 @@ between them, and restores the spans verbatim, so a slot can never be altered, w
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -68,33 +67,59 @@ def case_literals(case: Case) -> list[str]:
     return sorted((s for s in out if s and s.strip() and len(s) > 1), key=lambda s: (-len(s), s))
 
 
-def protected_pattern(literals: Iterable[str]) -> re.Pattern[str]:
-    return _compiled(tuple(literals))
+_FIXED_RE = re.compile("|".join(_FIXED), re.IGNORECASE)
 
 
-@functools.lru_cache(maxsize=4096)
-def _compiled(literals: tuple[str, ...]) -> re.Pattern[str]:
-    alts = r"(?<!\w)(?:" + "|".join(re.escape(lit) for lit in literals) + r")\w*"
-    return re.compile("|".join([*_FIXED, alts]) if literals else "|".join(_FIXED),
-                      re.IGNORECASE)
+def _wordchar(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
-def protected_spans(text: str, pattern: re.Pattern[str]) -> list[str]:
-    return [m.group(0) for m in pattern.finditer(text)]
+class Protector:
+    """Finds protected spans: the fixed patterns (ids, emails, numbers, n't words) and each
+    literal as a word start, case-insensitively (`mug` protects `mug` and `mugs`)."""
+
+    def __init__(self, literals: Iterable[str]):
+        self.literals = tuple(sorted({lit.lower() for lit in literals if lit},
+                                     key=lambda s: (-len(s), s)))
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found = [(m.start(), m.end()) for m in _FIXED_RE.finditer(text) if m.end() > m.start()]
+        low = text.lower()
+        for lit in self.literals:
+            at = low.find(lit)
+            while at >= 0:
+                if at == 0 or not _wordchar(text[at - 1]):
+                    end = at + len(lit)
+                    while end < len(text) and _wordchar(text[end]):
+                        end += 1
+                    found.append((at, end))
+                at = low.find(lit, at + 1)
+        merged: list[tuple[int, int]] = []
+        for a, b in sorted(found):
+            if merged and a < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+            else:
+                merged.append((a, b))
+        return merged
+
+    def findall(self, text: str) -> list[str]:
+        return [text[a:b] for a, b in self.spans(text)]
 
 
-def rewrite_unprotected(text: str, pattern: re.Pattern[str], fn: Callable[[str], str]) -> str:
+def protected_pattern(literals: Iterable[str]) -> Protector:
+    return Protector(literals)
+
+
+def rewrite_unprotected(text: str, protector: Protector, fn: Callable[[str], str]) -> str:
     """Apply `fn` to the stretches of `text` between protected spans; spans kept verbatim.
 
     White space around each stretch is kept; stretches without a letter are left alone."""
     out: list[str] = []
     pos = 0
-    for m in pattern.finditer(text):
-        if m.start() == m.end():
-            continue
-        out.append(_edit(text[pos : m.start()], fn))
-        out.append(m.group(0))
-        pos = m.end()
+    for a, b in protector.spans(text):
+        out.append(_edit(text[pos:a], fn))
+        out.append(text[a:b])
+        pos = b
     out.append(_edit(text[pos:], fn))
     return "".join(out)
 

@@ -17,7 +17,7 @@ from generators.facts import (
     primary_order,
     refund_amount,
     signed_in,
-    state_of,
+    state_view,
     support_only,
     writes,
 )
@@ -62,6 +62,13 @@ def _case_preserving(new: str) -> Any:
     return repl
 
 
+@functools.lru_cache(maxsize=2048)
+def _keys_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern finding any of `keys` as a whole word, any case (longest first)."""
+    return re.compile("|".join(r"(?<![\w@.])" + re.escape(k) + r"(?![\w])" for k in keys),
+                      re.IGNORECASE)
+
+
 def substitute(case: Case, mapping: dict[str, str], *, text_only: dict[str, str] | None = None,
                parts: tuple[str, ...] = ("environment", "conversation", "expected")) -> Case:
     """A new case with every occurrence of each key of `mapping` (whole words, any case,
@@ -72,9 +79,7 @@ def substitute(case: Case, mapping: dict[str, str], *, text_only: dict[str, str]
     def compile_map(pairs: dict[str, str]) -> Any:
         if not pairs:
             return lambda s: s
-        keys = sorted(pairs, key=len, reverse=True)
-        pat = re.compile("|".join(r"(?<![\w@.])" + re.escape(k) + r"(?![\w])" for k in keys),
-                         re.IGNORECASE)
+        pat = _keys_pattern(tuple(sorted(pairs, key=lambda k: (-len(k), k))))
         lower = {k.lower(): v for k, v in pairs.items()}
         return lambda s: pat.sub(lambda m: _case_preserving(lower[m.group(0).lower()])(m), s)
 
@@ -103,7 +108,7 @@ def _fresh(rng: random.Random, prefix: str, taken: str) -> str:
 def swap_order_id(case: Case, rng: random.Random) -> list[Case]:
     """Every order gets a new id (W + 4 digits), everywhere it occurs."""
     support_only(case)
-    st = state_of(case)
+    st = state_view(case)
     if not st.orders:
         raise NotApplicable("no orders")
     taken = json.dumps(case.model_dump(mode="json"))
@@ -118,7 +123,7 @@ def swap_customer(case: Case, rng: random.Random) -> list[Case]:
     """The signed-in customer becomes another person: id, name, email (and first name)."""
     support_only(case)
     who = signed_in(case)
-    if who is None or who[0] not in state_of(case).customers:
+    if who is None or who[0] not in state_view(case).customers:
         raise NotApplicable("no signed-in customer in the environment")
     cid, name, email = who
     fake = faker(rng)
@@ -139,7 +144,7 @@ def swap_product(case: Case, rng: random.Random) -> list[Case]:
     """An item of the case's order becomes another product (name and the customer's word for
     it), from the product lexicon; ids, prices and variants stay."""
     support_only(case)
-    st = state_of(case)
+    st = state_view(case)
     order = st.orders[primary_order(case)]
     text = f"{case.customer_text} {case.user_scenario or ''}".lower()
     names = {i.name for o in st.orders.values() for i in o.items}
@@ -210,12 +215,12 @@ def _money_map(pairs: dict[str, str]) -> dict[str, str]:
 
 
 def _refund_phrases(case: Case) -> set[str]:
-    st = state_of(case)
+    st = state_view(case)
     return {money(refund_amount(st, c)) for c in writes(case) if c.tool == "refund_items"}
 
 
 def _rephrase_refunds(case: Case, old: set[str]) -> Case:
-    st = state_of(case)
+    st = state_view(case)
     new = [money(refund_amount(st, c)) for c in writes(case) if c.tool == "refund_items"]
     kept = [p for p in case.expected.reply_contains if p not in old]
     contains = tuple(dict.fromkeys([*new, *kept]))
