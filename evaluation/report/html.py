@@ -118,6 +118,14 @@ def _failing(
     return out
 
 
+def _first_anchors(failing: list[FailingCase]) -> dict[str, str]:
+    """Case id -> the anchor of its first failing trial shown in the report."""
+    anchors: dict[str, str] = {}
+    for f in failing:
+        anchors.setdefault(f.score.case_id, f.anchor)
+    return anchors
+
+
 def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
     def bars(dimension: str) -> list[charts.Bar]:
         rows = [
@@ -179,6 +187,7 @@ def render_html(
         headline=[n for n in HEADLINE if n in summary.metrics],
         charts=_charts(summary, trajectories),
         failing=failing,
+        anchors=_first_anchors(failing),
         total_failing=total_failing,
         max_failing=MAX_FAILING,
     )
