@@ -125,8 +125,7 @@ async def run_async(
     )
     report = _progress_reporter(progress, len(todo))
     semaphore = asyncio.Semaphore(concurrency)
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-store")
-    loop = asyncio.get_running_loop()
+    writer = GroupWriter(store)
     finished = 0
 
     async def one(case: Case, trial: int) -> None:
@@ -135,7 +134,7 @@ async def run_async(
             trajectory = await run_case(
                 agent, case, trial, timeout_s=timeout_s, max_steps=max_steps, retry=retry, seed=seed
             )
-        await loop.run_in_executor(writer, store.append, [trajectory])
+        await writer.append(trajectory)  # durable before it counts as done
         results[(case.id, trial)] = trajectory
         finished += 1
         report(finished, len(todo))
@@ -143,9 +142,56 @@ async def run_async(
     try:
         await asyncio.gather(*(one(case, trial) for case, trial in todo))
     finally:
-        writer.shutdown(wait=True)  # writes already started complete; unfinished cases rerun
+        writer.close()  # finished trajectories still queued are written before returning
         report(-1, len(todo))
     return [results[(case.id, trial)] for case in cases for trial in range(trials)]
+
+
+class GroupWriter:
+    """Appends finished trajectories to the run store from one writer thread, a batch per
+    fsync (group commit): whatever finished while the previous batch was being written goes in
+    the next one. `append` returns once its record is on disk."""
+
+    def __init__(self, store: RunStore):
+        self.store = store
+        self.pending: list[tuple[Trajectory, asyncio.Future[None]]] = []
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-store")
+        self.busy = False
+
+    async def append(self, trajectory: Trajectory) -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self.pending.append((trajectory, done))
+        if not self.busy:
+            self.busy = True
+            loop.create_task(self._drain())
+        await done
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self.pending:
+                batch, self.pending = self.pending, []
+                try:
+                    await loop.run_in_executor(self.executor, self.store.append, [t for t, _ in batch])
+                except Exception as exc:  # noqa: BLE001 - handed to every waiting case
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(exc)
+                else:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_result(None)
+        finally:
+            self.busy = False
+
+    def close(self) -> None:
+        """Wait for the batch being written, then write what is still queued (an interrupted
+        run keeps every trajectory that finished)."""
+        self.executor.shutdown(wait=True)
+        left, self.pending = [t for t, _ in self.pending], []
+        if left:
+            self.store.append(left)
 
 
 async def run_case(

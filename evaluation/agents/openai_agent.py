@@ -57,6 +57,7 @@ class OpenAIAgent:
     def __post_init__(self) -> None:
         # Casemill retries itself (counted, seeded); the SDK must not retry underneath.
         self.endpoint = replace(self.endpoint, max_retries=0, _client=None)
+        _ = self.endpoint.client  # built once here, not raced for by the first concurrent cases
         self.name = f"openai:{self.endpoint.model}"
         config = {
             "spec": self.name,
@@ -112,7 +113,7 @@ class OpenAIAgent:
     ) -> dict[str, Any]:
         for attempt in range(1, self.retry.attempts + 1):
             try:
-                response = self.endpoint.chat(messages, tools=tools, temperature=self.temperature)
+                response = self._chat(messages, tools)
                 return _message(response, usage)
             except AgentError as exc:
                 error = exc
@@ -125,26 +126,55 @@ class OpenAIAgent:
             self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _chat(self, messages: list[dict], tools: list[dict]) -> Any:
+        """One chat completion through the endpoint's `openai` client, posted and returned as
+        plain JSON (`client.post(..., cast_to=object)`, the SDK's documented way to send a raw
+        body). The SDK's parameter transform and response models would cost more CPU than the
+        rest of a step on a domain's full tool specs, which bounds throughput at high
+        concurrency; the reply is checked here instead (`_message`)."""
+        body = {"model": self.endpoint.model, "messages": messages, "temperature": self.temperature}
+        if tools:
+            body["tools"] = tools
+        return self.endpoint.client.post("/chat/completions", body=body, cast_to=object)
+
 
 def _message(response: Any, usage: _Usage) -> dict[str, Any]:
-    if getattr(response, "usage", None) is not None:
-        usage.prompt += int(response.usage.prompt_tokens or 0)
-        usage.completion += int(response.usage.completion_tokens or 0)
-    choices = getattr(response, "choices", None)
-    if not choices:
-        raise AgentError("invalid_reply", "the endpoint answered without choices")
-    message = choices[0].message
-    out: dict[str, Any] = {"content": message.content}
-    if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": tc.id,
-                "type": "function",
-                "function": {"name": tc.function.name, "arguments": tc.function.arguments},
-            }
-            for tc in message.tool_calls
-        ]
+    """The assistant message of a chat completion (a JSON object), checked; usage added up."""
+    if not isinstance(response, dict):
+        raise AgentError(
+            "invalid_reply", f"the endpoint answered {type(response).__name__}, not a JSON object"
+        )
+    counts = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    usage.prompt += int(counts.get("prompt_tokens") or 0)
+    usage.completion += int(counts.get("completion_tokens") or 0)
+    choices = response.get("choices")
+    message = (
+        choices[0].get("message")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict)
+        else None
+    )
+    if not isinstance(message, dict):
+        raise AgentError(
+            "invalid_reply", f"the endpoint answered without a message: {str(response)[:200]}"
+        )
+    content = message.get("content")
+    out: dict[str, Any] = {"content": content if isinstance(content, str) else None}
+    calls = message.get("tool_calls")
+    if calls:
+        if not isinstance(calls, list):
+            raise AgentError("invalid_reply", f"tool_calls is not a list: {str(calls)[:200]}")
+        out["tool_calls"] = [_tool_call(call, index) for index, call in enumerate(calls)]
     return out
+
+
+def _tool_call(call: Any, index: int) -> dict[str, Any]:
+    call = call if isinstance(call, dict) else {}
+    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    return {
+        "id": str(call.get("id") or f"call_{index}"),
+        "type": "function",
+        "function": {"name": str(fn.get("name") or ""), "arguments": fn.get("arguments") or ""},
+    }
 
 
 def _classify(exc: Exception) -> AgentError:

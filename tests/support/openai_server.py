@@ -62,6 +62,7 @@ class OpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body in one go: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -1,0 +1,111 @@
+"""Fault-detection score of a case set: the share of the reference agent's faulty variants it
+catches. A variant is caught by a case set when at least one case there is passed by the
+reference agent and failed by the variant (task success as `evaluation.scoring.score` says).
+
+    uv run python bench/fault_detection.py [--seeds seeds/support.jsonl] [--cases generated.jsonl]
+
+Prints the reference agent's success rate, then per variant whether the seeds catch it and
+(with `--cases`) whether the generated cases do, and the scores of the seeds alone and of the
+seeds plus the generated cases. Lines of `--cases` that are not valid cases are reported and
+skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pydantic import ValidationError  # noqa: E402
+
+from casemill.case.model import Case  # noqa: E402
+from casemill.io.jsonl import read_jsonl  # noqa: E402
+from evaluation.reference import VARIANTS  # noqa: E402
+from evaluation.runner import run  # noqa: E402
+from evaluation.scoring import score  # noqa: E402
+
+
+def load_cases(path: Path) -> list[Case]:
+    cases, bad = [], 0
+    for line in read_jsonl(path):
+        if line.error:
+            bad += 1
+            print(f"  skipped {line.file}:{line.number}: {line.error}", file=sys.stderr)
+            continue
+        try:
+            case = Case.model_validate(line.value)
+        except ValidationError as exc:
+            bad += 1
+            print(f"  skipped {line.file}:{line.number}: {exc.errors()[0]['msg']}", file=sys.stderr)
+            continue
+        if case.domain == "support":
+            cases.append(case)
+    if bad:
+        print(f"{path}: {bad} unreadable line(s) skipped", file=sys.stderr)
+    return cases
+
+
+def successes(spec: str, cases: list[Case], run_dir: Path) -> list[bool]:
+    trajectories = run(spec, cases, run_dir, concurrency=8, timeout_s=30)
+    return [score(case, t).task_success for case, t in zip(cases, trajectories, strict=True)]
+
+
+def caught(reference: list[bool], variant: list[bool]) -> list[int]:
+    return [i for i, (r, v) in enumerate(zip(reference, variant, strict=True)) if r and not v]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=Path, default=ROOT / "seeds" / "support.jsonl")
+    parser.add_argument("--cases", type=Path, default=None, help="generated candidates (JSONL)")
+    args = parser.parse_args()
+
+    sets = {"seeds": load_cases(args.seeds)}
+    if args.cases:
+        sets["generated"] = load_cases(args.cases)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        reference = {
+            k: successes("reference", v, Path(tmp) / f"reference-{k}") for k, v in sets.items()
+        }
+        for name, ok in reference.items():
+            print(
+                f"reference on {name}: {sum(ok)}/{len(ok)} cases succeed ({sum(ok) / max(1, len(ok)):.1%})"
+            )
+        rows = []
+        for variant in VARIANTS:
+            hits = {}
+            for name, cases in sets.items():
+                ok = successes(f"reference:{variant}", cases, Path(tmp) / f"{variant}-{name}")
+                hits[name] = caught(reference[name], ok)
+            rows.append((variant, hits))
+
+    print()
+    print(f"{'variant':<26} " + " ".join(f"{name:>22}" for name in sets))
+    for variant, hits in rows:
+        cells = [f"{'caught' if hits[n] else 'missed'} ({len(hits[n])} cases)" for n in sets]
+        only = (
+            " <- caught only by generated cases" if not hits["seeds"] and any(hits.values()) else ""
+        )
+        print(f"{variant:<26} " + " ".join(f"{c:>22}" for c in cells) + only)
+    total = len(rows)
+    seeds_score = sum(1 for _, h in rows if h["seeds"]) / total
+    print()
+    print(
+        f"fault-detection score, seeds alone: {seeds_score:.2f} ({sum(1 for _, h in rows if h['seeds'])}/{total} variants)"
+    )
+    if args.cases:
+        both = sum(1 for _, h in rows if any(h.values()))
+        print(
+            f"fault-detection score, seeds + generated: {both / total:.2f} ({both}/{total} variants)"
+        )
+    print(f"({time.perf_counter() - started:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
