@@ -39,13 +39,17 @@ def is_support(conversation: Conversation) -> bool:
     calls = conversation.calls()
     if calls:
         return all(c.tool in SUPPORT_TOOLS for c in calls)
-    return any(m.role == "system" and AUTH.search(m.content) for m in conversation.messages)
+    return any(m.role == "system" and _auth(m.content) for m in conversation.messages)
+
+
+def _auth(text: str) -> bool:
+    return "Authenticated customer:" in text and AUTH.search(text) is not None
 
 
 def without_instructions(conversation: Conversation) -> Conversation:
     """The conversation without the agent's own instructions: a support case opens with the one
     system turn naming the signed-in customer (the agent under test brings its instructions)."""
-    kept = [m for m in conversation.messages if m.role != "system" or AUTH.search(m.content)]
+    kept = [m for m in conversation.messages if m.role != "system" or _auth(m.content)]
     if len(kept) == len(conversation.messages):
         return conversation
     return replace(conversation, messages=kept)
@@ -74,7 +78,7 @@ def initial_state(conversation: Conversation) -> Rebuilt:
     written: set[str] = set()
     problems: list[str] = []
     for m in conversation.messages:
-        if m.role == "system":
+        if m.role == "system" and "Authenticated customer:" in m.content:
             for auth in AUTH.finditer(m.content):
                 customers.setdefault(
                     auth.group(1),

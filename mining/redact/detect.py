@@ -34,12 +34,10 @@ DIGITS = re.compile(
     rf"(?i:{_STREET_TYPES})\b\.?{_UNIT})"
     r")"
 )
-PHONE_CONTEXT = re.compile(
-    r"(?i:phone|mobile|cell|call me|text me|number)[^\d\n]{0,15}(\d{10,11})(?!\d)"
-)
 USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b|\bC\d{4,6}\b")
-NAME_CONTEXT = re.compile(r"(?i:my name is|this is|i am|i'm)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
-_NAME_HINTS = ("name is", "this is", "i am", "i'm")
+_NAME_HINTS = ("my name is", "this is", "i am", "i'm")
+_NAME_AFTER = re.compile(r"\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
+_PHONE_AFTER = re.compile(r"[^\d\n\x00]{0,15}(\d{10,11})(?!\d)")
 _PHONE_HINTS = ("phone", "mobile", "cell", "call me", "text me", "number")
 _HAS_DIGIT = re.compile(r"\d")
 
@@ -149,6 +147,14 @@ def _scan_cached(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(_scan(text))
 
 
+def _positions(low: str, hint: str):
+    """Offsets just after each occurrence of `hint` in `low`."""
+    at = low.find(hint)
+    while at != -1:
+        yield at + len(hint)
+        at = low.find(hint, at + 1)
+
+
 def _scan(text: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if "@" in text:
@@ -170,17 +176,20 @@ def _scan(text: str) -> list[tuple[str, str]]:
             elif kind == "phone":
                 found.append(("phone", value))
         found += [("user_id", m.group(0)) for m in USER_ID.finditer(text)]
-    low = None
+    low = text.lower()
     if digits:
-        low = text.lower()
-        if any(h in low for h in _PHONE_HINTS):
-            found += [("phone", m.group(1)) for m in PHONE_CONTEXT.finditer(text)]
-    low = low if low is not None else text.lower()
-    if any(h in low for h in _NAME_HINTS):
-        for m in NAME_CONTEXT.finditer(text):
-            given = m.group(1)
-            if given.split()[0] not in _NOT_NAMES:
-                found.append(("name", given))
+        for hint in _PHONE_HINTS:
+            for at in _positions(low, hint):
+                m = _PHONE_AFTER.match(text, at)
+                if m:
+                    found.append(("phone", m.group(1)))
+    for hint in _NAME_HINTS:
+        for at in _positions(low, hint):
+            if at - len(hint) > 0 and low[at - len(hint) - 1].isalnum():
+                continue
+            m = _NAME_AFTER.match(text, at)
+            if m and m.group(1).split()[0] not in _NOT_NAMES:
+                found.append(("name", m.group(1)))
     return found
 
 

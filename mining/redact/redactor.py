@@ -23,10 +23,12 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, scan
+from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, _scan, scan
 from mining.redact.surrogates import Surrogates
 
-AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()]+),\s*([^()\s]+)\)")
+AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
+SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches across it
+LONG = 2048
 TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 C_ID = re.compile(r"^C(\d{4,6})$")
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
@@ -103,10 +105,10 @@ class _Collector:
             is_first = part == "first" or (part is None and i == 0 and len(tokens) > 1)
             (self.first if is_first else self.last).add(token.lower())
 
-    def text(self, text: str) -> None:
+    def text(self, text: str, cache: bool = True) -> None:
         if not text:
             return
-        for kind, value in scan(text):
+        for kind, value in scan(text) if cache else _scan(text):
             self.add(kind, value)
         if "Authenticated customer" in text:
             for m in AUTH.finditer(text):
@@ -181,8 +183,11 @@ class ConversationRedactor:
 
     # -- collect ----------------------------------------------------------------------------
     def collect(self) -> _Collector:
+        """Known fields walked record by record; the text detectors run once over all the short
+        texts of the conversation joined (long texts, such as repeated instructions, one by one
+        through a cache)."""
         c = _Collector()
-        c.text(self.source.id)
+        batch = [self.source.id]
         for index, m in enumerate(self.source.messages):
             if m.role == "tool":
                 value = _parse_json(m.content)
@@ -191,11 +196,22 @@ class ConversationRedactor:
                     plain = "\\" not in m.content  # no JSON escapes: the raw text is the text
                     c.walk(value, leaves=not plain)
                     if plain:
-                        c.text(m.content)
+                        batch.append(m.content)
                     continue
-            c.text(m.content)
+            if len(m.content) > LONG:
+                c.text(m.content)
+            else:
+                batch.append(m.content)
             for call in m.calls:
-                c.walk(call.arguments)
+                dumped = orjson.dumps(call.arguments).decode()
+                plain = "\\" not in dumped
+                c.walk(call.arguments, leaves=not plain)
+                if plain:
+                    batch.append(dumped)
+        c.text(SEP.join(t for t in batch if SEP not in t), cache=False)
+        for t in batch:
+            if SEP in t:
+                c.text(t)
         return c
 
     # -- surrogates -------------------------------------------------------------------------
@@ -321,30 +337,69 @@ class ConversationRedactor:
             return json.dumps(redacted, ensure_ascii=False)
         return orjson.dumps(redacted).decode()
 
+    def many(self, texts: list[str]) -> list[str]:
+        """`text` over many strings in one pass (joined by a separator none of them holds)."""
+        short = [i for i, t in enumerate(texts) if len(t) <= LONG and SEP not in t]
+        out = list(texts)
+        if short:
+            done = self.text(SEP.join(texts[i] for i in short)).split(SEP)
+            if len(done) == len(short):
+                for i, t in zip(short, done, strict=True):
+                    out[i] = t
+            else:  # pragma: no cover - a surrogate never holds the separator
+                short = []
+        joined = set(short)
+        for i, t in enumerate(texts):
+            if i not in joined:
+                out[i] = self.text(t)
+        return out
+
     def run(self) -> Redaction:
         self.build(self.collect())
-        results: dict[str, str] = {}
+        src = self.source
+        texts: list[str] = [src.id]
+        plan: list[tuple] = []  # per message: how to rebuild it from `texts`
+        for index, m in enumerate(src.messages):
+            parsed = self.parsed.get(index) if m.role == "tool" else None
+            if parsed is not None and "\\" in m.content:
+                plan.append(("json", self.json_text(m.content, parsed)))
+                continue
+            content_at = len(texts)
+            texts.append(m.content)
+            calls = []
+            for call in m.calls:
+                dumped = orjson.dumps(call.arguments).decode()
+                if "\\" in dumped:
+                    calls.append((call, None, self.value(call.arguments)))
+                else:
+                    calls.append((call, len(texts), None))
+                    texts.append(dumped)
+            plan.append(("text", content_at, calls))
+        done = self.many(texts) if self.map else texts
         messages = []
-        for index, m in enumerate(self.source.messages):
+        results: dict[str, str] = {}
+        for m, step in zip(src.messages, plan, strict=True):
+            content = step[1] if step[0] == "json" else done[step[1]]
             if m.role == "tool":
-                content = self.json_text(m.content, self.parsed.get(index))
                 if m.call_id is not None:
                     results[m.call_id] = content
                 messages.append(Message("tool", content, call_id=m.call_id))
                 continue
             calls = [
-                LoggedCall(c.id, c.tool, self.value(c.arguments), c.result, c.error)
-                for c in m.calls
+                LoggedCall(
+                    c.id, c.tool, args if at is None else orjson.loads(done[at]), c.result, c.error
+                )
+                for c, at, args in step[2]
             ]
-            messages.append(Message(m.role, self.text(m.content), calls, m.call_id))
+            messages.append(Message(m.role, content, calls, m.call_id))
         for m in messages:
             for call in m.calls:
                 if call.result is not None:
-                    done = results.get(call.id)
-                    call.result = done if done is not None else self.text(call.result)
+                    redone = results.get(call.id)
+                    call.result = redone if redone is not None else self.text(call.result)
         src = self.source
         conv = Conversation(
-            id=self.text(src.id),
+            id=done[0],
             messages=messages,
             file=src.file,
             line=src.line,
