@@ -37,6 +37,8 @@ def score(
     config: ScoringConfig | None = None,
 ) -> CaseScore:
     """Score one trial of one case. Never raises for a bad trajectory: an agent error is data."""
+    if trajectory.case_id != case.id:
+        raise ValueError(f"trajectory of case {trajectory.case_id} scored against case {case.id}")
     config = config or DEFAULT_CONFIG
     ctx = context_for(case)
     if mode == "chapter":

@@ -146,3 +146,19 @@ def test_state_diff_lists_changed_and_missing_paths():
     ]
     assert state_diff(want, want) == []
     assert state_diff(None, got) == []
+
+
+def test_a_trajectory_that_cannot_be_scored_becomes_an_error_record(tmp_path):
+    from casemill.case.model import Case, Expected, Turn
+    from evaluation.trajectory import Trajectory
+
+    odd = Case(
+        domain="no-such-domain",
+        conversation=(Turn(role="customer", content="hello"),),
+        expected=Expected(outcome="resolve", optimal_steps=1),
+    )
+    t = Trajectory(case_id=odd.id, agent="a", agent_fingerprint="f", final_reply="hi", steps=1)
+    outcome = evaluate_run(tmp_path / "run", [odd], [t])
+    (only,) = outcome.scores
+    assert only.error_kind == "scoring_error" and "unknown domain" in only.error
+    assert outcome.summary.errors == 1 and outcome.summary.error_kinds == {"scoring_error": 1}

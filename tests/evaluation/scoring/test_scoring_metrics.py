@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from casemill.case.model import Case, Expected, ExpectedCall, Tags, Turn
 from evaluation import similarity
@@ -229,3 +231,47 @@ def test_tags_are_kept_out_of_metrics():
     assert case.tags == Tags(category="robustness", intents=("refund",))
     s = score(case, trajectory(case, GOOD_REFUND, GOOD_REFUND_REPLY))
     assert set(s.metrics) >= {"task_success", "overall", "latency_s"}
+
+
+RATIOS = (
+    "tool_recall",
+    "tool_precision",
+    "tool_recall_multiset",
+    "tool_precision_multiset",
+    "param_accuracy",
+    "phrase_recall",
+    "state_success",
+    "completion",
+    "efficiency",
+    "overall",
+)
+CALL_POOL = [
+    ("get_order", {"order_id": "W1001"}),
+    ("refund_items", {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged"}),
+    ("refund_items", {"order_id": "W1001", "item_ids": ["I2"], "reason": "damaged"}),
+    ("cancel_order", {"order_id": "W1002"}),
+    ("escalate_to_human", {"reason": "customer_request", "summary": ""}),
+    ("list_customer_orders", {"customer_id": "C1001"}),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(range(len(CALL_POOL))), max_size=6),
+    st.sampled_from(["", "Refund of 14.50 done.", "refund <script>", "Which order?"]),
+)
+def test_ratios_stay_in_range_and_success_means_every_check(picks, reply):
+    case = refund_case()
+    s = score(case, trajectory(case, [CALL_POOL[i] for i in picks], reply or None))
+    for name in RATIOS:
+        value = s.metrics[name]
+        assert value is None or 0.0 <= value <= 1.0, name
+    assert s.task_success == all(s.assertions.values())
+    assert (s.labels["failure"] == "none") == s.task_success
+    assert s.metrics["forbidden_violations"] == len([v for v in s.violations if "forbidden" in v])
+
+
+def test_a_trajectory_of_another_case_is_refused():
+    refund, cancel = refund_case(), cancel_case()
+    with pytest.raises(ValueError, match="scored against case"):
+        score(refund, trajectory(cancel, [], "hi"))
