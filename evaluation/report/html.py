@@ -88,7 +88,7 @@ def _failing(
             if t
             else []
         )
-        want = context_for(case).expected_state if case else None
+        want = _expected_state(case)
         got = t.final_state if t else None
         diff = state_diff(want, got)
         note = (
@@ -116,6 +116,15 @@ def _failing(
         if len(out) >= MAX_FAILING:
             break
     return out
+
+
+def _expected_state(case: Case | None) -> dict | None:
+    if case is None:
+        return None
+    try:
+        return context_for(case).expected_state
+    except Exception:  # a case that cannot be prepared was already scored as an error
+        return None
 
 
 def _first_anchors(failing: list[FailingCase]) -> dict[str, str]:
