@@ -12,7 +12,7 @@ from typing import Any
 
 from casemill.case.matching import forbidden_hit
 from casemill.case.model import Case, ToolCall
-from casemill.domains import Domain, Problem, get_domain
+from casemill.domains import Domain, Problem, Sandbox, get_domain
 
 
 @dataclass
@@ -40,14 +40,22 @@ def outcome_problems(case: Case, domain: Domain) -> list[Problem]:
     return problems
 
 
-def replay(case: Case, domain: Domain | None = None, *, states: bool = True) -> ReplayResult:
+def replay(
+    case: Case,
+    domain: Domain | None = None,
+    *,
+    states: bool = True,
+    sandbox: Sandbox | None = None,
+) -> ReplayResult:
     """Replay `case`'s expected calls; with `states=False` the final states are not dumped
-    (`final_state` and `comparable_state` stay None), for callers that need only the problems."""
+    (`final_state` and `comparable_state` stay None), for callers that need only the problems.
+    `sandbox`: a fresh sandbox of the case's environment without faults to replay in (default:
+    one is made)."""
     domain = domain or get_domain(case.domain)
     problems = outcome_problems(case, domain)
     if not domain.has_simulator:
         return ReplayResult(ok=not problems, problems=problems)
-    sandbox = domain.sandbox(case.environment, faults=False)
+    sandbox = sandbox or domain.sandbox(case.environment, faults=False)
     for index, call in enumerate(case.expected.tool_calls):
         result = sandbox.call(call.tool, call.params)
         if not result.ok:

@@ -10,55 +10,114 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from typing import Any
+
+import orjson
 
 ID_PREFIX = "c_"
 ID_HEX_DIGITS = 20
+
+
+_LIMIT = 2**53  # integral floats below this are written as ints
+_NON_FINITE = "Out of range float values are not JSON compliant"
 
 
 def _keep(value: Any) -> bool:
     return value is not None and not (isinstance(value, str | list | dict) and not value)
 
 
+def _float(value: float) -> float | int:
+    if value.is_integer():
+        return int(value) if abs(value) < _LIMIT else value
+    if value != value or value in (math.inf, -math.inf):
+        raise ValueError(f"{_NON_FINITE}: {value!r}")
+    return value
+
+
+# Exact-type fast paths for the common values of plain JSON (str, int, bool, float, dict,
+# list); anything else (subclasses, tuples) takes the general path in `_prune`, so the result is
+# the same for any input. A non-empty list stays non-empty (elements are never dropped).
+def _prune_dict(value: dict) -> dict:
+    out = {}
+    for k, v in value.items():
+        kind = type(v)
+        if kind is str:
+            if v:
+                out[k] = v
+        elif kind is dict:
+            pv = _prune_dict(v)
+            if pv:
+                out[k] = pv
+        elif kind is list:
+            if v:
+                out[k] = _prune_list(v)
+        elif kind is int or kind is bool:
+            out[k] = v
+        elif kind is float:
+            out[k] = _float(v)
+        elif v is not None:
+            pv = _prune(v)
+            if _keep(pv):
+                out[k] = pv
+    return out
+
+
+def _prune_list(value: list) -> list:
+    return [
+        v if type(v) is str else (_prune_dict(v) if type(v) is dict else _prune(v)) for v in value
+    ]
+
+
 def _prune(value: Any) -> Any:
-    # Exact-type fast paths for the common leaves (str, int, bool) skip a recursive call; every
-    # other value takes the general path, so the output is the same for any input.
     kind = type(value)
     if kind is dict:
-        out = {}
-        for k, v in value.items():
-            vk = type(v)
-            if vk is str:
-                if v:
-                    out[k] = v
-            elif vk is int or vk is bool:
-                out[k] = v
-            else:
-                pv = _prune(v)
-                if _keep(pv):
-                    out[k] = pv
-        return out
+        return _prune_dict(value)
     if kind is str or kind is int or kind is bool:
         return value
+    if kind is list:
+        return _prune_list(value)
     if isinstance(value, dict):
         return {k: pv for k, v in value.items() if _keep(pv := _prune(v))}
     if isinstance(value, list | tuple):
-        return [v if type(v) is str else _prune(v) for v in value]
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
+        return [_prune(v) for v in value]
+    if isinstance(value, float):
+        return _float(value)
     return value
+
+
+# orjson writes the same bytes as `json.dumps(..., sort_keys=True, separators=(",", ":"),
+# ensure_ascii=False)` except for floats below 1e-4 (`0.00001` / `1e-5` against `1e-05`): output
+# that may hold one, and values orjson refuses (ints over 64 bits, lone surrogates), take the
+# standard library's path.
+_MAYBE_SMALL_FLOAT = re.compile(rb"0\.0000|\de-")
+
+
+def _canonical(value: Any) -> bytes | str:
+    """Canonical JSON as UTF-8 bytes (orjson) or, on the standard library's path, as text."""
+    pruned = _prune(value)
+    try:
+        out = orjson.dumps(pruned, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        out = None
+    if out is None or _MAYBE_SMALL_FLOAT.search(out):
+        return json.dumps(
+            pruned, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    return out
 
 
 def canonical_json(value: Any) -> str:
     """Deterministic JSON text for `value` (already JSON-compatible)."""
-    return json.dumps(
-        _prune(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    out = _canonical(value)
+    return out if isinstance(out, str) else out.decode("utf-8")
 
 
 def content_id(meaning: dict[str, Any]) -> str:
-    digest = hashlib.sha256(canonical_json(meaning).encode("utf-8")).hexdigest()
-    return ID_PREFIX + digest[:ID_HEX_DIGITS]
+    out = _canonical(meaning)
+    data = out.encode("utf-8") if isinstance(out, str) else out
+    return ID_PREFIX + hashlib.sha256(data).hexdigest()[:ID_HEX_DIGITS]
 
 
 def short_hash(text: str, digits: int = 16) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from jsonschema import Draft202012Validator
 
 from casemill.case.model import Case, Environment, ToolCall, ToolFault
+from casemill.domains.fastschema import compile_acceptor
 
 
 @dataclass(frozen=True)
@@ -43,24 +44,26 @@ def _validator(spec_json: str) -> Draft202012Validator:
 
 
 # Validators by the identity of a spec's parameters object (the object is kept alive beside its
-# validator, so its id cannot be reused): saves serialising the spec on every call.
-_BY_IDENTITY: dict[int, tuple[Any, Draft202012Validator]] = {}
+# validator, so its id cannot be reused): saves serialising the spec on every call. Beside each,
+# a fast acceptor (`fastschema`) that passes valid parameters without running jsonschema.
+_BY_IDENTITY: dict[int, tuple[Any, Draft202012Validator, Any]] = {}
 
 
-def _validator_for(parameters: dict[str, Any]) -> Draft202012Validator:
+def _validator_for(parameters: dict[str, Any]) -> tuple[Draft202012Validator, Any]:
     hit = _BY_IDENTITY.get(id(parameters))
     if hit is not None and hit[0] is parameters:
-        return hit[1]
+        return hit[1], hit[2]
     validator = _validator(json.dumps(parameters, sort_keys=True))
+    accept = compile_acceptor(parameters)
     if len(_BY_IDENTITY) < 1024:
-        _BY_IDENTITY[id(parameters)] = (parameters, validator)
-    return validator
+        _BY_IDENTITY[id(parameters)] = (parameters, validator, accept)
+    return validator, accept
 
 
 def param_errors(spec: dict[str, Any], params: dict[str, Any]) -> list[str]:
     """Problems of `params` against a tool spec's JSON Schema, in words."""
-    validator = _validator_for(spec["function"]["parameters"])
-    if validator.is_valid(params):
+    validator, accept = _validator_for(spec["function"]["parameters"])
+    if accept is not None and accept(params):
         return []
     out = []
     for err in sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path)):

@@ -4,68 +4,95 @@ replay check passes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from casemill.case.model import Case
 from casemill.domains import Domain, Problem, get_domain
 from casemill.domains.base import param_errors
 from casemill.replay import replay
 from casemill.validation.findings import Finding
 
+# tool specs by name, per domain spec tuple (kept alive beside the index, so ids stay unique)
+_SPECS: dict[int, tuple[Any, dict[str, dict[str, Any]]]] = {}
+
 
 def _f(problem: Problem, case: Case) -> Finding:
     return Finding("semantic", problem.rule, problem.message, field=problem.field, case_id=case.id)
 
 
-def semantic_findings(case: Case, domain: Domain | None = None) -> list[Finding]:
-    domain = domain or get_domain(case.domain)
+def _specs(domain: Domain) -> dict[str, dict[str, Any]]:
+    specs = domain.tool_specs
+    hit = _SPECS.get(id(specs))
+    if hit is not None and hit[0] is specs:
+        return hit[1]
+    index = {s["function"]["name"]: s for s in specs}
+    if len(_SPECS) < 256:
+        _SPECS[id(specs)] = (specs, index)
+    return index
+
+
+def tool_findings(case: Case, domain: Domain) -> list[Finding]:
+    """Unknown tools (expected, forbidden, faults) and expected parameters that do not fit the
+    tool's parameter schema."""
+    specs = _specs(domain)
+    if not specs:
+        return []
     findings: list[Finding] = []
-    specs = {s["function"]["name"]: s for s in domain.tool_specs}
-    if specs:
-        groups = [("expected.tool_calls", c) for c in case.expected.tool_calls]
-        groups += [("expected.forbidden_calls", c) for c in case.expected.forbidden_calls if c.tool]
-        counters: dict[str, int] = {}
-        for prefix, call in groups:
-            index = counters.get(prefix, 0)
-            counters[prefix] = index + 1
+    known = ", ".join(sorted(specs))
+    groups = [("expected.tool_calls", list(case.expected.tool_calls))]
+    groups.append(("expected.forbidden_calls", list(case.expected.forbidden_calls)))
+    for prefix, calls in groups:
+        for index, call in enumerate(calls):
+            if call.tool is None:
+                continue
             where = f"{prefix}[{index}]"
             if call.tool not in specs:
-                findings.append(
-                    Finding(
-                        "semantic",
-                        "unknown-tool",
-                        f"tool {call.tool!r} does not exist in domain {domain.name!r}; "
-                        f"known: {', '.join(sorted(specs))}",
-                        field=f"{where}.tool",
-                        case_id=case.id,
-                    )
+                message = (
+                    f"tool {call.tool!r} does not exist in domain {domain.name!r}; known: {known}"
                 )
-                continue
-            if prefix == "expected.tool_calls":
+                findings.append(
+                    Finding("semantic", "unknown-tool", message, f"{where}.tool", case_id=case.id)
+                )
+            elif prefix == "expected.tool_calls":
                 for message in param_errors(specs[call.tool], dict(call.params)):
                     findings.append(
                         Finding(
                             "semantic",
                             "param-schema",
                             f"{call.tool} {message}",
-                            field=f"{where}.params",
+                            f"{where}.params",
                             case_id=case.id,
                         )
                     )
-        for index, fault in enumerate(case.environment.faults):
-            if fault.tool not in specs:
-                findings.append(
-                    Finding(
-                        "semantic",
-                        "unknown-tool",
-                        f"fault on unknown tool {fault.tool!r}",
-                        field=f"environment.faults[{index}].tool",
-                        case_id=case.id,
-                    )
-                )
-    state = domain.state_problems(case.environment.state)
-    findings += [_f(p, case) for p in state]
+    for index, fault in enumerate(case.environment.faults):
+        if fault.tool not in specs:
+            message = f"fault on unknown tool {fault.tool!r}"
+            field = f"environment.faults[{index}].tool"
+            findings.append(Finding("semantic", "unknown-tool", message, field, case_id=case.id))
+    return findings
+
+
+def semantic_findings(case: Case, domain: Domain | None = None) -> list[Finding]:
+    """Every semantic finding of one model-valid case; stops after the first stage that fails
+    (tools, environment shape, references, replay)."""
+    domain = domain or get_domain(case.domain)
+    findings = tool_findings(case, domain)
+    check_state = getattr(domain, "check_state", None)
+    if check_state is not None:  # parse the state once for every stage (support domain)
+        parsed, problems = check_state(case.environment.state)
+    else:
+        parsed, problems = None, domain.state_problems(case.environment.state)
+    findings += [_f(p, case) for p in problems]
     if findings:
         return findings
-    findings += [_f(p, case) for p in domain.reference_problems(case)]
+    if parsed is not None:
+        references = domain.reference_problems(case, parsed=parsed)
+    else:
+        references = domain.reference_problems(case)
+    findings += [_f(p, case) for p in references]
     if findings:
         return findings
-    return [_f(p, case) for p in replay(case, domain, states=False).problems]
+    sandbox = None
+    if parsed is not None and domain.has_simulator:
+        sandbox = domain.sandbox(case.environment, faults=False, parsed=parsed)
+    return [_f(p, case) for p in replay(case, domain, states=False, sandbox=sandbox).problems]

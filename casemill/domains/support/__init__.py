@@ -21,14 +21,21 @@ class SupportDomain:
     write_tools = WRITE_TOOLS
     has_simulator = True
 
-    def sandbox(self, environment: Environment, *, faults: bool = True) -> SupportSandbox:
-        return SupportSandbox(environment, faults=faults)
+    def sandbox(
+        self, environment: Environment, *, faults: bool = True, parsed: SupportState | None = None
+    ) -> SupportSandbox:
+        return SupportSandbox(environment, faults=faults, parsed=parsed)
 
     def state_problems(self, state: dict[str, Any]) -> list[Problem]:
+        return self.check_state(state)[1]
+
+    def check_state(self, state: dict[str, Any]) -> tuple[SupportState | None, list[Problem]]:
+        """The parsed state (None when it does not parse) and its problems: lets a caller parse
+        once for `reference_problems(case, parsed=...)` and `sandbox(..., parsed=...)`."""
         try:
             parsed = SupportState.parse(state)
         except ValidationError as exc:
-            return [
+            return None, [
                 Problem(
                     field="environment.state." + ".".join(str(p) for p in err["loc"]),
                     message=err["msg"],
@@ -36,18 +43,19 @@ class SupportDomain:
                 )
                 for err in exc.errors()
             ]
-        problems = []
+        problems: list[Problem] = []
         for order_id, order in parsed.orders.items():
             if order.id != order_id:
                 problems.append(Problem(f"environment.state.orders.{order_id}.id", f"order keyed {order_id!r} has id {order.id!r}", "state-keys"))
             if order.customer_id not in parsed.customers:
                 problems.append(Problem(f"environment.state.orders.{order_id}.customer_id", f"customer {order.customer_id!r} is not in the environment", "missing-id"))
-        return problems
+        return parsed, problems
 
-    def reference_problems(self, case: Case) -> list[Problem]:
-        """Ids in expected calls (order, items, customer) that the environment does not hold."""
+    def reference_problems(self, case: Case, parsed: SupportState | None = None) -> list[Problem]:
+        """Ids in expected calls (order, items, customer) that the environment does not hold.
+        `parsed`: the case's state already parsed (see `check_state`), read only here."""
         try:
-            state = SupportState.parse(case.environment.state)
+            state = parsed if parsed is not None else SupportState.parse(case.environment.state)
         except ValidationError:
             return []  # reported by state_problems
         problems = []

@@ -29,9 +29,13 @@ def _private_copy(state: dict[str, Any]) -> dict[str, Any]:
 
 
 class SupportSandbox(Sandbox):
-    def __init__(self, environment: Environment, *, faults: bool = True):
+    def __init__(
+        self, environment: Environment, *, faults: bool = True, parsed: SupportState | None = None
+    ):
+        """`parsed`: the environment's state already parsed, which the sandbox then owns and
+        changes (the caller must not use it afterwards); by default the state is copied."""
         super().__init__(environment, faults=faults)
-        self.state = SupportState.parse(_private_copy(environment.state))
+        self.state = parsed if parsed is not None else SupportState.parse(_private_copy(environment.state))
 
     # -- plumbing ---------------------------------------------------------------------------
     def _dispatch(self, tool: str, params: dict[str, Any]) -> ToolResult:
