@@ -152,7 +152,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.dictionaries(st.text(max_size=4), json_values, max_size=6))
 def test_canonical_json_is_independent_of_key_order(value):
     shuffled = dict(reversed(list(value.items())))
@@ -160,6 +160,49 @@ def test_canonical_json_is_independent_of_key_order(value):
     assert json.loads(canonical_json(value)) == json.loads(
         canonical_json(json.loads(canonical_json(value)))
     )
+
+
+def _reference_canonical_json(value):
+    """The definition, written the slow and obvious way (the oracle for the fast one)."""
+
+    def prune(v):
+        if isinstance(v, dict):
+            out = {k: prune(x) for k, x in v.items()}
+            return {
+                k: x for k, x in out.items() if x is not None and x != "" and x != [] and x != {}
+            }
+        if isinstance(v, list | tuple):
+            return [prune(x) for x in v]
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+            return int(v)
+        return v
+
+    return json.dumps(
+        prune(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+any_floats = st.floats(allow_nan=False, allow_infinity=False) | st.floats(-1e-3, 1e-3)
+oracle_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(2**62, 2**70)
+    | any_floats
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=4)
+        | st.tuples(inner, inner)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(oracle_values)
+def test_canonical_json_matches_its_definition(value):
+    assert canonical_json(value) == _reference_canonical_json(value)
 
 
 def test_derive_gives_a_new_validated_case_and_leaves_the_original():
