@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -60,7 +61,7 @@ def mine_to_files(
     surrogates). Returns the summary."""
     quarantine = quarantine or out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
     if keep_raw is not None:
-        options = MineOptions(**{**options.__dict__, "keep_raw": True})
+        options = replace(options, keep_raw=True)
     files = {"out": _Pending(out), "quarantine": _Pending(quarantine)}
     if keep_raw is not None:
         files["raw"] = _Pending(keep_raw)

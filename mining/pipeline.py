@@ -8,10 +8,11 @@ memory (flows fan out with `mine_file`, one file per task, and merge with `merge
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from mining.derive.cases import DeriveOptions, derive_cases
 from mining.model import Conversation, Quarantined
 from mining.parsers import get_parser
 from mining.redact.redactor import RawValue, redact_conversation, scrub_text
+
+log = logging.getLogger(__name__)
 
 GENERIC_WORDS = frozenset(
     [
@@ -194,9 +197,10 @@ def iter_mine(
 def _quarantine(item: Quarantined, options: MineOptions, tally: Tally) -> Quarantined:
     tally.quarantined[item.reason] += 1
     if options.redact and item.conversation_id:
-        return item.model_copy(
+        item = item.model_copy(
             update={"conversation_id": scrub_text(item.conversation_id, options.seed)}
         )
+    log.info("quarantined %s", item)
     return item
 
 
@@ -299,13 +303,11 @@ def mine(
     `existing` (e.g. `CorpusStore(dir).cases()`) is what candidates are deduplicated against,
     besides each other. Bad records are returned as `quarantined`, never raised."""
     base = options or MineOptions()
-    opts = MineOptions(
-        **{
-            **base.__dict__,
-            "redact": redact,
-            "seed": seed,
-            "csv_mapping": csv_mapping if csv_mapping is not None else base.csv_mapping,
-        }
+    opts = replace(
+        base,
+        redact=redact,
+        seed=seed,
+        csv_mapping=csv_mapping if csv_mapping is not None else base.csv_mapping,
     )
     return _collect([Path(p) for p in paths], fmt, opts, existing)
 

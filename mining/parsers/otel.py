@@ -53,6 +53,32 @@ class Trace:
     spans: list[Span] = field(default_factory=list)
     resource: dict[str, Any] = field(default_factory=dict)
     dropped: int = 0
+    best: Span | None = None  # the model call with the longest history so far
+
+    def add(self, span: Span) -> None:
+        """Keep the span; of model calls, only the longest history keeps its messages (each
+        call repeats the history before it, so memory stays linear in the conversation)."""
+        self.spans.append(span)
+        if span.attrs.get("gen_ai.operation.name") not in MODEL_OPS:
+            return
+        size = _history_size(span)
+        if self.best is None or size >= _history_size(self.best):
+            if self.best is not None:
+                _strip(self.best)
+            self.best = span
+        else:
+            _strip(span)
+
+
+MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages")
+
+
+def _history_size(span: Span) -> int:
+    return sum(len(str(span.attrs.get(k) or "")) for k in MESSAGE_KEYS)
+
+
+def _strip(span: Span) -> None:
+    span.attrs = {k: v for k, v in span.attrs.items() if k not in MESSAGE_KEYS}
 
 
 def attr_value(value: dict[str, Any]) -> Any:
@@ -176,7 +202,7 @@ def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None
                 error = None
                 if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
                     error = str(status.get("message") or attrs.get("error.type") or "error")
-                trace.spans.append(Span(int(raw.get("startTimeUnixNano") or 0), attrs, error))
+                trace.add(Span(int(raw.get("startTimeUnixNano") or 0), attrs, error))
 
 
 def _loads(value: Any) -> Any:

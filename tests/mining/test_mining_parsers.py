@@ -11,7 +11,7 @@ from mining_helpers import sample_records, write_jsonl
 from casemill.errors import UserError
 from mining import mine
 from mining.parsers.csv_tickets import CsvMapping
-from mining.synthetic import otel_export
+from mining.synthetic_otel import otel_export
 
 RECORDS = sample_records(6, seed=5)
 
@@ -162,3 +162,20 @@ def test_otel_spans_of_one_trace_across_lines_and_bad_documents(tmp_path):
     assert [(q.line, q.reason) for q in result.quarantined] == [(2, "bad_span")]
     single = mine([write_jsonl(tmp_path / "one.jsonl", [doc])], "otel", redact=False)
     assert calls_by_case(result) == calls_by_case(single)
+
+
+def test_otel_uses_the_model_call_with_the_longest_history(tmp_path):
+    doc = otel_export(RECORDS[1], "b" * 32, with_responses=True)
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    chat = spans[-1]
+    early = json.loads(json.dumps(chat))
+    for attr in early["attributes"]:
+        if attr["key"] == "gen_ai.input.messages":
+            attr["value"]["stringValue"] = json.dumps(json.loads(attr["value"]["stringValue"])[:2])
+    early["startTimeUnixNano"] = "1"
+    spans.append(early)
+    with_early = mine([write_jsonl(tmp_path / "a.jsonl", [doc])], "otel", redact=False)
+    plain = otel_export(RECORDS[1], "b" * 32, with_responses=True)
+    without = mine([write_jsonl(tmp_path / "b.jsonl", [plain])], "otel", redact=False)
+    assert calls_by_case(with_early) == calls_by_case(without)
+    assert len(with_early.cases[0].conversation) == len(without.cases[0].conversation)
