@@ -32,6 +32,8 @@ from generators.facts import (
     read_steps,
     reads,
     rebuild,
+    signed_in,
+    state_view,
     support_only,
     with_tags,
     writes,
@@ -60,6 +62,9 @@ def _needs_lookup(case: Case) -> str:
     oid = primary_order(case)
     if read_steps(case) < 1:
         raise NotApplicable("a good agent needs no lookup here")
+    who = signed_in(case)
+    if who is None or state_view(case).orders[oid].customer_id != who[0]:
+        raise NotApplicable("the order is not the signed-in customer's: no lookup is certain")
     return oid
 
 

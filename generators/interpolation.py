@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass
 
 from casemill.case.model import Case, ExpectedCall, ForbiddenCall, Turn
-from casemill.domains.support.policy import Intent, decide, escalate_call
+from casemill.domains.support.policy import ORDER_RULE, Intent, decide, escalate_call
 from casemill.domains.support.state import Address, LineItem, Order, Product, SupportState, Variant
 from generators.facts import (
     compatible_forbidden,
@@ -104,7 +104,11 @@ def add_intent(state: SupportState, cid: str, kind: str, rng: random.Random, tak
         raise NotApplicable(f"could not set up a {kind} intent: {decision.why}")
     amount = refund_amount(state, decision.calls[0]) if kind == "refund" else None
     contains = phrases(kind, "resolve", amount=amount, city=slots.get("city"), status=status)
-    return Added(kind, _request(rng, kind, **slots), decision.calls, contains, 1)
+    calls = decision.calls
+    if kind == "status":  # the answer is the lookup, listed as the status seeds list it
+        calls = (ExpectedCall(tool="get_order", params={"order_id": oid},
+                              match={"order_id": ORDER_RULE}),)
+    return Added(kind, _request(rng, kind, **slots), calls, contains, 1)
 
 
 def _named_orders(case: Case) -> str:
@@ -212,6 +216,8 @@ def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
 def blend_ambiguous(case: Case, rng: random.Random) -> list[Case]:
     """Adds 'cancel my other order' while two other unshipped orders match -> clarify."""
     cid = _named_orders(case)
+    if case.expected.outcome == "escalate":
+        raise NotApplicable("an escalation must still happen; asking alone is not enough")
     state = state_of(case)
     oid = primary_order(case)
     if state.orders[oid].status in ("pending", "processing"):
@@ -222,6 +228,7 @@ def blend_ambiguous(case: Case, rng: random.Random) -> list[Case]:
     text = rng.choice(lexicon("connectives")["ambiguous"])
     turns = _spread(case, rng, [text])
     intents = tuple(dict.fromkeys((*case.tags.intents, "cancel")))
-    return [_clarified(case, turns, ("which order",),
+    kept = case.expected.reply_contains if case.expected.outcome in ("clarify", "refuse") else ()
+    return [_clarified(case, turns, (*kept, "which order"),
                        "two unshipped orders match 'my other order': ask which", intents,
                        state=state, extra_reads=1)]

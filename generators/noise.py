@@ -162,8 +162,9 @@ def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
 
     def run(text: str) -> str:
         words = text.split(" ")
-        for _ in range(inserts):
-            at = rng.randrange(len(words) + 1)
+        for _ in range(inserts):  # only at a clause start, never inside a phrase
+            spots = [0] + [i + 1 for i, w in enumerate(words) if w[-1:] in ",.!?;:"]
+            at = rng.choice(spots)
             words.insert(at, rng.choice(lex["inserts"]) + ",")
         return " ".join(words)
 

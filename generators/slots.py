@@ -16,6 +16,7 @@ from typing import Any
 from casemill.case.model import Case
 
 DAMAGE_WORDS = ("cracked", "broken", "shattered", "damaged", "defective", "wrong", "missing")
+KEYWORDS = ("cancel", "refund", "exchange", "swap", "return", "address", "human", "status")
 NEGATIONS = ("not", "no", "never", "nothing", "none", "neither", "nor", "without")
 _STOP = frozenset({
     "the", "and", "for", "with", "from", "your", "you", "our", "this", "that", "set", "of", "a",
@@ -43,7 +44,7 @@ def _strings(value: Any) -> Iterable[str]:
 
 def case_literals(case: Case) -> list[str]:
     """Literal strings of `case` that are protected wherever they occur in its text."""
-    out: set[str] = set(DAMAGE_WORDS) | set(NEGATIONS)
+    out: set[str] = set(DAMAGE_WORDS) | set(NEGATIONS) | set(KEYWORDS)
     st = case.environment.state
     names: list[str] = []
     for cust in (st.get("customers") or {}).values():
