@@ -43,7 +43,7 @@ from pydantic import (
 
 from casemill.case.model import Case
 from casemill.errors import UserError
-from evaluation.scoring.compare import flips, paired_delta
+from evaluation.scoring.compare import comparable, flips, paired_delta
 from evaluation.scoring.model import CaseScore, GateFailure, GateVerdict, RuleResult, RunSummary
 from evaluation.scoring.registry import METRICS, higher_is_better, spec
 
@@ -259,12 +259,17 @@ def _no_regression(
     ids: list[str],
     per_case: dict[str, dict],
     baseline: RunSummary | None,
-    seed: int,
+    summary: RunSummary,
 ) -> tuple[RuleResult, GateFailure | None]:
     if baseline is None:
         return RuleResult(rule=label, passed=True, note="skipped: no baseline run given"), None
+    if not comparable(baseline, summary, rule.metric):
+        note = f"{rule.metric} versions differ from the baseline's: not comparable"
+        return RuleResult(rule=label, passed=False, note=note), GateFailure(
+            rule=label, slice="all", metric=rule.metric, value=None, threshold=0.0, message=note
+        )
     paired = sorted(i for i in ids if i in baseline.per_case)
-    delta = paired_delta(baseline.per_case, per_case, paired, rule.metric, seed)
+    delta = paired_delta(baseline.per_case, per_case, paired, rule.metric, summary.seed)
     if delta.delta is None:
         return RuleResult(rule=label, passed=True, note="no paired cases with this metric"), None
     if not delta.significant_regression:
@@ -310,7 +315,7 @@ def check_gate(
         if rule.kind == "threshold":
             result, failure = _threshold(rule, label, ids, per_case)
         else:
-            result, failure = _no_regression(rule, label, ids, per_case, baseline, summary.seed)
+            result, failure = _no_regression(rule, label, ids, per_case, baseline, summary)
         results.append(result)
         if failure is not None:
             failures.append(failure)

@@ -362,6 +362,9 @@ def runs_compare(
         typer.echo(comp.model_dump_json(indent=2))
         return
     console.print(comparison_table(comp))
+    if comp.not_comparable:
+        differ = ", ".join(comp.not_comparable)
+        console.print(f"not compared (metric versions differ): {differ}", markup=False)
     for flip in comp.flips[:30]:
         console.print(f"  {flip.direction}  {flip.case_id}", markup=False, highlight=False)
     if len(comp.flips) > 30:

@@ -83,6 +83,8 @@ def _comparison(summary: RunSummary) -> list[str]:
     worse = tuple(f.case_id for f in comp.flips if f.direction == "pass->fail")
     better = tuple(f.case_id for f in comp.flips if f.direction == "fail->pass")
     out += ["", f"Flips: {len(worse)} pass->fail, {len(better)} fail->pass."]
+    if comp.not_comparable:
+        out.append(f"Not compared (metric versions differ): {', '.join(comp.not_comparable)}.")
     if worse:
         out.append(f"Now failing: {ids(worse)}")
     return [*out, ""]

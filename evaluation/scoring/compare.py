@@ -79,11 +79,20 @@ def compare(baseline: RunSummary, current: RunSummary, *, seed: int = 0) -> Comp
     base, cur = baseline.per_case, current.per_case
     ids = sorted(set(base) & set(cur))
     names = [n for n in COMPARED if any(n in cur[i] for i in ids)]
+    differ = tuple(n for n in names if not comparable(baseline, current, n))
     return Comparison(
         baseline_agent=baseline.agent,
         paired_cases=len(ids),
         only_in_current=len(set(cur) - set(base)),
         only_in_baseline=len(set(base) - set(cur)),
-        deltas=tuple(paired_delta(base, cur, ids, n, seed) for n in names),
-        flips=flips(base, cur, ids),
+        deltas=tuple(paired_delta(base, cur, ids, n, seed) for n in names if n not in differ),
+        flips=() if "task_success" in differ else flips(base, cur, ids),
+        not_comparable=differ,
     )
+
+
+def comparable(baseline: RunSummary, current: RunSummary, metric: str) -> bool:
+    """Whether a metric means the same in both runs (same version, or unknown in one)."""
+    a = baseline.metric_versions.get(metric)
+    b = current.metric_versions.get(metric)
+    return a is None or b is None or a == b

@@ -107,6 +107,9 @@ class Comparison(_Frozen):
     only_in_baseline: int = 0
     deltas: tuple[Delta, ...] = ()
     flips: tuple[Flip, ...] = ()
+    not_comparable: tuple[str, ...] = Field(
+        default=(), description="metrics left out: their versions differ between the runs"
+    )
 
 
 class GateFailure(_Frozen):

@@ -158,3 +158,15 @@ def test_shipped_gate_files_load():
 def test_missing_gate_file_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="cannot read the gate file"):
         load_gate(tmp_path / "nope.toml")
+
+
+def test_no_regression_refuses_metrics_whose_versions_differ():
+    cases, scores, base = _run(True, False)
+    old = base.model_copy(update={"metric_versions": {**base.metric_versions, "task_success": "0"}})
+    current = summarize(cases, scores, baseline=old)
+    assert "task_success" in current.comparison.not_comparable
+    assert all(d.metric != "task_success" for d in current.comparison.deltas)
+    gate = parse_gate('[[rule]]\nkind = "no_regression"\nmetric = "task_success"\n')
+    verdict = check_gate(gate, cases, scores, current, old)
+    assert verdict.passed is False
+    assert "not comparable" in verdict.failures[0].message
