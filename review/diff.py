@@ -42,11 +42,11 @@ class Row:
     right: str
 
 
-# Values a reviewer reads as one unit: an expected or forbidden call, a fault, a line item, a
-# tag field. Their changes are shown whole instead of leaf by leaf.
+# Values a reviewer reads as one unit: an expected or forbidden call, a fault, a tag field, the
+# reply phrases. Their changes are shown whole instead of leaf by leaf.
 REVIEW_ATOMS = re.compile(
     r"^(expected\.(tool_calls|forbidden_calls)\[\d+\]|environment\.faults\[\d+\]"
-    r"|environment\.state\.orders\.[^.]+\.items\[\d+\]|tags\.\w+|expected\.reply_\w+)$"
+    r"|tags\.\w+|expected\.reply_\w+)$"
 )
 
 

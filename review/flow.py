@@ -195,9 +195,14 @@ def review_batch(
     timeout_s: int = 86_400,
     db_url: str | None = None,
     watch_s: float | None = 5.0,
+    wait: bool = True,
 ) -> dict:
     """Enqueue a batch, wait until it is decided (pause with a typed input), export the
-    approved cases as a new corpus version. Returns the export summary."""
+    approved cases as a new corpus version. Returns the export summary.
+
+    With `wait=False` (for unattended runs, usually with `policy="auto"`) the flow does not
+    wait: it exports what is approved now and leaves the rest pending for reviewers (a later
+    `casemill review export --batch ID` adds them)."""
     from prefect.context import get_run_context
     from prefect.flow_runs import pause_flow_run
 
@@ -215,7 +220,7 @@ def review_batch(
     run_id = get_run_context().flow_run.id
     deadline = time.monotonic() + timeout_s
     status, rounds = store.batch_status(batch_id), 0
-    while not status.decided:
+    while wait and not status.decided:
         remaining = int(deadline - time.monotonic())
         if remaining <= 0:
             raise BatchTimeout(

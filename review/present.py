@@ -58,7 +58,20 @@ class ItemView:
     findings: tuple[str, ...] = field(default=())
 
 
+def _turn_text(value: Any) -> Any:
+    """An added or removed conversation turn reads as `role: content`, not as JSON."""
+    if isinstance(value, dict) and "role" in value:
+        calls = "".join(
+            f" -> {c.get('tool')}({json.dumps(c.get('params', {}))})"
+            for c in value.get("tool_calls", [])
+        )
+        return f"{value['role']}: {value.get('content', '')}{calls}"
+    return value
+
+
 def _change_view(change: Change) -> ChangeView:
+    if change.path.startswith("conversation["):
+        change = Change(change.path, _turn_text(change.before), _turn_text(change.after))
     words: tuple[tuple[str, str], ...] = ()
     if (
         isinstance(change.before, str)
@@ -190,4 +203,4 @@ def item_view(item: Item, context: int | None = 3) -> ItemView:
 
 
 def params_text(params: dict[str, Any]) -> str:
-    return json.dumps(params, ensure_ascii=False, indent=1, sort_keys=True)
+    return json.dumps(params, ensure_ascii=False, sort_keys=True)

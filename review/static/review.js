@@ -65,7 +65,10 @@
     if (key === "a") { const b = $("#approve"); if (b && !b.disabled) { ev.preventDefault(); submit($("#approve-form")); } }
     else if (key === "r" && reason) { ev.preventDefault(); document.body.classList.add("rejecting"); reason.focus(); }
     else if (key === "u") { submit($("#undo-form")); }
-    else if (key === "e") { const t = $("#params_0") || $("#params_new"); if (t) { ev.preventDefault(); t.focus(); } }
+    else if (key === "e") {
+      const box = $("#edit-calls"); if (box) { box.open = true; }
+      const t = $("#params_0") || $("#params_new"); if (t) { ev.preventDefault(); t.focus(); }
+    }
     else if (key === "j" || key === "n") { go($("#next")); }
     else if (key === "k" || key === "p") { go($("#prev")); }
     else if (key === "g") { go($("#to-queue")); }

@@ -120,3 +120,22 @@ def test_auto_policy_flow_resumes_itself(prefect_harness, tmp_path, parent, chil
     assert "error" not in outcome, outcome.get("error")
     corpus = CorpusStore(corpus_dir)
     assert all(c.review.auto_approved for c in corpus.cases()) and len(corpus.cases()) == 2
+
+
+@pytest.mark.slow
+def test_flow_without_waiting_exports_what_auto_approved(
+    prefect_harness, tmp_path, parent, children
+):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    bad = invalid_case(parent, 5)
+    cases = [c.model_dump(mode="json") for c in [*children[:2], bad]]
+    result = review_batch(
+        batch_id="flow-nowait",
+        cases=cases,
+        corpus_dir=str(tmp_path / "corpus"),
+        db_url=db,
+        policy="auto",
+        wait=False,
+    )
+    assert set(result["added"]) == {children[0].id, children[1].id} and not result["closed"]
+    assert ReviewStore.open(db).get(bad.id).status == "pending"
