@@ -56,39 +56,29 @@ def test_cli_writes_candidates_and_prints_a_summary(tmp_path):
     assert record["line"] == 5 and record["reason"] == "truncated" and record["file"] == str(log)
 
 
+@pytest.mark.slow
 def test_cli_rejects_unknown_formats_and_missing_files(tmp_path):
-    runner = CliRunner()
-    bad = runner.invoke(
-        app,
-        [
-            "mine",
-            str(tmp_path / "none.jsonl"),
-            "-f",
-            "openai-jsonl",
-            "-o",
-            str(tmp_path / "o.jsonl"),
-        ],
-    )
-    assert bad.exit_code != 0
+    casemill = Path(sys.executable).parent / "casemill"
     log = write_jsonl(tmp_path / "a.jsonl", RECORDS[:1])
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "casemill.cli",
-            "mine",
-            str(log),
-            "-f",
-            "xml",
-            "-o",
-            str(tmp_path / "o.jsonl"),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode != 0
+    for args, message in (
+        ([str(tmp_path / "none.jsonl"), "-f", "openai-jsonl"], "no such log file"),
+        (
+            [str(log), "-f", "xml"],
+            "--format 'xml' is not one of openai-jsonl, transcript, csv, otel",
+        ),
+        ([str(log), "-f", "openai-jsonl", "--no-redact", "--keep-raw", "r.jsonl"], "--keep-raw"),
+    ):
+        done = subprocess.run(
+            [str(casemill), "mine", *args, "-o", str(tmp_path / "o.jsonl")],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2, done.stderr
+        assert message in " ".join(done.stderr.split())
+    assert not (tmp_path / "o.jsonl").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_airline_accuracy_meets_the_targets(shared_data, root: Path):
     done = subprocess.run(
