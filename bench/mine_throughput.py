@@ -8,7 +8,10 @@ with the defaults of `casemill mine` (redaction on, semantic checks on, dedup on
 MB/s over the process's CPU time (one core: mining is single-threaded) and over wall time,
 conversations per second, and the process's peak resident memory.
 
-    uv run python bench/mine_throughput.py [--sizes-mb 100 1024] [--keep DIR]
+With `--source airline` the log is made of variants of the real tau-bench airline conversations
+instead (real shapes and sizes, about 17 KiB a conversation, `generic:` cases).
+
+    uv run python bench/mine_throughput.py [--sizes-mb 100 1024] [--source support|airline]
 """
 
 from __future__ import annotations
@@ -39,7 +42,44 @@ print(json.dumps({"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counte
 """
 
 
-def generate(path: Path, size_mb: int, seed: int = 0) -> tuple[int, int, float]:
+def airline_variants(data: Path):
+    """Endless variants of the real tau-bench airline conversations: each pass re-draws every
+    person in them (names, emails, user ids, addresses, dates of birth) with the redactor's
+    surrogates under a new seed, so the shapes and sizes are the real ones and no two
+    conversations are alike."""
+    from mining.parsers.openai_jsonl import parse
+    from mining.redact.redactor import redact_conversation
+
+    convs = list(parse(data / "support_logs.jsonl", max_turns=10_000))
+    round_ = 0
+    while True:
+        round_ += 1
+        for conv in convs:
+            c = redact_conversation(conv, seed=round_).conversation
+            messages = []
+            for m in c.messages:
+                role = {"customer": "user"}.get(m.role, m.role)
+                msg = {"role": role, "content": m.content or None}
+                if m.calls:
+                    msg["tool_calls"] = [
+                        {
+                            "id": k.id,
+                            "type": "function",
+                            "function": {"name": k.tool, "arguments": json.dumps(k.arguments)},
+                        }
+                        for k in m.calls
+                    ]
+                if m.call_id:
+                    msg["tool_call_id"] = m.call_id
+                messages.append(msg)
+            yield {
+                "conversation_id": f"{c.id}-v{round_}",
+                "resolved": c.resolved,
+                "messages": messages,
+            }
+
+
+def generate(path: Path, size_mb: int, source: str, seed: int = 0) -> tuple[int, int, float]:
     import orjson
 
     from mining.synthetic import support_log
@@ -47,8 +87,13 @@ def generate(path: Path, size_mb: int, seed: int = 0) -> tuple[int, int, float]:
     target = size_mb * 1024 * 1024
     written = count = 0
     started = time.perf_counter()
+    records = (
+        support_log(seed=seed, instructions=True)
+        if source == "support"
+        else airline_variants(ROOT.parent / "shared" / "data" / "tau-bench-airline-logs")
+    )
     with path.open("wb", buffering=1024 * 1024) as fh:
-        for record in support_log(seed=seed, instructions=True):
+        for record in records:
             line = orjson.dumps(record) + b"\n"
             fh.write(line)
             written += len(line)
@@ -73,19 +118,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes-mb", type=int, nargs="+", default=[100, 1024])
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep the files")
+    parser.add_argument(
+        "--source",
+        choices=["support", "airline"],
+        default="support",
+        help="support: synthetic support-domain conversations; airline: variants "
+        "of the real tau-bench airline logs (needs ../shared/data)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="casemill-bench-") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         peaks = []
         for size in args.sizes_mb:
-            log = folder / f"support_{size}mb.jsonl"
-            written, count, gen_s = generate(log, size)
+            log = folder / f"{args.source}_{size}mb.jsonl"
+            written, count, gen_s = generate(log, size, args.source)
             print(
                 f"generated {written / 1e6:,.0f} MB, {count:,} conversations "
                 f"({written / count / 1024:.1f} KiB each) in {gen_s:.0f} s"
             )
-            result = run(log, folder / f"candidates_{size}mb.jsonl")
+            result = run(log, folder / f"candidates_{args.source}_{size}mb.jsonl")
             s = result["summary"]
             mb = written / 1e6
             print(

@@ -85,6 +85,7 @@ class MineSummary(BaseModel):
     conversations_read: int = 0
     conversations_mined: int = 0
     capped_conversations: int = 0
+    capped_decision_points: int = 0
     cases: dict[str, int] = {}
     confidence: dict[str, int] = {}
     domains: dict[str, int] = {}
@@ -113,6 +114,7 @@ class Tally:
     conversations_read: int = 0
     conversations_mined: int = 0
     capped: int = 0
+    capped_decisions: int = 0
     cases: Counter = field(default_factory=Counter)
     confidence: Counter = field(default_factory=Counter)
     domains: Counter = field(default_factory=Counter)
@@ -137,6 +139,7 @@ class Tally:
             conversations_read=self.conversations_read,
             conversations_mined=self.conversations_mined,
             capped_conversations=self.capped,
+            capped_decision_points=self.capped_decisions,
             cases=d(self.cases),
             confidence=d(self.confidence),
             domains=d(self.domains),
@@ -234,6 +237,7 @@ def _conversation(
             tally,
         )
     derived = derive_cases(conv, derive)
+    tally.capped_decisions += derived.dropped_decision_points
     for problem in derived.problems:
         reason = "no_customer_turn" if problem == "no customer turn" else "invalid_case"
         yield _quarantine(
@@ -349,6 +353,7 @@ def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) 
             tally.conversations_read += s.conversations_read
             tally.conversations_mined += s.conversations_mined
             tally.capped += s.capped_conversations
+            tally.capped_decisions += s.capped_decision_points
             for counter, values in (
                 (tally.duplicates, s.duplicates),
                 (tally.redactions, s.redactions),

@@ -149,3 +149,8 @@ def _print_summary(summary, out: Path) -> None:
     console.print(table)
     if summary.capped_conversations:
         console.print(f"{summary.capped_conversations} conversation(s) capped at the turn limit")
+    if summary.capped_decision_points:
+        console.print(
+            f"{summary.capped_decision_points} decision point(s) past the per-conversation "
+            "limit not mined"
+        )

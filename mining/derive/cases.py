@@ -34,6 +34,7 @@ from casemill.case.model import (
 from casemill.validation.semantic import semantic_findings
 from mining.derive import generic, support
 from mining.derive.common import (
+    Burst,
     bursts,
     opening,
     outcome_of,
@@ -112,74 +113,61 @@ def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -
 
 
 def _drafts(conv: Conversation, domain: str, out: Derived, limit: int) -> list[_Draft]:
-    msgs = conv.messages
-    drafts: list[_Draft] = []
     rebuilt = support.initial_state(conv) if domain == "support" else None
     found = bursts(conv) if conv.calls_visible else []
     out.dropped_decision_points = max(0, len(found) - limit)
-    done = successful_writes(conv)
-    for burst in found[:limit]:
-        writes = burst.writes
-        prefix = msgs[: burst.start]
-        if not writes or not any(m.role == "customer" for m in prefix):
-            continue
-        if rebuilt is not None:
-            prior = [c for m in prefix for c in m.calls if c in done]
-            before = support.state_before(rebuilt.state, prior)
-            notes = rebuilt.problems + before.problems
-            drafts.append(
-                _Draft(
-                    "decision_point",
-                    prefix,
-                    writes,
-                    before.state,
-                    None,
-                    msgs,
-                    notes,
-                    support.phrases(writes, before.state),
-                    0,
-                )
-            )
-        else:
-            drafts.append(
-                _Draft(
-                    "decision_point",
-                    prefix,
-                    writes,
-                    generic.state(msgs, burst.start, msgs),
-                    None,
-                    msgs,
-                )
-            )
+    drafts = [d for b in found[:limit] if (d := _decision(conv, b, rebuilt)) is not None]
+    return [*drafts, _whole(conv, rebuilt)]
+
+
+def _decision(conv: Conversation, burst: Burst, rebuilt: support.Rebuilt | None) -> _Draft | None:
+    msgs, writes = conv.messages, burst.writes
+    prefix = msgs[: burst.start]
+    if not writes or not any(m.role == "customer" for m in prefix):
+        return None
+    if rebuilt is None:
+        state = generic.state(msgs, burst.start, msgs)
+        return _Draft("decision_point", prefix, writes, state, None, msgs)
+    done = {id(c) for c in successful_writes(conv)}
+    prior = [c for m in prefix for c in m.calls if id(c) in done]
+    before = support.state_before(rebuilt.state, prior)
+    return _Draft(
+        "decision_point",
+        prefix,
+        writes,
+        before.state,
+        None,
+        msgs,
+        rebuilt.problems + before.problems,
+        support.phrases(writes, before.state),
+    )
+
+
+def _whole(conv: Conversation, rebuilt: support.Rebuilt | None) -> _Draft:
+    msgs = conv.messages
     writes = successful_writes(conv) if conv.calls_visible else []
     scenario = user_scenario(msgs)
-    if rebuilt is not None:
-        drafts.append(
-            _Draft(
-                "conversation",
-                opening(msgs),
-                writes,
-                rebuilt.state,
-                scenario,
-                msgs,
-                list(rebuilt.problems),
-                support.phrases(writes, rebuilt.state),
-                support.reads_needed(writes),
-            )
+    if rebuilt is None:
+        return _Draft(
+            "conversation",
+            opening(msgs),
+            writes,
+            generic.state(msgs, None, msgs),
+            scenario,
+            msgs,
+            reads=generic.reads_needed(msgs),
         )
-    else:
-        drafts.append(
-            _Draft(
-                "conversation",
-                opening(msgs),
-                writes,
-                generic.state(msgs, None, msgs),
-                scenario,
-                msgs,
-                reads=generic.reads_needed(msgs),
-            )
-        )
-    return drafts
+    return _Draft(
+        "conversation",
+        opening(msgs),
+        writes,
+        rebuilt.state,
+        scenario,
+        msgs,
+        list(rebuilt.problems),
+        support.phrases(writes, rebuilt.state),
+        support.reads_needed(writes),
+    )
 
 
 def _case(
