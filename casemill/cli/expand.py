@@ -13,7 +13,7 @@ from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import EndpointNotConfigured, UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
-from generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
+from generators import DETERMINISTIC_CHAINS, KINDS, ExpandConfig, all_operators, expand
 
 ops_app = typer.Typer(help="The generator operators.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
@@ -39,6 +39,8 @@ def _quotas(values: list[str]) -> dict[str, int]:
         kind, _, number = value.partition("=")
         if not number.strip().isdigit():
             raise UserError(f"--quota {value!r}: expected KIND=N, e.g. --quota noise=500")
+        if kind.strip() not in KINDS:
+            raise UserError(f"--quota {value!r}: unknown kind; known: {', '.join(KINDS)}")
         out[kind.strip()] = int(number)
     return out
 
