@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,28 +20,18 @@ from sqlalchemy.engine import Connection, Row
 from casemill.case.model import Case, ReviewEdit
 from casemill.errors import UserError
 from casemill.validation.findings import Finding
+from review.batch_ops import AUTO_REVIEWER, AuditEntry, BatchOps
 from review.diff import json_changes
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, NotFound, StaleWrite
-from review.items import BatchStatus, BulkResult, EnqueueResult, Item, ItemFilter
+from review.items import EnqueueResult, Item, ItemFilter
 from review.schema import audit, batches, items, make_engine, migrate, now_iso
+
+__all__ = ["AUTO_REVIEWER", "AuditEntry", "ReviewStore"]
 from review.validate import case_findings, parse_edited_case
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S = 15 * 60
-AUTO_REVIEWER = "auto"
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    id: int
-    case_id: str
-    batch_id: str
-    actor: str
-    at: str
-    action: str
-    before: dict[str, Any]
-    after: dict[str, Any]
 
 
 def _snapshot(m: Mapping[str, Any], with_case: bool = False) -> dict[str, Any]:
@@ -61,7 +50,7 @@ def _snapshot(m: Mapping[str, Any], with_case: bool = False) -> dict[str, Any]:
     return snap
 
 
-class ReviewStore:
+class ReviewStore(BatchOps):
     """The queue over one SQLAlchemy engine. Thread-safe: each operation uses its own
     connection and transaction."""
 
@@ -464,145 +453,6 @@ class ReviewStore:
 
             return self._write(conn, case_id, reviewer, None, "claim", change)
 
-    # -- bulk --------------------------------------------------------------------------------
-    def bulk_decide(
-        self, flt: ItemFilter, decision: str, reviewer: str, reason: str | None = None
-    ) -> BulkResult:
-        """Approve or reject every item matching `flt` (pending ones unless the filter names a
-        status). Items failing validation are never bulk-approved, and items another reviewer
-        holds are skipped; both are listed in the result."""
-        if decision not in ("approved", "rejected"):
-            raise UserError(f"decision must be approved or rejected, not {decision!r}")
-        if decision == "rejected" and not (reason or "").strip():
-            raise UserError("a bulk reject needs a reason (--reason)")
-        if flt.status is None:
-            flt = ItemFilter(**{**flt.__dict__, "status": "pending"})
-        changed, skipped = [], []
-        for item in self.list(flt):
-            if item.status == decision:
-                continue
-            try:
-                self._decide(item.case_id, reviewer, item.version, decision, reason)
-                changed.append(item.case_id)
-            except (DecisionBlocked, LeaseHeld, StaleWrite) as exc:
-                skipped.append((item.case_id, str(exc)))
-        log.info(
-            "bulk %s by %s on %s: %d changed, %d skipped",
-            decision,
-            reviewer,
-            flt.describe(),
-            len(changed),
-            len(skipped),
-        )
-        return BulkResult(tuple(changed), tuple(skipped))
-
-    def auto_decide(self, batch_id: str) -> BulkResult:
-        """The `auto` policy: approve every pending item of the batch that passes every validator
-        (reviewer `auto`, marked auto-approved); the others wait for a person."""
-        changed, skipped = [], []
-        for item in self.list(ItemFilter(batch_id=batch_id, status="pending")):
-            if not item.valid or item.findings:
-                skipped.append((item.case_id, "fails validation: " + _first_finding_item(item)))
-                continue
-            try:
-                self._decide(
-                    item.case_id,
-                    AUTO_REVIEWER,
-                    item.version,
-                    "approved",
-                    "auto policy: every validator passed",
-                    auto=True,
-                )
-                changed.append(item.case_id)
-            except (DecisionBlocked, LeaseHeld, StaleWrite) as exc:
-                skipped.append((item.case_id, str(exc)))
-        return BulkResult(tuple(changed), tuple(skipped))
-
-    # -- batches -----------------------------------------------------------------------------
-    def batch_status(self, batch_id: str) -> BatchStatus:
-        found = [s for s in self.batches() if s.batch_id == batch_id]
-        if not found:
-            raise NotFound(
-                f"no batch {batch_id!r} in the review queue; see `casemill review status`"
-            )
-        return found[0]
-
-    def batches(self) -> list[BatchStatus]:
-        with self.engine.connect() as conn:
-            heads = {r.batch_id: r for r in conn.execute(select(batches))}
-            counts = conn.execute(
-                select(
-                    items.c.batch_id, items.c.status, func.count(), func.count(items.c.exported_at)
-                ).group_by(items.c.batch_id, items.c.status)
-            ).all()
-        per: dict[str, dict[str, int]] = {b: {} for b in heads}
-        for batch_id, status, n, exported in counts:
-            per.setdefault(batch_id, {})[status] = n
-            per[batch_id]["exported"] = per[batch_id].get("exported", 0) + exported
-        out = []
-        for batch_id in sorted(per):
-            c = per[batch_id]
-            head = heads.get(batch_id)
-            out.append(
-                BatchStatus(
-                    batch_id=batch_id,
-                    policy=head.policy if head else "human",
-                    total=sum(c.get(s, 0) for s in ("pending", "approved", "rejected")),
-                    pending=c.get("pending", 0),
-                    approved=c.get("approved", 0),
-                    rejected=c.get("rejected", 0),
-                    exported=c.get("exported", 0),
-                    closed=bool(head and head.closed_at),
-                )
-            )
-        return out
-
-    def mark_exported(self, case_ids: Iterable[str], corpus_version: int | None, actor: str) -> int:
-        n = 0
-        now = self._now()
-        with self.engine.begin() as conn:
-            for case_id in case_ids:
-
-                def change(row: Row, case_id: str = case_id) -> dict[str, Any]:
-                    if row._mapping["status"] != "approved":
-                        raise DecisionBlocked(f"case {case_id} is not approved")
-                    return {"exported_at": now, "corpus_version": corpus_version}
-
-                self._write(conn, case_id, actor, None, "export", change)
-                n += 1
-        return n
-
-    def close_batch(self, batch_id: str) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(
-                batches.update()
-                .where(batches.c.batch_id == batch_id, batches.c.closed_at.is_(None))
-                .values(closed_at=self._now())
-            )
-
-    def audit_log(
-        self, case_id: str | None = None, batch_id: str | None = None
-    ) -> list[AuditEntry]:
-        stmt = select(audit).order_by(audit.c.id)
-        if case_id:
-            stmt = stmt.where(audit.c.case_id == case_id)
-        if batch_id:
-            stmt = stmt.where(audit.c.batch_id == batch_id)
-        with self.engine.connect() as conn:
-            return [
-                AuditEntry(
-                    r.id,
-                    r.case_id,
-                    r.batch_id,
-                    r.actor,
-                    r.at,
-                    r.action,
-                    json.loads(r.before_json),
-                    json.loads(r.after_json),
-                )
-                for r in conn.execute(stmt)
-            ]
-
 
 def _item_values(
     case: Case, parent: Case | None, findings: list[Finding], batch_id: str, position: int, now: str
@@ -637,7 +487,3 @@ def _item_values(
 def _first_finding(m: Mapping[str, Any]) -> str:
     found = json.loads(m["findings_json"])
     return found[0]["message"] if found else "no findings"
-
-
-def _first_finding_item(item: Item) -> str:
-    return item.findings[0].message if item.findings else "invalid"

@@ -182,3 +182,38 @@ def test_bulk_approve_by_filter_skips_invalid(client, sqlite_store, parent, chil
     assert sqlite_store.get(bad.id).status == "pending"
     page = client.get(r.headers["location"]).text
     assert f"Bulk: {len(children)} approved, 0 skipped" in page
+
+
+def test_server_restart_keeps_decisions_and_sessions(tmp_path, parent, children):
+    from review.schema import make_engine
+    from review.store import ReviewStore
+
+    url = f"sqlite:///{tmp_path / 'restart.db'}"
+    first = ReviewStore(make_engine(url))
+    first.enqueue(children[:2], "b1", parents={parent.id: parent})
+    with TestClient(create_app(first), base_url="http://127.0.0.1") as c1:
+        csrf = sign_in(c1, first)
+        r = c1.post(
+            f"/case/{children[0].id}/decide",
+            data={"action": "approve", "version": "1", "csrf": csrf},
+            follow_redirects=False,
+        )
+        assert r.status_code == 303
+        cookie = c1.cookies.get(COOKIE)
+    first.engine.dispose()
+    second = ReviewStore(make_engine(url))  # a new process would open the same database
+    with TestClient(create_app(second), base_url="http://127.0.0.1") as c2:
+        c2.cookies.set(COOKIE, cookie)
+        assert "signed in as" in c2.get("/").text
+        r = c2.post(
+            f"/case/{children[1].id}/decide",
+            data={"action": "reject", "reason": "dup", "version": "1", "csrf": csrf},
+            follow_redirects=False,
+        )
+        assert r.status_code == 303
+    assert (
+        second.get(children[0].id).status == "approved"
+        and second.get(children[0].id).reviewer == "ana"
+    )
+    assert second.get(children[1].id).status == "rejected"
+    second.engine.dispose()
