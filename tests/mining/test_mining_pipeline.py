@@ -1,0 +1,48 @@
+"""The pipeline: deterministic output, domain labels from file names, streaming to files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mining_helpers import sample_records, write_jsonl
+
+from mining import MineOptions, mine
+from mining.output import mine_to_files
+from mining.pipeline import label_from_path
+
+
+def test_same_seed_same_bytes_other_seed_other_surrogates(tmp_path):
+    log = write_jsonl(tmp_path / "a.jsonl", sample_records(5, seed=2))
+    runs = [
+        mine_to_files([log], "openai-jsonl", tmp_path / f"o{i}.jsonl", options=MineOptions(seed=s))
+        for i, s in enumerate((1, 1, 2))
+    ]
+    a, b, c = (
+        (tmp_path / "o0.jsonl").read_bytes(),
+        (tmp_path / "o1.jsonl").read_bytes(),
+        (tmp_path / "o2.jsonl").read_bytes(),
+    )
+    assert a == b and a != c
+    assert runs[0] == runs[1]
+    ids = [json.loads(x)["id"] for x in a.splitlines()]
+    assert len(ids) == len(set(ids)) == sum(runs[0].cases.values())
+
+
+def test_generic_domain_label_comes_from_the_path():
+    assert label_from_path(Path("/d/tau-bench-airline-logs/support_logs.jsonl")) == "airline"
+    assert label_from_path(Path("/d/tau-bench-retail-logs/retail_conversations.jsonl")) == "retail"
+    assert label_from_path(Path("/d/x/logs.jsonl")) == "mined"
+
+
+def test_keep_raw_only_in_its_own_result_field(tmp_path):
+    log = write_jsonl(tmp_path / "a.jsonl", sample_records(2, seed=4))
+    plain = mine([log], "openai-jsonl")
+    kept = mine([log], "openai-jsonl", options=MineOptions(keep_raw=True))
+    assert plain.raw_values == ()
+    kinds = {r["kind"] for r in kept.raw_values}
+    assert {"name", "email", "user_id", "address"} <= kinds
+    assert [c.id for c in plain.cases] == [c.id for c in kept.cases]
+    raws = {r["raw"] for r in kept.raw_values if r["kind"] == "email"}
+    blob = json.dumps([c.model_dump(mode="json") for c in kept.cases])
+    assert raws and not any(r in blob for r in raws)
