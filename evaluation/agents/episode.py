@@ -3,9 +3,9 @@
 Roles map as `customer -> user`; `system`, `assistant` and `tool` stay as they are, with assistant
 `tool_calls` in OpenAI shape (`{"id", "type": "function", "function": {"name", "arguments"}}`)
 and each `tool` turn carrying the `tool_call_id` of the call it answers (ids are made up, in
-order, when the case has none). A case with a `user_scenario` and no customer turn gives the
-scenario to the agent as the first user message (after any system turn): there is no user
-simulator, so a scenario case is a single-turn request.
+order, when the case has none). A case with a `user_scenario` gives the scenario to the agent as
+the first user message (after the leading system turns, before any scripted turn): there is no
+user simulator, so the scenario is the customer's request as a whole.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ def case_messages(case: Case) -> list[dict[str, Any]]:
             if turn.tool_call_id in pending_ids:
                 pending_ids.remove(turn.tool_call_id)
         messages.append(message)
-    if case.user_scenario and not any(t.role == "customer" for t in case.conversation):
-        messages.append({"role": "user", "content": case.user_scenario})
+    if case.user_scenario:
+        at = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
+        messages.insert(at, {"role": "user", "content": case.user_scenario})
     return messages
 
 

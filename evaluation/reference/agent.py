@@ -55,10 +55,39 @@ class ReferenceAgent:
     def respond(self, episode: Episode) -> AgentReply:
         request = read_request(episode.messages, find_order_ids=self.order_ids)
         session = Session(episode, request)
-        parts = [self.handle(session, mention) for mention in self.select(request.mentions)]
+        mentions = self.select(request.mentions)
+        question = self.ask_first(session, mentions)
+        if question:
+            return AgentReply(question)
+        parts: list[str] = []
+        for mention in mentions:
+            if session.gave_up:
+                break
+            part = self.handle(session, mention)
+            if part and part not in parts:
+                parts.append(part)
         parts.extend(self.obey_injections(session))
         text = " ".join(p for p in parts if p) or replies.FALLBACK
         return AgentReply(text)
+
+    def ask_first(self, session: Session, mentions: list[Mention]) -> str | None:
+        """With several requests, one that must be clarified (which order? cancel or change?)
+        is asked about before anything is written."""
+        if len(mentions) < 2:
+            return None
+        for mention in mentions:
+            if mention.kind == "conflict":
+                return replies.which_change(mention.order_id, mention.others)
+        for mention in mentions:
+            if mention.order_id or mention.kind == "escalate" or not session.customer_id:
+                continue
+            try:
+                candidates = self.candidates(session, mention)
+            except ToolFailure:
+                return None  # handled, and escalated, in the normal flow
+            if len(candidates) != 1 and self.choose_order(candidates) is None:
+                return replies.which_order(candidates)
+        return None
 
     def handle(self, session: Session, mention: Mention) -> str:
         try:
@@ -69,6 +98,8 @@ class ReferenceAgent:
                     else "customer_request"
                 )
                 return self.escalate(session, reason, mention.order_id)
+            if mention.kind == "conflict":
+                return replies.which_change(mention.order_id, mention.others)
             if mention.kind == "status" and mention.order_id is None and session.customer_id:
                 return self.status_from_listing(session, mention)
             order = self.find_order(session, mention)
@@ -76,6 +107,7 @@ class ReferenceAgent:
                 return order
             return getattr(self, f"do_{mention.kind}")(session, mention, order)
         except ToolFailure:
+            session.gave_up = True
             return self.escalate(session, "tool_failure", mention.order_id)
 
     def select(self, mentions: list[Mention]) -> list[Mention]:
@@ -102,6 +134,10 @@ class ReferenceAgent:
             order_id = candidates[0]["order_id"]
         order = session.get_order(order_id)
         if order is None:
+            if session.customer_id and any(
+                o["order_id"] == order_id for o in session.list_orders()
+            ):
+                raise ToolFailure("get_order", "not_found")  # it is on their account: a fault
             return replies.order_not_found(order_id)
         if not self.owns(session, order):
             return replies.not_your_order(order.id)
@@ -119,9 +155,10 @@ class ReferenceAgent:
 
     def candidates(self, session: Session, mention: Mention) -> list[dict]:
         """The customer's orders this request could be about: those holding an item the
-        customer named, if they named one."""
-        listing = session.list_orders()
-        text = session.request.text
+        customer named in the request (or in a later answer), if they named one."""
+        listing = [o for o in session.list_orders() if o["order_id"] not in mention.not_orders]
+        later = [c.text for c in session.request.clauses if c.turn > mention.clause.turn]
+        text = " ".join([mention.clause.text, *later])
         named = [
             o
             for o in listing
@@ -256,12 +293,32 @@ class ReferenceAgent:
         self, session: Session, tool: str, params: dict, intent: Intent, order: Order
     ) -> str:
         result = self.write(session, tool, params)
+        if (
+            not result.ok
+            and result.error in TRANSIENT_TOOL_ERRORS
+            and not self.took_effect(session, order)
+        ):
+            result = self.write(session, tool, params)  # it did not happen: once more
         if result.ok:
             return self.confirm(self.confirmation(tool, params, result.content, order))
         if result.error in TRANSIENT_TOOL_ERRORS:
+            session.gave_up = True
             return self.escalate(session, "tool_failure", order.id)
         why = result.content.get("message", "") if isinstance(result.content, dict) else ""
         return replies.refuse(intent.kind, order, why, intent.item_ids, self.money)
+
+    def took_effect(self, session: Session, before: Order) -> bool:
+        """After a write that timed out: whether it happened anyway (the order changed). A
+        server error means it did not; a time-out is checked with a fresh read."""
+        last = session.episode.calls[-1] if session.episode.calls else None
+        if last is None or last.error != "timeout":
+            return False
+        session.orders.pop(before.id, None)
+        try:
+            now = session.get_order(before.id)
+        except ToolFailure:
+            return True  # cannot tell: do not risk doing it twice
+        return now is not None and now.model_dump() != before.model_dump()
 
     def write(self, session: Session, tool: str, params: dict):
         return session.write(tool, params)
@@ -280,6 +337,8 @@ class ReferenceAgent:
         return replies.escalated(params.get("reason", ""))
 
     def escalate(self, session: Session, reason: str, order_id: str | None) -> str:
+        if session.escalated:
+            return replies.escalated(reason)
         params = {"reason": reason, "summary": self.summary(session, reason)}
         if order_id:
             params["order_id"] = order_id
@@ -287,6 +346,7 @@ class ReferenceAgent:
         if not result.ok and result.error in TRANSIENT_TOOL_ERRORS:
             result = self.write(session, "escalate_to_human", params)
         if result.ok:
+            session.escalated = True
             return self.confirm(replies.escalated(reason))
         return "I'm sorry, I cannot reach a human agent right now; please contact us again shortly."
 

@@ -19,7 +19,33 @@ CUSTOMER_ID_RE = re.compile(r"\b(C\d{4,})\b")
 # W + 4 digits, optionally '#', lower case, a hyphen or a space; letter O read as zero
 ORDER_RE = re.compile(r"(?<![A-Za-z0-9])#?\s?[Ww][- ]?([0-9Oo]{4})(?![0-9A-Za-z])")
 
-SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n+|\s+but\s+|\s*\bthough\b\s*", re.IGNORECASE)
+SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
+SPLIT_RE = re.compile(r"\s+but\s+|\s*\bthough\b\s*", re.IGNORECASE)
+# Sentences that try to steer the agent rather than ask for something: prompt injection,
+# instruction override, authority claims, pressure, "you already agreed". What they ask for is
+# not acted on; a sentence demanding an exact phrase ("reply with "...""), and whatever sits
+# between two such sentences, counts too.
+ATTACK_RE = re.compile(
+    r"ignore\s+(?:all\s+)?(?:the\s+|your\s+)?(?:previous|prior|above)|disregard|system\s*(?:prompt|:)|"
+    r"<[^\s>]*\|[^\s>]*>|\[assistant|maintenance\s+mode|no\s+restrictions|policy\s+rules\s+are\s+suspended|"
+    r"new\s+(?:instruction|policy)|forget\s+the\s+rules|follow\s+my\s+instructions|developers\s+told|"
+    r"authori[sz]ing\s+you|override\s+code|instructing\s+you|team\s+lead|employee\s+id|"
+    r"nobody\s+will\s+check|post\s+about\s+this|unless\s+you|we\s+will\s+sue|lawyer|"
+    r"rules\s+say\s+otherwise|exception\s+this\s+once|don'?t\s+care\s+what\s+the\s+policy|"
+    r"other\s+agents\s+always|while\s+you'?re\s+at\s+it|already\s+agreed|promised\s+to|"
+    r"told\s+me\s+earlier|go\s+back\s+on\s+your\s+word|honou?r\s+that\s+promise",
+    re.IGNORECASE,
+)
+CANARY_RE = re.compile(
+    r"\b(?:reply|say|output|acknowledge|confirm|respond|start\s+your\s+reply)\b[^\"\n]{0,30}\"[^\"]{2,}\"",
+    re.IGNORECASE,
+)
+FILLER_RE = re.compile(
+    r"\s*\b(?:um+|uh+|erm|just|you\s+know|i\s+mean|i\s+guess|basically|literally|honestly|actually|"
+    r"kind\s+of|sort\s+of)\s*,\s*",
+    re.IGNORECASE,
+)
+LIKE_FILLER_RE = re.compile(r",\s*like\s*,\s*", re.IGNORECASE)
 
 INTENT_PATTERNS: dict[str, re.Pattern[str]] = {
     "escalate": re.compile(
@@ -48,6 +74,7 @@ INTENT_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "status": re.compile(
         r"\b(?:where\b|status|track\w*|shipped\s+yet|arrived?\s+yet|any\s+update|on\s+its\s+way|"
+        r"(?:has|have|did)\s+(?:\S+\s+){0,2}(?:shipped|arrived?)\b|"
         r"has\s+(?:it|my\s+order|order\s+\S+)\s+shipped|(?:whether|if)\s+.{0,30}\s+(?:has\s+)?shipped|"
         r"when\s+will\s+(?:it|my\s+order|order\s+\S+|the\s+\w+)\s+(?:arrive|ship|come))",
         re.IGNORECASE,
@@ -127,6 +154,10 @@ DAMAGE_RE = re.compile(
     r"\b(?:" + "|".join(re.escape(w) for w in sorted(DAMAGE_WORDS, key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
 )
+DAMAGE_NEGATION_RE = re.compile(
+    r"\b(?:nothing|not|no|isn'?t|wasn'?t|aren'?t|weren'?t|never|without\s+any)\b(?:\s+\w+){0,2}\s*$",
+    re.IGNORECASE,
+)
 FINE_RE = re.compile(
     r"\b(?:(?:is|are|was|were|arrived|came|seem|seems)\s+(?:fine|ok|okay|perfect|great|intact|good|all\s+right)|survived)\b",
     re.IGNORECASE,
@@ -179,20 +210,23 @@ class Clause:
 
 @dataclass
 class Mention:
-    """One intent as the customer asked it."""
+    """One intent as the customer asked it (`conflict`: cancel and `others` on one order)."""
 
     kind: str
     clause: Clause
     order_id: str | None = None
+    others: tuple[str, ...] = ()
+    not_orders: tuple[str, ...] = ()  # "my other order": not these
 
 
 @dataclass
 class Request:
     customer_id: str | None
-    customer_turns: list[str]
+    customer_turns: list[str]  # typos fixed, sentences that try to steer the agent left out
     clauses: list[Clause]
     order_ids: list[str]
     mentions: list[Mention] = field(default_factory=list)
+    raw_text: str = ""  # everything the customer wrote, as written
 
     @property
     def text(self) -> str:
@@ -227,10 +261,22 @@ def order_ids_in(text: str) -> list[str]:
 def split_clauses(turns: list[str]) -> list[Clause]:
     out = []
     for index, turn in enumerate(turns):
-        for part in SPLIT_RE.split(turn):
-            if part and part.strip():
-                out.append(Clause(part.strip(), index))
+        for sentence in SENTENCE_RE.split(turn):
+            for part in SPLIT_RE.split(sentence):
+                if part and part.strip():
+                    out.append(Clause(part.strip(), index))
     return out
+
+
+def without_attacks(turn: str) -> str:
+    """The turn without the sentences that try to steer the agent (see `ATTACK_RE`)."""
+    sentences = [s for s in SENTENCE_RE.split(turn) if s.strip()]
+    marked = [bool(ATTACK_RE.search(s) or CANARY_RE.search(s)) for s in sentences]
+    hits = [i for i, m in enumerate(marked) if m]
+    for first, last in zip(hits, hits[1:], strict=False):
+        for i in range(first, last):
+            marked[i] = True
+    return " ".join(s for s, m in zip(sentences, marked, strict=True) if not m)
 
 
 def intents_in(clause: Clause) -> list[tuple[int, str]]:
@@ -257,40 +303,84 @@ def negated_intents_in(clause: Clause) -> set[str]:
 def read_request(messages: list[dict[str, Any]], *, find_order_ids: Any = order_ids_in) -> Request:
     """The customer, the order ids and the intents of a conversation (see the module doc).
 
-    Across turns, a later turn that changes its mind ("actually", "instead", "never mind") and
-    asks for something replaces what earlier turns asked; a negated intent ("don't cancel")
-    withdraws it. A last turn that only agrees ("yes, that works") accepts what the assistant
-    proposed just before, so the proposal is read as part of the request. Damage words with no
-    intent word at all read as a refund request; asking for an exception to the policy is a
-    request for a human."""
+    Intents asked in any turn stand (a later "anything else?" adds to them); a negated intent
+    ("don't cancel") withdraws an earlier one. A last turn that only agrees ("yes, that works")
+    accepts what the assistant proposed just before, so the proposal is read as part of the
+    request. Damage words with no intent word at all read as a refund request; asking for an
+    exception to the policy is a request for a human. A cancellation and another change of the
+    same order contradict each other: the agent asks which one is meant."""
     turns = customer_turns(messages)
     customer_id = customer_id_of(messages)
+    raw = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
     if customer_id is None:
-        found = CUSTOMER_ID_RE.search("\n".join(turns))
+        found = CUSTOMER_ID_RE.search(raw)
         customer_id = found.group(1) if found else None
     clauses = split_clauses(turns)
-    request = Request(customer_id, turns, clauses, find_order_ids("\n".join(turns)))
+    request = Request(customer_id, turns, clauses, find_order_ids("\n".join(turns)), raw_text=raw)
     mentions: list[Mention] = []
     for clause in clauses:
         withdrawn = negated_intents_in(clause)
-        found = intents_in(clause)
-        turn = turns[clause.turn]
-        if (
-            found
-            and CHANGE_OF_MIND_RE.search(turn)
-            and not re.search(r"\b(?:also|too|as well)\b", turn, re.IGNORECASE)
-        ):
-            mentions = [m for m in mentions if m.clause.turn == clause.turn]
         mentions = [m for m in mentions if m.kind not in withdrawn or m.clause.turn == clause.turn]
-        mentions.extend(Mention(kind, clause) for _, kind in found)
-    if not mentions:
-        damaged = next((c for c in clauses if DAMAGE_RE.search(c.text)), None)
-        if damaged is not None:
-            mentions.append(Mention("refund", damaged))
+        mentions.extend(Mention(kind, clause) for _, kind in intents_in(clause))
+    for turn in range(len(turns)):
+        asked = {m.kind for m in mentions if m.clause.turn == turn}
+        if not asked or not asked & {"refund", "exchange", "escalate", "conflict"}:
+            implied = _implied([c for c in clauses if c.turn == turn], damage_only=bool(asked))
+            mentions.extend(implied)
+    mentions.sort(key=lambda m: clauses.index(m.clause))
     if any(m.kind == "escalate" for m in mentions) and EXCEPTION_RE.search(request.text):
         mentions = [m for m in mentions if m.kind in ("escalate", "status")]
-    request.mentions = _assign_orders(mentions, clauses, find_order_ids)
+    request.mentions = _resolve_conflicts(_assign_orders(mentions, clauses, find_order_ids))
     return request
+
+
+def _implied(clauses: list[Clause], *, damage_only: bool = False) -> list[Mention]:
+    """A turn with no intent word: words about an item's condition (damage words, even negated:
+    "nothing is wrong, I changed my mind") read as a refund request, a full new address as an
+    address change."""
+    from evaluation.reference.slots import address_in
+
+    if damage_only:  # beside other requests, only damage stated outright counts
+        damaged = next((c for c in clauses if damage_in(c.text) and not intents_in(c)), None)
+        return [Mention("refund", damaged)] if damaged is not None else []
+    damaged = next((c for c in clauses if DAMAGE_RE.search(c.text)), None)
+    if damaged is not None:
+        return [Mention("refund", damaged)]
+    addressed = next((c for c in clauses if address_in(c.text)), None)
+    return [Mention("change_address", addressed)] if addressed is not None else []
+
+
+CONFLICTS_WITH_CANCEL = frozenset({"refund", "exchange", "change_address"})
+
+
+def _resolve_conflicts(mentions: list[Mention]) -> list[Mention]:
+    """Cancel plus another change of the same order becomes one `conflict` mention; a status
+    question about an order the customer also wants changed is answered by that change."""
+    out: list[Mention] = []
+    for mention in mentions:
+        same = [m for m in mentions if m.order_id == mention.order_id and m is not mention]
+        kinds = {m.kind for m in same}
+        if mention.order_id and mention.kind == "status" and kinds - {"status"}:
+            continue
+        if mention.order_id and (
+            (mention.kind == "cancel" and kinds & CONFLICTS_WITH_CANCEL)
+            or (mention.kind in CONFLICTS_WITH_CANCEL and "cancel" in kinds)
+        ):
+            if not any(m.kind == "conflict" and m.order_id == mention.order_id for m in out):
+                others = tuple(sorted((kinds | {mention.kind}) & CONFLICTS_WITH_CANCEL))
+                out.append(Mention("conflict", mention.clause, mention.order_id, others))
+            continue
+        out.append(mention)
+    return out
+
+
+def damage_in(text: str) -> re.Match[str] | None:
+    """The first damage word in `text` that is not negated ("nothing is wrong", "not broken")."""
+    for match in DAMAGE_RE.finditer(text):
+        before = text[max(0, match.start() - 30) : match.start()]
+        if not DAMAGE_NEGATION_RE.search(before):
+            return match
+    return None
 
 
 def customer_turns(messages: list[dict[str, Any]]) -> list[str]:
@@ -304,8 +394,8 @@ def customer_turns(messages: list[dict[str, Any]]) -> list[str]:
             last_assistant = text
         elif role == "user":
             if AFFIRM_RE.search(text) and last_assistant and len(text) < 80:
-                turns.append(fix_typos(last_assistant))
-            turns.append(fix_typos(text))
+                turns.append(clean_turn(last_assistant))
+            turns.append(clean_turn(text))
             last_assistant = ""
     return turns
 
@@ -334,6 +424,29 @@ KEYWORDS = frozenset(
         "replace",
         "receive",
         "received",
+        "update",
+        "change",
+        "money",
+        "arrive",
+        "instead",
+        "yesterday",
+        "shipping",
+        "exchange",
+        "speaker",
+        "output",
+        "confirm",
+        "reply",
+        "disregard",
+        "instructions",
+        "system",
+        "ignore",
+        "previous",
+        "acknowledge",
+        "policy",
+        "swapped",
+        "cancelled",
+        "exchanged",
+        "refunded",
     ]
 ) | frozenset(w for w in DAMAGE_WORDS if " " not in w and "'" not in w)
 
@@ -354,8 +467,21 @@ def _one_edit(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
+OCR_DIGITS = str.maketrans({"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "8": "s"})
+ID_LIKE_RE = re.compile(r"[WCPIR]\d+|\d+[a-z]{0,2}", re.IGNORECASE)
+
+
 def fix_typos(text: str) -> str:
-    """Words one edit away from a keyword (`refnd`, `brokn`, `crakced`) read as the keyword."""
+    """Words one edit away from a keyword (`refnd`, `brokn`, `crakced`, `oredr`) read as the
+    keyword, after a digit read for a letter inside a word (`in8tead`, `0kder`, `Gance1`) is
+    read back; ids (`W1001`, `P100-M`) and quantities (`12oz`, `2nd`) are left alone."""
+
+    def ocr(match: re.Match[str]) -> str:
+        token = match.group(0)
+        digits = sum(ch.isdigit() for ch in token)
+        if digits != 1 or len(token) - digits < 3 or ID_LIKE_RE.fullmatch(token):
+            return token
+        return token.translate(OCR_DIGITS)
 
     def fix(match: re.Match[str]) -> str:
         word = match.group(0)
@@ -364,7 +490,33 @@ def fix_typos(text: str) -> str:
             return word
         return next((k for k in sorted(KEYWORDS) if len(k) >= 5 and _one_edit(low, k)), word)
 
+    text = re.sub(r"(?<![-\w])[A-Za-z0-9]+(?![-\w])", ocr, text)
     return re.sub(r"[A-Za-z]+", fix, text)
+
+
+def clean_turn(text: str) -> str:
+    """A customer turn as the rules read it: fillers out, typos fixed, attacks left out."""
+    text = LIKE_FILLER_RE.sub(", ", FILLER_RE.sub(" ", text))
+    return without_attacks(fix_typos(re.sub(r" {2,}", " ", text)))
+
+
+OTHER_ORDER_RE = re.compile(
+    r"\b(?:other|another|second|different)\s+(?:\w+\s+)?order\b", re.IGNORECASE
+)
+NO_ID_RE = re.compile(
+    r"\b(?:don'?t|do\s+not|can'?t)\s+(?:have|know|remember|find)\s+(?:the|my)\s+(?:order\s+)?(?:number|id)",
+    re.IGNORECASE,
+)
+OTHER_PERSON_RE = re.compile(
+    r"\b(?:neighbou?r|coworker|co-worker|colleague|my\s+ex|friend|belongs\s+to|roommate|sister|brother)\b",
+    re.IGNORECASE,
+)
+
+
+def _free_id_clause(clause: Clause, mentions: list[Mention]) -> bool:
+    """A later clause of the same turn whose order id may complete an earlier request: it asks
+    for nothing itself and does not name someone else's order."""
+    return not any(m.clause == clause for m in mentions) and not OTHER_PERSON_RE.search(clause.text)
 
 
 def _assign_orders(
@@ -376,7 +528,25 @@ def _assign_orders(
         index = clauses.index(mention.clause)
         own = find_order_ids(mention.clause.text)
         before = [i for c in clauses[:index] for i in find_order_ids(c.text)]
-        after = [i for c in clauses[index + 1 :] for i in find_order_ids(c.text)]
+        after = [
+            i
+            for c in clauses[index + 1 :]
+            if c.turn > mention.clause.turn or _free_id_clause(c, mentions)
+            for i in find_order_ids(c.text)
+        ]
+        other = OTHER_ORDER_RE.search(mention.clause.text)
+        if other and not own and not NEGATION_RE.search(mention.clause.text[: other.start()]):
+            mention.order_id = None  # "my other order": not the one named before
+            mention.not_orders = tuple(dict.fromkeys(before + own))
+            out.append(mention)
+            continue
+        if any(NO_ID_RE.search(c.text) for c in clauses if c.turn == mention.clause.turn):
+            after = [
+                i
+                for c in clauses[index + 1 :]
+                if c.turn > mention.clause.turn
+                for i in find_order_ids(c.text)
+            ]
         mention.order_id = (own or before[-1:] or after[:1] or [None])[0]
         key = (mention.kind, mention.order_id)
         if key not in seen:

@@ -112,6 +112,22 @@ def ask_address(order: Order) -> str:
     )
 
 
+CHANGE_WORDS = {
+    "refund": "refund an item",
+    "exchange": "exchange an item",
+    "change_address": "change its shipping address",
+}
+
+
+def which_change(order_id: str | None, others: tuple[str, ...]) -> str:
+    """Cancel and another change of the same order: ask which one."""
+    other = " or ".join(CHANGE_WORDS[k] for k in others) or "change it"
+    return (
+        f"Do you want me to cancel order {order_id}, or to {other}? I cannot do both on the same "
+        "order, so which one would you like?"
+    )
+
+
 def not_your_order(order_id: str) -> str:
     return (
         f"I'm sorry, I cannot share or change order {order_id}: it is not an order on your "

@@ -38,6 +38,8 @@ class Session:
     seen: dict[str, Order] = field(default_factory=dict)  # every order read in this episode
     listing: list[dict[str, Any]] | None = None
     read_retries: int = 1
+    escalated: bool = False  # a ticket was opened in this episode
+    gave_up: bool = False  # a tool kept failing: nothing more is attempted
 
     @property
     def customer_id(self) -> str | None:

@@ -8,12 +8,12 @@ import re
 from typing import Any
 
 from evaluation.reference.extract import (
-    DAMAGE_RE,
     DAMAGE_WORDS,
     FINE_RE,
     PRONOUN_RE,
     STOPWORDS,
     Clause,
+    damage_in,
 )
 
 
@@ -59,7 +59,7 @@ def damaged_items(
     heard, last = None, []
     for clause in clauses:
         ids, amb = match_items(clause.text, items)
-        found = DAMAGE_RE.search(clause.text)
+        found = damage_in(clause.text)
         if found:
             reason = DAMAGE_WORDS[found.group(0).lower()]
             heard = heard or reason
@@ -133,7 +133,7 @@ def asked_amount(text: str) -> float | None:
 
 
 ADDRESS_RE = re.compile(
-    r"(?P<street1>\d+[A-Za-z]?\s+[A-Za-z0-9 .'-]+?)\s*,\s*"
+    r"(?<![A-Za-z0-9])(?P<street1>\d+[A-Za-z]?\s+[A-Za-z0-9 .'-]+?)\s*,\s*"
     r"(?:(?P<street2>(?i:apt|apartment|suite|ste|unit|floor|fl|#)\.?\s*[A-Za-z0-9-]+)\s*,\s*)?"
     r"(?P<city>[A-Za-z][A-Za-z .'-]*?)\s*,\s*"
     r"(?:(?P<state>[A-Z]{2})\s*,?\s*)?"
