@@ -5,7 +5,7 @@ agents, one JSON object a line (or a JSON array file):
      "expected": {"final_state": {"tool_calls": [{"tool", "params"}] | ["tool name", ...],
                                   "customer_msg_contains": ["phrase", ...]}}}
 
-Field mapping (see `support_map` for the order and the tools):
+Field mapping (see `support_map` for the order, `support_calls` for the tools):
 
 | chapter | case |
 | --- | --- |
@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from casemill.case.model import Case
+from casemill.formats import support_calls as sc
 from casemill.formats import support_map as sm
 from casemill.formats.common import (
+    case_data,
     difficulty,
     import_records,
     no_unknown_fields,
@@ -84,84 +86,74 @@ def map_record(record: SourceRecord) -> dict[str, Any]:
     notes: list[str] = []
     state = sm.map_order(require(value, "order", dict), notes)
     turns, roles = sm.map_turns(value.get("conversation"), "conversation", sm.chapter_role)
-    raw_calls = _raw_calls(final)
     reply = phrases(
         final.get("customer_msg_contains"), "expected.final_state.customer_msg_contains"
     )
-    text = "\n".join(t.content for t in turns if t.role == "customer")
-    unknown = sorted({name for name, _ in raw_calls if name not in sm.TOOL_MAP})
-    labels = [
-        f"role:{r}"
-        for r in dict.fromkeys(
-            r for r in roles if sm.ROLE_IN[r.strip().lower()] == "customer" and r != "customer"
-        )
-    ]
-    if unknown:
-        domain = GENERIC_DOMAIN
-        calls = [{"tool": name, "params": params or {}} for name, params in raw_calls]
-        notes.append(
-            f"tools {', '.join(unknown)} are not support tools: the case is in {GENERIC_DOMAIN}"
-        )
-        outcome = "resolve" if calls else "clarify"
-        steps, intents, guessed = len(calls) + 1, (), True
-    else:
-        domain = "support"
-        built = _support_calls(raw_calls, state, text, notes)
-        outcome = sm.infer_outcome(built, " ".join(reply) + " " + _last_assistant(turns), notes)
-        calls = [c.model_dump(mode="json") for c in built]
-        steps, intents = sm.optimal_steps(built, text), sm.intents(built)
-        guessed = any(p is None for _, p in raw_calls) or any(
-            w in n for n in notes for w in GUESSES
-        )
-        if outcome == "clarify":
-            labels.append("clarify")
-    conversation = [
-        sm.auth_turn(state).model_dump(mode="json"),
-        *(t.model_dump(mode="json") for t in turns),
-    ]
-    conversation_id = value.get("id", value.get("sample_id"))
-    return {
-        "domain": domain,
-        "environment": {"state": state},
-        "conversation": conversation,
-        "expected": {
+    speakers = (r for r in roles if sm.ROLE_IN[r.strip().lower()] == "customer")
+    labels = [f"role:{r}" for r in dict.fromkeys(speakers) if r != "customer"]
+    domain, calls, outcome, steps, intents, confident = _expected(
+        _raw_calls(final), state, turns, reply, notes
+    )
+    if domain == "support" and outcome == "clarify":
+        labels.append("clarify")
+    source_id = value.get("id", value.get("sample_id"))
+    return case_data(
+        record,
+        FORMAT,
+        domain=domain,
+        state=state,
+        conversation=[sm.auth_turn(state).model_dump(mode="json")]
+        + [t.model_dump(mode="json") for t in turns],
+        expected={
             "tool_calls": calls,
-            "forbidden_calls": sm.no_write_rule(outcome) if domain == "support" else [],
+            "forbidden_calls": sc.no_write_rule(outcome) if domain == "support" else [],
             "outcome": outcome,
             "reply_contains": list(reply),
             "optimal_steps": steps,
         },
-        "tags": {
-            "category": "capability",
-            "intents": list(intents),
-            "difficulty": difficulty(len(calls), len(turns)),
-            "labels": labels,
-        },
-        "provenance": {
-            "origin": "imported",
-            "source": {
-                "file": record.file,
-                "line": record.line,
-                "format": FORMAT,
-                "conversation_id": str(conversation_id) if conversation_id is not None else None,
-            },
-            "label_confidence": "low" if guessed else "high",
-            "notes": "; ".join(notes),
-        },
-    }
+        intents=intents,
+        labels=labels,
+        difficulty_=difficulty(len(calls), len(turns)),
+        source_id=None if source_id is None else str(source_id),
+        confident=confident,
+        notes=notes,
+    )
+
+
+def _expected(
+    raw_calls: list[tuple[str, Any]],
+    state: dict[str, Any],
+    turns: list,
+    reply: tuple[str, ...],
+    notes: list[str],
+) -> tuple:
+    """(domain, calls, outcome, optimal steps, intents, confident) for the record's calls."""
+    unknown = sorted({name for name, _ in raw_calls if name not in sc.TOOL_MAP})
+    if unknown:
+        calls = [{"tool": name, "params": params or {}} for name, params in raw_calls]
+        notes.append(
+            f"tools {', '.join(unknown)} are not support tools: the case is in {GENERIC_DOMAIN}"
+        )
+        return GENERIC_DOMAIN, calls, "resolve" if calls else "clarify", len(calls) + 1, (), False
+    text = "\n".join(t.content for t in turns if t.role == "customer")
+    built = _support_calls(raw_calls, state, text, notes)
+    outcome = sc.infer_outcome(built, " ".join(reply) + " " + _last_assistant(turns), notes)
+    guessed = any(p is None for _, p in raw_calls) or any(w in n for n in notes for w in GUESSES)
+    calls = [c.model_dump(mode="json") for c in built]
+    return "support", calls, outcome, sc.optimal_steps(built, text), sc.intents(built), not guessed
 
 
 def _support_calls(
     raw_calls: list[tuple[str, Any]], state: dict[str, Any], text: str, notes: list[str]
 ) -> list:
-    names = [sm.TOOL_MAP[n] for n, _ in raw_calls]
+    names = [sc.TOOL_MAP[n] for n, _ in raw_calls]
     out = []
     for n, (name, params) in enumerate(raw_calls):
-        if sm.TOOL_MAP[name] == "refund_items" and params is None and "cancel_order" in names:
+        if sc.TOOL_MAP[name] == "refund_items" and params is None and "cancel_order" in names:
             notes.append(f"{name} folded into cancel_order (cancelling refunds the order in full)")
             continue
         out.extend(
-            sm.support_call(
+            sc.support_call(
                 name, params, state, text, notes, f"expected.final_state.tool_calls[{n}]"
             )
         )
@@ -222,7 +214,7 @@ def export_record(case: Case) -> dict[str, Any]:
             "(this case has only a user scenario)",
         )
     if case.domain == "support":
-        calls = [sm.export_call(c, state) for c in case.expected.tool_calls]
+        calls = [sc.export_call(c, state) for c in case.expected.tool_calls]
     else:
         calls = [{"tool": c.tool, "params": dict(c.params)} for c in case.expected.tool_calls]
     return {

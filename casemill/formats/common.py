@@ -134,3 +134,47 @@ def difficulty(calls: int, turns: int) -> str:
     if calls <= 1 and turns <= 1:
         return "easy"
     return "medium"
+
+
+def case_data(
+    record: SourceRecord,
+    fmt: str,
+    *,
+    domain: str,
+    state: dict[str, Any],
+    expected: dict[str, Any],
+    conversation: list[dict[str, Any]] | None = None,
+    user_scenario: str | None = None,
+    intents: Iterable[str] = (),
+    labels: Iterable[str] = (),
+    difficulty_: str = "medium",
+    source_id: str | None = None,
+    confident: bool = True,
+    notes: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The case dict every importer returns: imported origin, the source's file, line, format and
+    id, the notes of what was inferred."""
+    return {
+        "domain": domain,
+        "environment": {"state": state},
+        "conversation": conversation or [],
+        "user_scenario": user_scenario,
+        "expected": expected,
+        "tags": {
+            "category": "capability",
+            "intents": list(intents),
+            "difficulty": difficulty_,
+            "labels": list(labels),
+        },
+        "provenance": {
+            "origin": "imported",
+            "source": {
+                "file": record.file,
+                "line": record.line,
+                "format": fmt,
+                "conversation_id": source_id,
+            },
+            "label_confidence": "high" if confident else "low",
+            "notes": "; ".join(notes),
+        },
+    }

@@ -35,9 +35,16 @@ from pathlib import Path
 from typing import Any
 
 from casemill.case.model import Case
+from casemill.formats import support_calls as sc
 from casemill.formats import support_map as sm
 from casemill.formats.chapter import export_turns
-from casemill.formats.common import difficulty, import_records, no_unknown_fields, require
+from casemill.formats.common import (
+    case_data,
+    difficulty,
+    import_records,
+    no_unknown_fields,
+    require,
+)
 from casemill.formats.generic import infer_tools_by_domain
 from casemill.formats.records import SourceRecord
 from casemill.formats.result import ExportResult, FieldProblem, ImportResult
@@ -59,7 +66,7 @@ FIXED_ROLES = {
 def is_support(value: dict[str, Any]) -> bool:
     call = value.get("expected_function_call")
     name = call.get("name") if isinstance(call, dict) else None
-    return name in sm.TOOL_MAP
+    return name in sc.TOOL_MAP
 
 
 def speaker_role(role: str, where: str) -> str:
@@ -165,74 +172,61 @@ class _Mapper:
             value.get("input"), "input", sm.chapter_role if support else speaker_role
         )
         labels = _labels(roles, turns, value.get("expected_routing"), "expected_routing" in value)
-        text = "\n".join(t.content for t in turns if t.role == "customer")
         notes: list[str] = []
         if support:
-            expected, conversation, state, domain = self._support(
-                value, name, args, turns, text, notes, labels
-            )
+            domain, state, conversation, expected = self._support(value, name, args, turns, notes)
+            if expected["outcome"] == "clarify":
+                labels.append("clarify")
         else:
-            domain = f"generic:{self.label or domain_label(value)}"
-            state = sm.map_order(value["order"], notes) if "order" in value else {}
-            if "order" in value:
-                notes.append(f"{name} is not a support tool: the sample's order kept in {domain}")
-            conversation = [t.model_dump(mode="json") for t in turns]
-            expected = {
-                "tool_calls": [{"tool": name, "params": args}],
-                "outcome": "resolve",
-                "optimal_steps": 2,
-            }
-            notes.append(
-                f"domain has no tool specifications: {name} kept as written; "
-                "outcome 'resolve' assumed (a function call is expected)"
-            )
-        calls = len(expected["tool_calls"])
-        return {
-            "domain": domain,
-            "environment": {"state": state},
-            "conversation": conversation,
-            "expected": expected,
-            "tags": {
-                "category": "capability",
-                "intents": list(sm.intents_of_dumped(expected["tool_calls"])) if support else [],
-                "difficulty": difficulty(calls, len(turns)),
-                "labels": labels,
-            },
-            "provenance": {
-                "origin": "imported",
-                "source": {
-                    "file": record.file,
-                    "line": record.line,
-                    "format": FORMAT,
-                    "conversation_id": str(sample_id),
-                },
-                "label_confidence": "low" if support and "order" not in value else "high",
-                "notes": "; ".join(notes),
-            },
-        }
-
-    def _support(self, value, name, args, turns, text, notes, labels):  # noqa: ANN001, ANN202
-        tool = sm.TOOL_MAP[name]
-        state = (
-            sm.map_order(value["order"], notes)
-            if "order" in value
-            else synthesise_state(tool, args, text, notes)
+            domain, state, conversation, expected = self._generic(value, name, args, turns, notes)
+        return case_data(
+            record,
+            FORMAT,
+            domain=domain,
+            state=state,
+            conversation=conversation,
+            expected=expected,
+            intents=sc.intents_of_dumped(expected["tool_calls"]) if support else (),
+            labels=labels,
+            difficulty_=difficulty(len(expected["tool_calls"]), len(turns)),
+            source_id=str(sample_id),
+            confident=not (support and "order" not in value),
+            notes=notes,
         )
-        built = sm.support_call(name, args, state, text, notes, "expected_function_call")
-        outcome = sm.infer_outcome(built, "", notes)
-        if outcome == "clarify":
-            labels.append("clarify")
-        conversation = [
-            sm.auth_turn(state).model_dump(mode="json"),
-            *(t.model_dump(mode="json") for t in turns),
-        ]
+
+    def _support(self, value: dict, name: str, args: dict, turns: list, notes: list[str]) -> tuple:
+        text = "\n".join(t.content for t in turns if t.role == "customer")
+        if "order" in value:
+            state = sm.map_order(value["order"], notes)
+        else:
+            state = synthesise_state(sc.TOOL_MAP[name], args, text, notes)
+        built = sc.support_call(name, args, state, text, notes, "expected_function_call")
+        outcome = sc.infer_outcome(built, "", notes)
+        conversation = [sm.auth_turn(state).model_dump(mode="json")]
+        conversation += [t.model_dump(mode="json") for t in turns]
         expected = {
             "tool_calls": [c.model_dump(mode="json") for c in built],
-            "forbidden_calls": sm.no_write_rule(outcome),
+            "forbidden_calls": sc.no_write_rule(outcome),
             "outcome": outcome,
-            "optimal_steps": sm.optimal_steps(built, text),
+            "optimal_steps": sc.optimal_steps(built, text),
         }
-        return expected, conversation, state, "support"
+        return "support", state, conversation, expected
+
+    def _generic(self, value: dict, name: str, args: dict, turns: list, notes: list[str]) -> tuple:
+        domain = f"generic:{self.label or domain_label(value)}"
+        state = sm.map_order(value["order"], notes) if "order" in value else {}
+        if "order" in value:
+            notes.append(f"{name} is not a support tool: the sample's order kept in {domain}")
+        notes.append(
+            f"domain has no tool specifications: {name} kept as written; "
+            "outcome 'resolve' assumed (a function call is expected)"
+        )
+        expected = {
+            "tool_calls": [{"tool": name, "params": args}],
+            "outcome": "resolve",
+            "optimal_steps": 2,
+        }
+        return domain, state, [t.model_dump(mode="json") for t in turns], expected
 
 
 def import_companion(path: str | Path, label: str | None = None) -> ImportResult:
@@ -281,7 +275,7 @@ def export_record(case: Case) -> dict[str, Any]:
         "input": export_turns(case),
     }
     if case.domain == "support":
-        exported = sm.export_call(call, state)
+        exported = sc.export_call(call, state)
         out["expected_function_call"] = {"name": exported["tool"], "arguments": exported["params"]}
         synthesised = "no order given" in (case.provenance.notes or "")
         if len(state.get("orders") or {}) > 1:

@@ -37,7 +37,7 @@ from typing import Any
 from casemill.domains.tau2_retail import NAME as DOMAIN
 from casemill.domains.tau2_retail.specs import is_read_tool
 from casemill.errors import UserError
-from casemill.formats.common import import_records, require
+from casemill.formats.common import case_data, import_records, require
 from casemill.formats.records import SourceRecord, read_records
 from casemill.formats.result import FieldProblem, ImportResult
 
@@ -199,10 +199,9 @@ def _ids(args: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def slice_environment(
-    db: Tau2Db, actions: list[tuple[str, dict[str, Any]]], text: str
-) -> dict[str, Any]:
-    """The part of the database a task touches (see the module's table)."""
+def _task_users(db: Tau2Db, actions: list[tuple[str, dict[str, Any]]], text: str) -> list[str]:
+    """The users a task concerns: named by its actions (ids, look-ups, orders), else by its
+    scenario text."""
     users: list[str] = []
     for name, args in actions:
         if isinstance(args.get("user_id"), str) and args["user_id"] in db.users:
@@ -221,7 +220,14 @@ def slice_environment(
             "cannot tell which user the task concerns: no action names one and the scenario "
             "names none found in the database",
         )
-    users = list(dict.fromkeys(users))
+    return list(dict.fromkeys(users))
+
+
+def slice_environment(
+    db: Tau2Db, actions: list[tuple[str, dict[str, Any]]], text: str
+) -> dict[str, Any]:
+    """The part of the database a task touches (see the module's table)."""
+    users = _task_users(db, actions, text)
     orders = [o for u in users for o in db.users[u].get("orders") or [] if o in db.orders]
     products = [i["product_id"] for o in orders for i in db.orders[o].get("items") or []]
     absent = []
@@ -294,6 +300,22 @@ def _source_notes(task: dict[str, Any], criteria: dict[str, Any], notes: list[st
             notes.append(f"tau2 open issue {issue.get('id', '')}: {issue['title']}")
 
 
+def _info(criteria: dict[str, Any]) -> list[str]:
+    info = criteria.get("communicate_info") or []
+    if not isinstance(info, list) or not all(
+        isinstance(i, str | int | float) and not isinstance(i, bool) for i in info
+    ):
+        raise FieldProblem("evaluation_criteria.communicate_info", "expected a list of strings")
+    return [str(i) for i in info]
+
+
+def _difficulty(actions: list[tuple[str, dict[str, Any]]]) -> str:
+    writes = sum(1 for n, _ in actions if not is_read_tool(n))
+    if writes >= 2 or len(actions) >= 8:
+        return "hard"
+    return "easy" if len(actions) <= 3 else "medium"
+
+
 class _Mapper:
     def __init__(self, db: Tau2Db, splits: dict[str, list[str]]):
         self.db = db
@@ -301,7 +323,7 @@ class _Mapper:
 
     def __call__(self, record: SourceRecord) -> dict[str, Any]:
         task: dict[str, Any] = record.value
-        task_id = require(task, "id", (str, int))
+        task_id = str(require(task, "id", (str, int)))
         if task.get("initial_state"):
             raise FieldProblem(
                 "initial_state", "tau2 initial_state (actions run before the task) is not supported"
@@ -309,13 +331,7 @@ class _Mapper:
         scenario = require(task, "user_scenario", dict)
         text = scenario_text(scenario.get("instructions"), scenario.get("persona"))
         criteria = require(task, "evaluation_criteria", dict)
-        actions = _actions(criteria)
-        info = criteria.get("communicate_info") or []
-        if not isinstance(info, list) or not all(
-            isinstance(i, str | int | float) and not isinstance(i, bool) for i in info
-        ):
-            raise FieldProblem("evaluation_criteria.communicate_info", "expected a list of strings")
-        info = [str(i) for i in info]
+        actions, info = _actions(criteria), _info(criteria)
         notes: list[str] = []
         state = slice_environment(self.db, actions, text)
         outcome, forbidden = _outcome(actions, info, notes)
@@ -328,44 +344,27 @@ class _Mapper:
             f"environment: slice of {Path(self.db.path).name} ({len(state['users'])} users, "
             f"{len(state['orders'])} orders, {len(state['products'])} products)"
         )
-        intents = list(dict.fromkeys(INTENTS[n] for n, _ in actions if n in INTENTS)) or ["status"]
-        labels = [
-            f"split:{name}"
-            for name, ids in sorted(self.splits.items())
-            if name != "base" and str(task_id) in ids
-        ]
-        writes = sum(1 for n, _ in actions if not is_read_tool(n))
-        return {
-            "domain": DOMAIN,
-            "environment": {"state": state},
-            "user_scenario": text,
-            "expected": {
+        splits = sorted(n for n, ids in self.splits.items() if n != "base" and task_id in ids)
+        return case_data(
+            record,
+            FORMAT,
+            domain=DOMAIN,
+            state=state,
+            user_scenario=text,
+            expected={
                 "tool_calls": [{"tool": n, "params": a, "match": rules(a)} for n, a in actions],
                 "forbidden_calls": forbidden,
                 "outcome": outcome,
                 "reply_contains": info,
                 "optimal_steps": len(actions) + 1,
             },
-            "tags": {
-                "category": "capability",
-                "intents": intents,
-                "difficulty": "hard"
-                if writes >= 2 or len(actions) >= 8
-                else ("easy" if len(actions) <= 3 else "medium"),
-                "labels": labels,
-            },
-            "provenance": {
-                "origin": "imported",
-                "source": {
-                    "file": record.file,
-                    "line": record.line,
-                    "format": FORMAT,
-                    "conversation_id": str(task_id),
-                },
-                "label_confidence": "high",
-                "notes": "; ".join(notes),
-            },
-        }
+            intents=list(dict.fromkeys(INTENTS[n] for n, _ in actions if n in INTENTS))
+            or ["status"],
+            labels=[f"split:{n}" for n in splits],
+            difficulty_=_difficulty(actions),
+            source_id=task_id,
+            notes=notes,
+        )
 
 
 def _splits(tasks_path: Path) -> dict[str, list[str]]:
