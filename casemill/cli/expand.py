@@ -73,6 +73,9 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
                   f"({summary['generated']} generated from {summary['seeds']} seeds, "
                   f"{summary['near_duplicates']} near-duplicates removed, "
                   f"{summary['not_applicable']} attempts not applicable)")
+    if summary["seeds_skipped"]:
+        err_console.print(f"[yellow]{summary['seeds_skipped']} seed(s) failed validation and were "
+                          f"skipped[/] (reasons in {rejects})", highlight=False)
     rejected = summary["rejected_by_reason"]
     if rejected:
         console.print(f"rejected ({rejects}): " + ", ".join(f"{k} {v}" for k, v in
