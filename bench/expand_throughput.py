@@ -73,8 +73,10 @@ def timed(label: str, n: int, fn):  # noqa: ANN001, ANN201
     start, cpu = time.perf_counter(), time.process_time()
     value = fn()
     secs, cpu_secs = time.perf_counter() - start, time.process_time() - cpu
-    print(f"{label:<12} {n:>6} candidates  wall {secs:6.2f} s {n / secs:7.0f}/s   "
-          f"cpu {cpu_secs:6.2f} s {n / cpu_secs:7.0f}/s")
+    print(
+        f"{label:<12} {n:>6} candidates  wall {secs:6.2f} s {n / secs:7.0f}/s   "
+        f"cpu {cpu_secs:6.2f} s {n / cpu_secs:7.0f}/s"
+    )
     return value, (secs, cpu_secs)
 
 
@@ -82,8 +84,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--per-seed", type=int, default=100)
-    parser.add_argument("--tracemalloc", action="store_true",
-                        help="also trace Python allocations (slower; peak of traced memory)")
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="also trace Python allocations (slower; peak of traced memory)",
+    )
     parser.add_argument("--pin", action="store_true", help="pin the process to one CPU")
     args = parser.parse_args()
     if args.pin and hasattr(os, "sched_setaffinity"):
@@ -93,25 +98,34 @@ def main() -> None:
     seeds = bench_seeds(args.seeds)
     # warm up: imports, nlpaug models, faker, regex caches (not counted)
     generate(seeds[:2], 20)
-    print(f"{len(seeds)} seeds x {args.per_seed} candidates, {len(DETERMINISTIC_CHAINS)} "
-          f"deterministic chains, one core")
-    (cands, attempts), t_gen = timed("generation", args.seeds * args.per_seed,
-                                     lambda: generate(seeds, args.per_seed))
+    print(
+        f"{len(seeds)} seeds x {args.per_seed} candidates, {len(DETERMINISTIC_CHAINS)} "
+        f"deterministic chains, one core"
+    )
+    (cands, attempts), t_gen = timed(
+        "generation", args.seeds * args.per_seed, lambda: generate(seeds, args.per_seed)
+    )
     n = len(cands)
     gate = Gate()
     _, t_val = timed("validation", n, lambda: [gate.problems(c) for c in cands])
     index = NearDuplicateIndex(threshold=0.9)
     for s in seeds:
         index.add(s)
-    dups, t_dup = timed("dedup", n, lambda: sum(index.check_and_add(c) is not None
-                                                for c in cands))
+    dups, t_dup = timed("dedup", n, lambda: sum(index.check_and_add(c) is not None for c in cands))
     with tempfile.TemporaryDirectory() as tmp:
-        _, t_write = timed("writing", n, lambda: atomic_write_jsonl(
-            Path(tmp) / "out.jsonl", (c.model_dump(mode="json") for c in cands)))
+        _, t_write = timed(
+            "writing",
+            n,
+            lambda: atomic_write_jsonl(
+                Path(tmp) / "out.jsonl", (c.model_dump(mode="json") for c in cands)
+            ),
+        )
     wall = sum(t[0] for t in (t_gen, t_val, t_dup, t_write))
     cpu = sum(t[1] for t in (t_gen, t_val, t_dup, t_write))
-    print(f"{'overall':<12} {n:>6} candidates  wall {wall:6.2f} s {n / wall:7.0f}/s   "
-          f"cpu {cpu:6.2f} s {n / cpu:7.0f}/s")
+    print(
+        f"{'overall':<12} {n:>6} candidates  wall {wall:6.2f} s {n / wall:7.0f}/s   "
+        f"cpu {cpu:6.2f} s {n / cpu:7.0f}/s"
+    )
     print(f"attempts {attempts}, candidates {n}, near-duplicates {dups}")
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak_rss_mb:.0f} MB")
