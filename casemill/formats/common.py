@@ -69,14 +69,19 @@ def import_records(
         try:
             data = mapper(record)
         except FieldProblem as exc:
-            quarantined.append(
-                Quarantined(
-                    record.file,
-                    record.line,
-                    record.value,
-                    (located(exc, record.file, record.line),),
-                )
-            )
+            findings = [located(exc, record.file, record.line)]
+        except ValidationError as exc:
+            findings = model_findings(exc, record.file, record.line)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            log.exception("%s:%s: record could not be mapped", record.file, record.line)
+            message = f"record could not be mapped ({type(exc).__name__}: {exc})"
+            findings = [
+                Finding("schema", "mapper-error", message, file=record.file, line=record.line)
+            ]
+        else:
+            findings = []
+        if findings:
+            quarantined.append(Quarantined(record.file, record.line, record.value, tuple(findings)))
             continue
         case, findings = build_case(data, record)
         if case is not None and case.id in first_line:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from casemill.case.model import Turn
+from casemill.case.model import MAX_TEXT, Turn
 from casemill.formats.result import FieldProblem
 
 DEFAULT_CUSTOMER_ID = "C1001"
@@ -254,14 +254,16 @@ def map_turns(
         content = turn.get("content", "")
         if not isinstance(content, str):
             raise FieldProblem(f"{at}.content", f"expected a string, got {type(content).__name__}")
-        mapped = role_of(role, f"{at}.role")
-        out.append(
-            Turn(
-                role=mapped,
-                content=content,
-                tool_call_id=turn.get("tool_call_id") if mapped == "tool" else None,
+        if len(content) > MAX_TEXT:
+            raise FieldProblem(
+                f"{at}.content",
+                f"{len(content):,} characters, over the {MAX_TEXT:,}-character limit",
             )
-        )  # type: ignore[arg-type]
+        mapped = role_of(role, f"{at}.role")
+        tool_call_id = turn.get("tool_call_id") if mapped == "tool" else None
+        if tool_call_id is not None and not isinstance(tool_call_id, str):
+            raise FieldProblem(f"{at}.tool_call_id", f"expected a string, got {tool_call_id!r}")
+        out.append(Turn(role=mapped, content=content, tool_call_id=tool_call_id))  # type: ignore[arg-type]
         roles.append(role)
     if not any(t.role == "customer" for t in out):
         raise FieldProblem(where, "the conversation has no customer turn")

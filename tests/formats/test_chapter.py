@@ -215,3 +215,22 @@ def test_a_repeated_record_is_kept_once_and_the_repeat_quarantined(
     (finding,) = result.findings
     assert (finding.line, finding.rule) == (3, "duplicate-id")
     assert finding.message.startswith("same content as line 1")
+
+
+def test_oversized_text_and_odd_turn_fields_are_findings_not_tracebacks(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    good = _records(fixtures / "chapter_cases.jsonl")[2]
+    huge = json.loads(json.dumps(good))
+    huge["conversation"][0]["content"] = "x" * 10_000_000
+    odd = json.loads(json.dumps(good))
+    odd["conversation"].append({"role": "tool", "content": "{}", "tool_call_id": 5})
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (huge, odd, good)) + "\n", encoding="utf-8")
+    result = import_chapter(path)
+    assert [c.provenance.source.line for c in result.cases] == [3]
+    by_line = {f.line: f for f in result.findings}
+    assert by_line[1].field == "conversation[0].content"
+    assert "over the 100,000-character limit" in by_line[1].message
+    assert by_line[2].field == "conversation[1].tool_call_id"
+    assert by_line[2].message == "expected a string, got 5"
