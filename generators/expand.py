@@ -50,8 +50,10 @@ class ExpandConfig(BaseModel):
 
     chains: tuple[str, ...] = DETERMINISTIC_CHAINS
     per_seed: int = Field(default=2, ge=1, description="attempts of each chain on each seed")
-    quotas: dict[str, int] = Field(default_factory=dict,
-                                   description="operator kind -> most candidates kept")
+    quotas: dict[str, int] = Field(
+        default_factory=dict,
+        description="most candidates kept per operator kind ('noise') or per kind and main "
+                    "intent ('noise:refund'); the kind is the chain's first operator's")
     dedup_threshold: float = Field(default=0.9, gt=0, le=1)
     strict_lints: bool = False
     llm: bool = False
@@ -128,6 +130,11 @@ class _Run:
             self.reject(chain, seed_case, index, f"invalid:{first.rule}",
                         "; ".join(f"{p.field}: {p.message}" for p in problems), case=case)
             return
+        cell = f"{kind}:{case.tags.intents[0]}" if case.tags.intents else None
+        cap = self.config.quotas.get(cell) if cell else None
+        if cap is not None and self.kept_by_kind.get(cell, 0) >= cap:
+            summary.quota_stopped += 1
+            return
         dup = self.gate.duplicate_of(case)
         if dup is not None:
             summary.near_duplicates += 1
@@ -136,6 +143,8 @@ class _Run:
             return
         self.result.candidates.append(case)
         self.kept_by_kind[kind] = self.kept_by_kind.get(kind, 0) + 1
+        if cell:
+            self.kept_by_kind[cell] = self.kept_by_kind.get(cell, 0) + 1
         summary.accepted_by_operator[chain] = summary.accepted_by_operator.get(chain, 0) + 1
 
 

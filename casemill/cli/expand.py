@@ -39,8 +39,9 @@ def _quotas(values: list[str]) -> dict[str, int]:
         kind, _, number = value.partition("=")
         if not number.strip().isdigit():
             raise UserError(f"--quota {value!r}: expected KIND=N, e.g. --quota noise=500")
-        if kind.strip() not in KINDS:
-            raise UserError(f"--quota {value!r}: unknown kind; known: {', '.join(KINDS)}")
+        if kind.strip().split(":")[0] not in KINDS:
+            raise UserError(f"--quota {value!r}: unknown kind; known: {', '.join(KINDS)} "
+                            "(optionally KIND:INTENT, e.g. noise:refund=100)")
         out[kind.strip()] = int(number)
     return out
 
@@ -100,7 +101,8 @@ def expand_cmd(
     operators: str = typer.Option("", help="comma-separated chains, e.g. swap_order_id+slang"),
     per_seed: int = typer.Option(2, help="attempts of each chain on each seed"),
     seed: int = typer.Option(0, help="random seed: same seed, byte-identical output"),
-    quota: list[str] = typer.Option([], help="KIND=N: keep at most N candidates of a kind"),
+    quota: list[str] = typer.Option(
+        [], help="KIND=N or KIND:INTENT=N: keep at most N candidates of a kind (and intent)"),
     corpus: Path | None = typer.Option(None, help="corpus folder to deduplicate against"),
     dedup_threshold: float = typer.Option(0.9, help="near-duplicate Jaccard threshold"),
     llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators"),

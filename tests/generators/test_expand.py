@@ -92,6 +92,15 @@ def test_quota_caps_a_kind(small_seeds):
     assert result.summary.quota_stopped > 0
 
 
+def test_quota_caps_a_kind_and_intent_cell(small_seeds):
+    config = ExpandConfig(chains=("swap_order_id", "slang"), per_seed=2,
+                          quotas={"entity_swap:refund": 1})
+    result = expand(small_seeds, config, 0)
+    cells = [(c.provenance.operators[0].kind, c.tags.intents[0]) for c in result.candidates]
+    assert cells.count(("entity_swap", "refund")) == 1
+    assert cells.count(("noise", "refund")) >= 2
+
+
 def test_cli_output_is_byte_identical_for_the_same_seed(tmp_path, small_seeds):
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
