@@ -176,8 +176,9 @@ def generate_cases(rng: random.Random, n: int) -> Iterator[Case]:
             case = rng.choice(seeds)
             turns = list(case.conversation)
             last = max((i for i, t in enumerate(turns) if t.role == "customer"), default=None)
-            if last is None:
-                yield case
+            if last is None:  # a user-scenario case: vary the scenario instead
+                scenario = f"{case.user_scenario or ''}{rng.choice(FILLERS)} (ref {k})"
+                yield derive(case, user_scenario=scenario)
                 continue
             turn = turns[last]
             text = turn.content + rng.choice(FILLERS) + f" (ref {k})"

@@ -44,7 +44,9 @@ def plain(work: Path) -> int:
     export_batch(store, corpus, "bench")
     cases = corpus.cases()
     trajectories = run("reference", cases, work / "runs" / "reference", concurrency=16)
-    evaluate_run(work / "runs" / "reference", cases, trajectories, gate_path=ROOT / "gates" / "default.toml")
+    evaluate_run(
+        work / "runs" / "reference", cases, trajectories, gate_path=ROOT / "gates" / "default.toml"
+    )
     return len(cases)
 
 
@@ -98,7 +100,13 @@ def main() -> None:
     print(f"plain calls: {plain_s:.1f} s for a corpus of {n_plain} cases")
     print(f"Prefect flows: {flow_s:.1f} s for a corpus of {n_flow} cases")
     print(f"orchestration overhead: {overhead:.1f} s ({overhead / plain_s:.0%} of the plain time)")
-    figure("pipeline orchestration overhead (flows vs plain calls)", round(100 * overhead / plain_s, 1), "<= 25%", "%", overhead / plain_s <= 0.25)
+    figure(
+        "pipeline orchestration overhead (flows vs plain calls)",
+        round(100 * overhead / plain_s, 1),
+        "<= 25%",
+        "%",
+        overhead / plain_s <= 0.25,
+    )
     shutil.rmtree(base, ignore_errors=True)
 
 

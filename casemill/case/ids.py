@@ -91,7 +91,12 @@ def _prune(value: Any) -> Any:
 # ensure_ascii=False)` except for floats below 1e-4 (`0.00001` / `1e-5` against `1e-05`): output
 # that may hold one, and values orjson refuses (ints over 64 bits, lone surrogates), take the
 # standard library's path.
-_MAYBE_SMALL_FLOAT = re.compile(rb"0\.0000|\de-")
+_EXPONENT = re.compile(rb"\de-")
+
+
+def _maybe_small_float(out: bytes) -> bool:
+    # substring tests first: a regex scan of the whole text costs more than the encoding
+    return b"0.0000" in out or (b"e-" in out and _EXPONENT.search(out) is not None)
 
 
 def _canonical(value: Any) -> bytes | str:
@@ -101,7 +106,7 @@ def _canonical(value: Any) -> bytes | str:
         out = orjson.dumps(pruned, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         out = None
-    if out is None or _MAYBE_SMALL_FLOAT.search(out):
+    if out is None or _maybe_small_float(out):
         return json.dumps(
             pruned, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )

@@ -2,12 +2,13 @@
 
 `compile_acceptor(schema)` turns a schema that uses only simple keywords (type, properties,
 required, additionalProperties, enum of strings, minLength, maxLength, minItems, maxItems,
-items, minimum, maximum, exclusiveMinimum, exclusiveMaximum, and annotations) into a predicate
+items, minimum, maximum, exclusiveMinimum, exclusiveMaximum, anyOf, local $ref, and
+annotations) into a predicate
 that answers True only when the instance is certainly valid. It may answer False for a valid
 instance (it is stricter on exotic types); callers then run the full `jsonschema` validator,
 which also words the errors. A schema with any other keyword compiles to None: always use
-`jsonschema`. This keeps the semantic checks and the simulated tools fast on the common path
-(valid parameters) without changing any result.
+`jsonschema`. This keeps the semantic checks, the simulated tools and the JSON Schema layer of validation fast
+on the common path (valid input) without changing any result.
 """
 
 from __future__ import annotations
@@ -17,8 +18,15 @@ from typing import Any
 
 Acceptor = Callable[[Any], bool]
 
-ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment"})
+# `format` is an annotation in Draft 2020-12 unless a format checker is asked for (it is not).
+ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment", "format"})
 SUPPORTED = ANNOTATIONS | {
+    "$ref",
+    "anyOf",
+    "$defs",
+    "$id",
+    "$schema",
+    "format",
     "type",
     "properties",
     "required",
@@ -93,68 +101,126 @@ def _bounds(schema: dict[str, Any]) -> list[Acceptor] | None:
 
 def compile_acceptor(schema: Any) -> Acceptor | None:
     """A predicate accepting only instances valid under `schema`, or None when the schema uses
-    a keyword this module does not handle."""
-    if schema is True or schema == {}:
-        return lambda v: True
-    if not isinstance(schema, dict) or set(schema) - SUPPORTED:
-        return None
-    checks: list[Acceptor] = []
-    kind = schema.get("type")
-    if kind is not None:
-        if not isinstance(kind, str) or kind not in _TYPES:
+    a keyword this module does not handle. Local references (`#/$defs/...`) resolve against
+    `schema` itself."""
+    return _Compiler(schema).compile(schema)
+
+
+class _Compiler:
+    def __init__(self, root: Any):
+        self.root = root
+        self.refs: dict[str, Acceptor | None] = {}
+        self.pending: set[str] = set()
+
+    def ref(self, pointer: Any) -> Acceptor | None:
+        if not isinstance(pointer, str) or not pointer.startswith("#/$defs/"):
             return None
-        checks.append(_TYPES[kind])
-    if "enum" in schema:
+        name = pointer.removeprefix("#/$defs/")
+        if name in self.refs:
+            return self.refs[name]
+        if name in self.pending:  # a recursive schema: not handled, use jsonschema
+            return None
+        defs = self.root.get("$defs") if isinstance(self.root, dict) else None
+        if not isinstance(defs, dict) or name not in defs:
+            return None
+        self.pending.add(name)
+        self.refs[name] = self.compile(defs[name])
+        self.pending.discard(name)
+        return self.refs[name]
+
+    def compile(self, schema: Any) -> Acceptor | None:
+        if schema is True or schema == {}:
+            return lambda v: True
+        if not isinstance(schema, dict) or set(schema) - SUPPORTED:
+            return None
+        checks: list[Acceptor] = []
+        for part in (
+            self._type(schema),
+            self._enum(schema),
+            self._ref(schema),
+            self._any_of(schema),
+            self._object(schema),
+            self._items(schema),
+        ):
+            if part is False:
+                return None
+            if part is not None:
+                checks.append(part)
+        bounds = _bounds(schema)
+        if bounds is None:
+            return None
+        checks += bounds
+        if len(checks) == 1:
+            return checks[0]
+        return lambda v: all(check(v) for check in checks)
+
+    # each part: an acceptor, None (keyword absent) or False (not handled)
+    def _type(self, schema: dict[str, Any]) -> Acceptor | None | bool:
+        kind = schema.get("type")
+        if kind is None:
+            return None
+        return _TYPES.get(kind, False) if isinstance(kind, str) else False
+
+    def _enum(self, schema: dict[str, Any]) -> Acceptor | None | bool:
+        if "enum" not in schema:
+            return None
         values = schema["enum"]
         if not isinstance(values, list) or not all(type(x) is str for x in values):
-            return None
-        allowed = frozenset(values)
-        checks.append(lambda v: type(v) is str and v in allowed)
-    bounds = _bounds(schema)
-    if bounds is None:
-        return None
-    checks += bounds
-    obj = _object_check(schema)
-    if obj is False:
-        return None
-    if obj is not None:
-        checks.append(obj)
-    if "items" in schema:
-        item = compile_acceptor(schema["items"])
-        if item is None:
-            return None
-        checks.append(lambda v: all(item(x) for x in v) if type(v) is list else type(v) in _PLAIN)
-    return lambda v: all(check(v) for check in checks)
-
-
-def _object_check(schema: dict[str, Any]) -> Acceptor | None | bool:
-    """The object keywords as one check; None when there are none, False when unsupported."""
-    if not ({"properties", "required", "additionalProperties"} & set(schema)):
-        return None
-    props: dict[str, Acceptor] = {}
-    for name, sub in (schema.get("properties") or {}).items():
-        compiled = compile_acceptor(sub)
-        if compiled is None:
             return False
-        props[name] = compiled
-    required = tuple(schema.get("required") or ())
-    extra = schema.get("additionalProperties", True)
-    if extra not in (True, False):
-        return False
+        allowed = frozenset(values)
+        return lambda v: type(v) is str and v in allowed
 
-    def check(value: Any) -> bool:
-        if type(value) is not dict:
-            return type(value) in _PLAIN  # "type" says whether a non-object is allowed
-        for name in required:
-            if name not in value:
+    def _ref(self, schema: dict[str, Any]) -> Acceptor | None | bool:
+        if "$ref" not in schema:
+            return None
+        return self.ref(schema["$ref"]) or False
+
+    def _any_of(self, schema: dict[str, Any]) -> Acceptor | None | bool:
+        if "anyOf" not in schema:
+            return None
+        branches = (
+            [self.compile(b) for b in schema["anyOf"]]
+            if isinstance(schema["anyOf"], list)
+            else [None]
+        )
+        if not branches or any(b is None for b in branches):
+            return False
+        return lambda v: any(b(v) for b in branches)
+
+    def _items(self, schema: dict[str, Any]) -> Acceptor | None | bool:
+        if "items" not in schema:
+            return None
+        item = self.compile(schema["items"])
+        if item is None:
+            return False
+        return lambda v: all(item(x) for x in v) if type(v) is list else type(v) in _PLAIN
+
+    def _object(self, schema: dict[str, Any]) -> Acceptor | None | bool:
+        """The object keywords as one check."""
+        if not ({"properties", "required", "additionalProperties"} & set(schema)):
+            return None
+        props: dict[str, Acceptor] = {}
+        for name, sub in (schema.get("properties") or {}).items():
+            compiled = self.compile(sub)
+            if compiled is None:
                 return False
-        for key, item in value.items():
-            accept = props.get(key)
-            if accept is None:
-                if not extra:
+            props[name] = compiled
+        required = tuple(schema.get("required") or ())
+        extra_schema = schema.get("additionalProperties", True)
+        extra = self.compile(extra_schema) if extra_schema is not False else None
+        if extra_schema is not False and extra is None:
+            return False
+
+        def check(value: Any) -> bool:
+            if type(value) is not dict:
+                return type(value) in _PLAIN  # "type" says whether a non-object is allowed
+            for name in required:
+                if name not in value:
                     return False
-            elif not accept(item):
-                return False
-        return True
+            for key, item in value.items():
+                accept = props.get(key, extra)
+                if accept is None or not accept(item):
+                    return False
+            return True
 
-    return check
+        return check

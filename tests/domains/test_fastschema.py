@@ -80,5 +80,23 @@ def test_unsure_types_fall_back_and_errors_keep_their_words():
 
 def test_unsupported_keywords_do_not_compile():
     assert compile_acceptor({"type": "string", "pattern": "^W"}) is None
-    assert compile_acceptor({"anyOf": [{"type": "string"}]}) is None
+    assert compile_acceptor({"oneOf": [{"type": "string"}]}) is None
+    assert compile_acceptor({"$ref": "https://example.org/other.json"}) is None
+    recursive = {
+        "$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}},
+        "$ref": "#/$defs/n",
+    }
+    assert compile_acceptor(recursive) is None
+
+
+def test_refs_and_any_of():
+    schema = {
+        "$defs": {"id": {"type": "string", "minLength": 1}},
+        "type": "object",
+        "properties": {"a": {"anyOf": [{"$ref": "#/$defs/id"}, {"type": "null"}]}},
+        "additionalProperties": {"type": "integer"},
+    }
+    accept = compile_acceptor(schema)
+    assert accept({"a": "x", "b": 1}) and accept({"a": None})
+    assert not accept({"a": ""}) and not accept({"a": 3}) and not accept({"b": "no"})
     assert compile_acceptor({"type": ["string", "null"]}) is None

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from fixtures.casebuild import good_cases, record
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from casemill.validation import SchemaLayer, case_json_schema
@@ -59,6 +61,64 @@ def test_good_records_pass_and_findings_have_dotted_paths():
         ("expected.tool_calls[0].match.order_id.kind", "not-allowed"),
         ("tags.difficulty", "not-allowed"),
     ]
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*prefix, index))
+
+
+json_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 5)
+    | st.floats(-1, 1)
+    | st.sampled_from(
+        ["", "x", "resolve", "clarify", "customer", "refund_items", "exact", "id", "easy", "seed"]
+    )
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: (
+        st.lists(inner, max_size=2)
+        | st.dictionaries(
+            st.sampled_from(["tool", "kind", "role", "params", "x"]), inner, max_size=2
+        )
+    ),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fast_acceptor_is_sound_on_mutated_records(data):
+    layer = SchemaLayer.default()
+    record_ = record(data.draw(st.sampled_from(good_cases())))
+    paths = [p for p in _paths(record_) if p]
+    path = data.draw(st.sampled_from(paths))
+    parent = record_
+    for key in path[:-1]:
+        parent = parent[key]
+    action = data.draw(st.sampled_from(["replace", "delete", "extra"]))
+    if action == "replace" or (action == "delete" and isinstance(parent, list)):
+        parent[path[-1]] = data.draw(json_value)
+    elif action == "delete":
+        del parent[path[-1]]
+    elif isinstance(parent, dict):
+        parent["unexpected"] = data.draw(json_value)
+    if layer.accept(record_):
+        assert layer.validator.is_valid(record_), record_
+
+
+def test_fast_acceptor_takes_good_records():
+    layer = SchemaLayer.default()
+    assert layer.accept is not None
+    assert all(layer.accept(record(c)) for c in good_cases())
 
 
 def test_tools_document_lists_every_support_tool():

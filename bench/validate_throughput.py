@@ -1,0 +1,147 @@
+"""Validation throughput: cases per second for each layer on generated support cases.
+
+    uv run python bench/validate_throughput.py                # 100,000 cases
+    uv run python bench/validate_throughput.py --cases 20000  # quicker
+
+Generates N valid cases (seed variants and domain-built cases, seeded), writes them to a temporary
+JSONL file, then times each layer on one core: JSON parse, JSON Schema, the pydantic model,
+semantic (tool names, parameter schemas, references, replay), lints, the Great Expectations batch
+suite, and model + semantic together (the target: at least 5,000 cases/s). CPU seconds of this
+process are reported beside wall seconds (the machine may be shared), and the peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import generate_cases, peak_rss_mb  # noqa: E402
+
+from casemill.case.model import Case  # noqa: E402
+from casemill.domains import get_domain  # noqa: E402
+from casemill.io.jsonl import read_jsonl  # noqa: E402
+from casemill.validation import (  # noqa: E402
+    BatchRules,
+    Row,
+    SchemaLayer,
+    batch_findings,
+    lint_findings,
+    semantic_findings,
+    validate_paths,
+)
+from casemill.validation.report import bulk_allocation  # noqa: E402
+
+TARGET = 5_000
+
+
+def timed(label: str, n: int, fn: Callable[[], object]) -> tuple[object, float]:
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    rate = n / cpu if cpu else float("inf")
+    print(
+        f"{label:<34} {n:>8,} cases  {wall:7.2f} s wall  {cpu:7.2f} s cpu  {rate:>10,.0f} cases/s"
+    )
+    return result, rate
+
+
+def write_cases(path: Path, n: int, seed: int) -> None:
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as fh:
+        for case in generate_cases(rng, n):
+            fh.write(case.model_dump_json() + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--skip-batch", action="store_true", help="skip the GX layer")
+    args = parser.parse_args(argv)
+    n = args.cases
+    print(
+        f"python {sys.version.split()[0]}, pid {os.getpid()}, one core, {n:,} cases, seed {args.seed}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cases.jsonl"
+        start = time.perf_counter()
+        write_cases(path, n, args.seed)
+        size = path.stat().st_size
+        print(f"generated in {time.perf_counter() - start:.1f} s: {size / 1e6:.1f} MB at {path}")
+        rates = run_layers(path, n, skip_batch=args.skip_batch)
+    print(f"peak memory (max RSS): {peak_rss_mb():,.0f} MB")
+    verdict = "meets" if rates["model+semantic"] >= TARGET else "is below"
+    print(
+        f"model + semantic: {rates['model+semantic']:,.0f} cases/s {verdict} the {TARGET:,}/s target"
+    )
+    return 0
+
+
+def run_layers(path: Path, n: int, *, skip_batch: bool) -> dict[str, float]:
+    rates: dict[str, float] = {}
+    lines, rates["json"] = timed(
+        "json parse (read_jsonl)", n, lambda: [x.value for x in read_jsonl(path)]
+    )
+    records = [x for x in lines if x is not None]
+    assert len(records) == n, f"expected {n} records, parsed {len(records)}"
+    layer = SchemaLayer.default()
+    found, rates["schema"] = timed(
+        "json schema (Draft 2020-12)", n, lambda: sum(len(layer.findings(r)) for r in records)
+    )
+    assert found == 0, f"{found} schema findings on generated cases"
+    with bulk_allocation():
+        cases, rates["model"] = timed(
+            "model (pydantic, content id)", n, lambda: [Case.model_validate(r) for r in records]
+        )
+        domain = get_domain("support")
+        found, rates["semantic"] = timed(
+            "semantic incl. replay",
+            n,
+            lambda: sum(len(semantic_findings(c, domain)) for c in cases),
+        )
+        assert found == 0, f"{found} semantic findings on generated cases"
+        _, rates["lint"] = timed(
+            "lints", n, lambda: sum(len(lint_findings(c, domain)) for c in cases)
+        )
+
+        def model_and_semantic() -> int:
+            bad = 0
+            for record in records:
+                bad += len(semantic_findings(Case.model_validate(record), domain))
+            return bad
+
+        del cases
+        found, rates["model+semantic"] = timed("model + semantic (one core)", n, model_and_semantic)
+        assert found == 0
+    if not skip_batch:
+        start = time.perf_counter()
+        import great_expectations  # noqa: F401
+
+        print(f"{'(great_expectations import)':<34} {time.perf_counter() - start:25.2f} s wall")
+        rows = [Row(Case.model_validate(r), str(path), i) for i, r in enumerate(records, 1)]
+        found, rates["batch"] = timed(
+            "batch (GX suite)", n, lambda: batch_findings(rows, BatchRules())
+        )
+        print(f"{'':<34} batch findings: {len(found)} {[f.rule for f in found][:3]}")
+        del rows
+    del records, lines
+    report, rates["end-to-end"] = timed(
+        "validate_paths (all but batch)", n, lambda: validate_paths([path], batch=False)
+    )
+    assert report.ok and len(report.valid) == n, json.dumps(report.counts())
+    return rates
+
+
+if __name__ == "__main__":
+    sys.exit(main())
