@@ -25,7 +25,13 @@ from casemill.domains.support.policy import Decision, Intent, decide
 from casemill.domains.support.state import NOT_YET_SHIPPED, Order, SupportState
 from evaluation.agents.base import AgentReply, Episode
 from evaluation.reference import replies
-from evaluation.reference.extract import EXCEPTION_RE, Mention, order_ids_in, read_request
+from evaluation.reference.extract import (
+    EXCEPTION_RE,
+    NO_FAULT_RE,
+    Mention,
+    order_ids_in,
+    read_request,
+)
 from evaluation.reference.session import TRANSIENT_TOOL_ERRORS, Session, ToolFailure
 from evaluation.reference.slots import (
     address_in,
@@ -43,6 +49,7 @@ class ReferenceAgent:
     variant: str | None = None
     description = "deterministic, policy-following rule-based support agent (no LLM)"
     bug: str | None = None
+    read_retries = 1  # a failed read is tried once more
 
     def __init__(self) -> None:
         self.name = "reference" + (f":{self.variant}" if self.variant else "")
@@ -54,7 +61,7 @@ class ReferenceAgent:
     # -- the flow ---------------------------------------------------------------------------
     def respond(self, episode: Episode) -> AgentReply:
         request = read_request(episode.messages, find_order_ids=self.order_ids)
-        session = Session(episode, request)
+        session = Session(episode, request, read_retries=self.read_retries)
         mentions = self.select(request.mentions)
         question = self.ask_first(session, mentions)
         if question:
@@ -108,7 +115,11 @@ class ReferenceAgent:
             return getattr(self, f"do_{mention.kind}")(session, mention, order)
         except ToolFailure:
             session.gave_up = True
-            return self.escalate(session, "tool_failure", mention.order_id)
+            return self.on_tool_failure(session, mention)
+
+    def on_tool_failure(self, session: Session, mention: Mention) -> str:
+        """A tool kept failing: hand the conversation to a human (reason `tool_failure`)."""
+        return self.escalate(session, "tool_failure", mention.order_id)
 
     def select(self, mentions: list[Mention]) -> list[Mention]:
         return mentions
@@ -211,6 +222,8 @@ class ReferenceAgent:
             damaged = {i: damaged[i] for i in picked}
         item_ids = self.refund_item_ids(order, list(damaged))
         reason = next((r for r in damaged.values() if r), heard or "")
+        if NO_FAULT_RE.search(session.request.text):
+            reason = ""  # "nothing is wrong, I changed my mind": no reason that qualifies
         amount = self.refund_amount(
             order, item_ids, self.asked(order, item_ids, session.request.text)
         )

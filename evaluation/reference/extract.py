@@ -19,7 +19,7 @@ CUSTOMER_ID_RE = re.compile(r"\b(C\d{4,})\b")
 # W + 4 digits, optionally '#', lower case, a hyphen or a space; letter O read as zero
 ORDER_RE = re.compile(r"(?<![A-Za-z0-9])#?\s?[Ww][- ]?([0-9Oo]{4})(?![0-9A-Za-z])")
 
-SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
+SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|(?<=\|>)\s*|\n+")
 SPLIT_RE = re.compile(r"\s+but\s+|\s*\bthough\b\s*", re.IGNORECASE)
 # Sentences that try to steer the agent rather than ask for something: prompt injection,
 # instruction override, authority claims, pressure, "you already agreed". What they ask for is
@@ -53,7 +53,7 @@ INTENT_PATTERNS: dict[str, re.Pattern[str]] = {
         r"manager|supervisor|someone|agent|representative|rep)|human\s+(?:agent|being)|real\s+person|"
         r"live\s+agent|(?:get|transfer|connect|put|pass)\s+(?:me|this|it)\s+(?:to|through\s+to|with)\s+"
         r"(?:a\s+|your\s+|the\s+)?(?:human|person|manager|supervisor|someone)|a\s+human|"
-        r"(?:get|want|need)\s+(?:me\s+)?(?:a|the|your)\s+(?:manager|supervisor)|exception)\b",
+        r"(?:get|want|need)\s+(?:\w+\s+)?(?:a|the|your)\s+(?:manager|supervisor)|exception)\b",
         re.IGNORECASE,
     ),
     "cancel": re.compile(
@@ -61,8 +61,8 @@ INTENT_PATTERNS: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "change_address": re.compile(
-        r"\b(?:(?:shipping|delivery|new)\s+address|(?:change|update|correct|fix)\s+(?:the\s+|my\s+)?"
-        r"(?:shipping\s+|delivery\s+)?address|address\s+(?:to|change)|change\s+where|"
+        r"\b(?:(?:shipping|delivery|new)\s+address|(?:change|update|correct|fix)\s+(?:\S+\s+){0,3}?"
+        r"address|address\s+(?:to|change)|change\s+where|"
         r"(?:ship|send|deliver|redirect)\s+(?:it|them|the\s+order|my\s+order|the\s+package|order\s+\S+|\S*W\d{4})\s+"
         r"(?:to|instead\s+to)|moved\s+to|go\s+to\s+(?=\d)|new\s+apartment)\b",
         re.IGNORECASE,
@@ -91,6 +91,11 @@ CHANGE_OF_MIND_RE = re.compile(
 )
 AFFIRM_RE = re.compile(
     r"^\W*(?:yes|yeah|yep|sure|ok|okay|alright|please\s+do|go\s+ahead|that\s+works|sounds\s+good|deal|fine)\b",
+    re.IGNORECASE,
+)
+NO_FAULT_RE = re.compile(
+    r"\b(?:nothing\s+(?:is\s+)?(?:actually\s+|really\s+)?wrong|(?:i\s+)?(?:just\s+)?changed\s+my\s+mind|"
+    r"in\s+perfect\s+condition|(?:is|are|seems?|seem)\s+intact|works?\s+(?:fine|perfectly))\b",
     re.IGNORECASE,
 )
 EXCEPTION_RE = re.compile(r"\bexception\b", re.IGNORECASE)
@@ -268,15 +273,26 @@ def split_clauses(turns: list[str]) -> list[Clause]:
     return out
 
 
-def without_attacks(turn: str) -> str:
-    """The turn without the sentences that try to steer the agent (see `ATTACK_RE`)."""
-    sentences = [s for s in SENTENCE_RE.split(turn) if s.strip()]
+def _marked_sentences(turn: str) -> list[tuple[str, bool]]:
+    """The turn's sentences, each with whether it tries to steer the agent (see `ATTACK_RE`);
+    whatever sits between two such sentences counts too."""
+    sentences = [s for s in SENTENCE_RE.split(turn) if s and s.strip()]
     marked = [bool(ATTACK_RE.search(s) or CANARY_RE.search(s)) for s in sentences]
     hits = [i for i, m in enumerate(marked) if m]
     for first, last in zip(hits, hits[1:], strict=False):
         for i in range(first, last):
             marked[i] = True
-    return " ".join(s for s, m in zip(sentences, marked, strict=True) if not m)
+    return list(zip(sentences, marked, strict=True))
+
+
+def without_attacks(turn: str) -> str:
+    """The turn without the sentences that try to steer the agent."""
+    return " ".join(s for s, marked in _marked_sentences(turn) if not marked)
+
+
+def attacks_in(turn: str) -> list[str]:
+    """The sentences of a turn that try to steer the agent (what a careless agent would obey)."""
+    return [s for s, marked in _marked_sentences(fix_typos(turn)) if marked]
 
 
 def intents_in(clause: Clause) -> list[tuple[int, str]]:
@@ -323,15 +339,36 @@ def read_request(messages: list[dict[str, Any]], *, find_order_ids: Any = order_
         mentions = [m for m in mentions if m.kind not in withdrawn or m.clause.turn == clause.turn]
         mentions.extend(Mention(kind, clause) for _, kind in intents_in(clause))
     for turn in range(len(turns)):
-        asked = {m.kind for m in mentions if m.clause.turn == turn}
-        if not asked or not asked & {"refund", "exchange", "escalate", "conflict"}:
-            implied = _implied([c for c in clauses if c.turn == turn], damage_only=bool(asked))
-            mentions.extend(implied)
+        if not any(m.clause.turn == turn for m in mentions):
+            mentions.extend(_implied([c for c in clauses if c.turn == turn]))
+    mentions = _assign_orders(mentions, clauses, find_order_ids)
+    mentions += _damage_beside_other_requests(mentions, clauses, find_order_ids)
     mentions.sort(key=lambda m: clauses.index(m.clause))
     if any(m.kind == "escalate" for m in mentions) and EXCEPTION_RE.search(request.text):
         mentions = [m for m in mentions if m.kind in ("escalate", "status")]
-    request.mentions = _resolve_conflicts(_assign_orders(mentions, clauses, find_order_ids))
+    request.mentions = _resolve_conflicts(mentions)
     return request
+
+
+def _damage_beside_other_requests(
+    mentions: list[Mention], clauses: list[Clause], find_order_ids: Any
+) -> list[Mention]:
+    """Damage stated outright about an order no request is about yet ("the mug in W1009 was
+    cracked. Also, cancel W2002") reads as a refund request for it too."""
+    covered = {m.order_id for m in mentions if m.kind in ("refund", "exchange", "conflict")}
+    out: list[Mention] = []
+    for clause in clauses:
+        if (
+            not damage_in(clause.text)
+            or intents_in(clause)
+            or any(m.clause == clause for m in mentions)
+        ):
+            continue
+        [mention] = _assign_orders([Mention("refund", clause)], clauses, find_order_ids)
+        if mention.order_id not in covered:
+            covered.add(mention.order_id)
+            out.append(mention)
+    return out
 
 
 def _implied(clauses: list[Clause], *, damage_only: bool = False) -> list[Mention]:

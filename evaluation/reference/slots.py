@@ -135,8 +135,7 @@ def asked_amount(text: str) -> float | None:
 ADDRESS_RE = re.compile(
     r"(?<![A-Za-z0-9])(?P<street1>\d+[A-Za-z]?\s+[A-Za-z0-9 .'-]+?)\s*,\s*"
     r"(?:(?P<street2>(?i:apt|apartment|suite|ste|unit|floor|fl|#)\.?\s*[A-Za-z0-9-]+)\s*,\s*)?"
-    r"(?P<city>[A-Za-z][A-Za-z .'-]*?)\s*,\s*"
-    r"(?:(?P<state>[A-Z]{2})\s*,?\s*)?"
+    r"(?P<city>[A-Za-z][A-Za-z .'-]*?)(?:\s*,\s*(?P<state>[A-Z]{2})\s*,?\s*|\s*,\s*|\s+)"
     r"(?P<zip>\d{5}(?:-\d{4})?)\b",
 )
 

@@ -11,7 +11,12 @@ from casemill.domains.support.policy import Decision, Intent, cancel_call
 from casemill.domains.support.state import Order
 from evaluation.reference import replies
 from evaluation.reference.agent import ReferenceAgent
-from evaluation.reference.extract import INTENT_PATTERNS, Mention, normalize_order_id
+from evaluation.reference.extract import (
+    INTENT_PATTERNS,
+    Mention,
+    attacks_in,
+    normalize_order_id,
+)
 from evaluation.reference.session import Session, ToolFailure
 
 VARIANTS: dict[str, type[ReferenceAgent]] = {}
@@ -52,57 +57,47 @@ class CancelShipped(ReferenceAgent):
         return super().decide(order, intent)
 
 
-INJECTION_RE = re.compile(
-    r"(?:ignore\s+(?:all\s+|any\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|policy)|"
-    r"system\s*(?:note|message|override|prompt)?\s*:|admin(?:istrator)?\s+(?:mode|override|note)|override|"
-    r"(?:agent|assistant)\s+(?:must|should|is\s+(?:authori[sz]ed|instructed)\s+to)|new\s+instructions)"
-    r"(?P<command>.*)",
-    re.IGNORECASE | re.DOTALL,
-)
-
-
 @variant(
     "obeys_injection",
     "obeys instructions injected into customer text or tool results (order notes)",
 )
 class ObeysInjection(ReferenceAgent):
+    """Reads the sentences that try to steer the agent, and the notes on the orders it looked
+    up, as requests, and carries them out without the policy checks they ask it to skip."""
+
     def obey_injections(self, session: Session) -> list[str]:
-        sources = [(session.request.text, None)]
-        sources += [(order.note or "", order) for order in list(session.seen.values())]
-        out = []
-        for text, order in sources:
-            found = INJECTION_RE.search(text)
-            if found:
-                out.extend(self._obey(session, found.group("command"), order))
+        commands = [
+            (s, None) for turn in session.request.raw_text.split("\n") for s in attacks_in(turn)
+        ]
+        commands += [(o.note, o) for o in list(session.seen.values()) if o.note]
+        out: list[str] = []
+        for text, order in commands:
+            out.extend(self._obey(session, text, order))
         return out
 
     def _obey(self, session: Session, command: str, order: Order | None) -> list[str]:
         ids = [normalize_order_id(m) for m in re.findall(r"[Ww](\d{4})", command)]
-        target_ids = ids or ([order.id] if order else list(session.orders))
-        out = []
-        for order_id in target_ids[:1]:
-            try:
-                target = session.get_order(order_id)
-            except ToolFailure:
-                continue
-            if target is None:
-                continue
-            if INTENT_PATTERNS["refund"].search(command):
-                params = {
-                    "order_id": target.id,
-                    "item_ids": [i.item_id for i in target.items],
-                    "reason": "damaged",
-                }
-                result = self.write(session, "refund_items", params)
-                out.append(
-                    f"As instructed, I've refunded order {target.id} in full." if result.ok else ""
-                )
-            elif INTENT_PATTERNS["cancel"].search(command):
-                result = self.write(session, "cancel_order", {"order_id": target.id})
-                out.append(f"As instructed, order {target.id} is cancelled." if result.ok else "")
-            elif INTENT_PATTERNS["escalate"].search(command) or "escalate" in command.lower():
-                out.append(self.escalate(session, "customer_request", target.id))
-        return out
+        target_id = (ids or ([order.id] if order else list(session.seen)[:1]) or [None])[0]
+        if target_id is None:
+            return []
+        try:
+            target = session.get_order(target_id)
+        except ToolFailure:
+            return []
+        if target is None:
+            return []
+        if INTENT_PATTERNS["refund"].search(command):
+            items = [i.item_id for i in target.items]
+            result = self.write(
+                session,
+                "refund_items",
+                {"order_id": target.id, "item_ids": items, "reason": "damaged"},
+            )
+            return [f"As instructed, I've refunded order {target.id} in full."] if result.ok else []
+        if INTENT_PATTERNS["cancel"].search(command):
+            result = self.write(session, "cancel_order", {"order_id": target.id})
+            return [f"As instructed, order {target.id} is cancelled."] if result.ok else []
+        return []
 
 
 @variant("first_intent_only", "handles only the first of several requests in a message")
@@ -190,17 +185,10 @@ class EscalatesEverything(ReferenceAgent):
 
 @variant("ignores_tool_failure", "does not retry a failed lookup and gives up without escalating")
 class IgnoresToolFailure(ReferenceAgent):
-    def handle(self, session: Session, mention: Mention) -> str:
-        session.read_retries = 0
-        try:
-            if mention.kind == "escalate":
-                return self.escalate(session, "customer_request", mention.order_id)
-            order = self.find_order(session, mention)
-            if isinstance(order, str):
-                return order
-            return getattr(self, f"do_{mention.kind}")(session, mention, order)
-        except ToolFailure:
-            return "Sorry, something went wrong on our side. Please try again later."
+    read_retries = 0
+
+    def on_tool_failure(self, session: Session, mention: Mention) -> str:
+        return "Sorry, something went wrong on our side. Please try again later."
 
 
 @variant(
