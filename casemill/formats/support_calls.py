@@ -268,6 +268,8 @@ def infer_outcome(calls: list[ExpectedCall], wording: str, notes: list[str]) -> 
         outcome, why = "escalate", "an escalate_to_human call is expected"
     elif writes:
         outcome, why = "resolve", "write calls are expected"
+    elif calls:
+        outcome, why = "resolve", "only lookups are expected (a status question)"
     elif re.search(
         r"\b(cannot|can't|can not|unable|not able|not eligible|policy)\b", wording.lower()
     ):

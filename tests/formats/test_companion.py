@@ -187,3 +187,28 @@ def test_an_order_with_a_function_the_support_domain_lacks_goes_generic(tmp_path
     assert "apply_coupon is not a support tool" in case.provenance.notes
     export_companion([case], tmp_path / "out.jsonl")
     assert _records(tmp_path / "out.jsonl") == [record]
+
+
+def test_a_lookup_only_sample_resolves_as_a_status_question(tmp_path: Path) -> None:
+    record = {
+        "sample_id": "status_0",
+        "input": [{"role": "customer", "content": "Where is my order #B12345?"}],
+        "expected_function_call": {"name": "get_order_status", "arguments": {"order_id": "B12345"}},
+        "order": {
+            "order_id": "B12345",
+            "status": "Shipped",
+            "total": 20.0,
+            "currency": "USD",
+            "items": [{"sku": "SCARF-1", "name": "Wool Scarf", "qty": 1, "unit_price": 20.0}],
+        },
+    }
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    (case,) = import_companion(source).cases
+    assert case.domain == "support"
+    assert [(c.tool, c.params) for c in case.expected.tool_calls] == [
+        ("get_order", {"order_id": "B12345"})
+    ]
+    assert case.expected.outcome == "resolve" and case.tags.intents == ("status",)
+    assert case.expected.optimal_steps == 2
+    assert "only lookups are expected" in case.provenance.notes
