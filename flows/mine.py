@@ -91,13 +91,13 @@ def mine_logs(
     summary = merge_and_write([f.result() for f in futures], out, corpus_dir)
     artifacts.table(
         "mine-summary",
-        [{"figure": k, "value": str(v)} for k, v in summary.items() if k not in ("files",)],
-        f"mined {summary['cases']} candidates from {len(files)} files",
+        [{"figure": k, "value": str(v)} for k, v in summary["summary"].items() if k != "files"],
+        f"mined {summary['count']} candidates from {len(files)} files",
     )
     logger.info(
-        "mined %d candidates into %s (%s quarantined)",
-        summary["cases"],
+        "mined %d candidates into %s (%d records quarantined)",
+        summary["count"],
         out,
-        sum(summary["quarantined"].values()),
+        summary["quarantined"],
     )
     return summary

@@ -62,7 +62,7 @@ def demo(
     console.print(
         f"[bold]Casemill demo[/]: working in {workdir}/ (the corpus starts as a copy of corpus/)"
     )
-    console.print("Starting the local Prefect server (about 20 s the first time) ...")
+    console.print("Starting Prefect (its local server takes 20-60 s to start the first time) ...")
     from flows.pipeline import full_pipeline
 
     state = full_pipeline(
