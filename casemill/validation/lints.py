@@ -2,7 +2,7 @@
 `--strict` makes them errors).
 
 - `vague-phrase`: every required phrase is a generic word ("refund", "sorry", "order") or
-  shorter than 3 characters, while the case has a concrete value (an amount, an order id, a
+  shorter than 3 characters without a digit, while the case has a concrete value (an amount, an order id, a
   city) it could require instead;
 - `leaked-lookup`: a value a lookup tool is supposed to fetch (a line-item price, the order's
   status) is already written in the customer's text while the case expects the lookup, so an
@@ -93,15 +93,19 @@ def _concrete_values(case: Case) -> list[str]:
     return values
 
 
+def is_vague(phrase: str) -> bool:
+    """A generic word, or a very short phrase with no digit in it ("10" is concrete)."""
+    text = phrase.strip()
+    if text.casefold() in GENERIC_PHRASES:
+        return True
+    return len(text) < MIN_PHRASE_CHARS and not any(ch.isdigit() for ch in text)
+
+
 def vague_phrases(case: Case) -> Iterator[Finding]:
     phrases = case.expected.reply_contains
     if not phrases:
         return
-    vague = [
-        p
-        for p in phrases
-        if p.strip().casefold() in GENERIC_PHRASES or len(p.strip()) < MIN_PHRASE_CHARS
-    ]
+    vague = [p for p in phrases if is_vague(p)]
     concrete = _concrete_values(case)
     if len(vague) < len(phrases) or not concrete:
         return

@@ -39,6 +39,10 @@ def test_short_phrase_is_vague():
     assert rules(case) == [("vague-phrase", "expected.reply_contains[0]")]
 
 
+def test_short_numbers_are_concrete():
+    assert rules(_with(refund_case(), reply_contains=["10"])) == []
+
+
 def test_generic_word_beside_a_concrete_one_is_fine():
     assert rules(_with(refund_case(), reply_contains=["14.50", "refund"])) == []
 
