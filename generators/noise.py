@@ -157,23 +157,32 @@ def paraphrase(case: Case, rng: random.Random, p: float = 0.8) -> list[Case]:
 
 @operator(kind="noise", name="filler", version="1", label_rule=INVARIANT)
 def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
-    """Hesitations and pleasantries: an opener, filler words between words, a closer."""
+    """Hesitations and pleasantries: filler words at clause starts, an opener and a closer."""
+    support_only(case)
     lex = lexicon("filler")
+    protector = protected_pattern(case_literals(case))
+    turns = list(case.conversation)
+    customer = [i for i, t in enumerate(turns) if t.role == "customer"]
+    if not customer:
+        raise NotApplicable("no customer text")
+    for index in customer:
+        text = _with_fillers(turns[index].content, protector, rng, lex["inserts"], inserts)
+        if index == customer[-1]:
+            text = f"{rng.choice(lex['openers'])} {text} {rng.choice(lex['closers'])}"
+        turns[index] = turns[index].model_copy(update={"content": text})
+    return [rebuild(case, conversation=turns, tags=_robust(case))]
 
-    def run(text: str) -> str:
-        words = text.split(" ")
-        for _ in range(inserts):  # only at a clause start, never inside a phrase
-            spots = [0] + [i + 1 for i, w in enumerate(words) if w[-1:] in ",.!?;:"]
-            at = rng.choice(spots)
-            words.insert(at, rng.choice(lex["inserts"]) + ",")
-        return " ".join(words)
 
-    out = _edit_customer_turns(case, rng, run)[0]
-    index = max(i for i, t in enumerate(out.conversation) if t.role == "customer")
-    turns = list(out.conversation)
-    text = f"{rng.choice(lex['openers'])} {turns[index].content} {rng.choice(lex['closers'])}"
-    turns[index] = turns[index].model_copy(update={"content": text})
-    return [rebuild(out, conversation=turns)]
+def _with_fillers(text: str, protector: Any, rng: random.Random, words: list[str],
+                  count: int) -> str:
+    """`text` with `count` filler words inserted at clause starts (the text's start or after
+    punctuation), never inside a protected span."""
+    spans = protector.spans(text)
+    spots = [0] + [m.end() for m in re.finditer(r"[,.!?;:]\s+", text)
+                   if not any(a < m.end() < b for a, b in spans)]
+    for at in sorted({rng.choice(spots) for _ in range(count)}, reverse=True):
+        text = f"{text[:at]}{rng.choice(words)}, {text[at:]}"
+    return text
 
 
 @operator(kind="noise", name="casing", version="1", label_rule=INVARIANT)
