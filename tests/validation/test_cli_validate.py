@@ -115,3 +115,16 @@ def test_acceptance_mixed_file_with_every_layer(tmp_path, monkeypatch):
     assert [b["line"] for b in report["bad_records"]] == BAD_LINES
     assert report["valid"] == len(GOOD_LINES)
     assert _quarantine_lines(tmp_path / "mixed.quarantine.jsonl") == BAD_LINES
+
+
+SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="no seeds/ folder")
+def test_seeds_pass_every_layer_but_batch_strictly(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["validate", str(SEEDS), "--strict", "--no-batch", "--json"])
+    report = json.loads(result.output)
+    assert result.exit_code == 0, report["findings"][:5]
+    assert report["bad"] == 0 and report["valid"] == report["records"] > 0
+    assert list(tmp_path.iterdir()) == []
