@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import re
 import sys
 import tempfile
@@ -103,16 +104,18 @@ def _serve(delay_s: float, conn) -> None:
             conn.send(len(server.requests) if message == "count" else None)
 
 
-def timed_run(server: ServerProcess, cases: list[Case], concurrency: int) -> tuple[float, int, int]:
+def timed_run(
+    server: ServerProcess, cases: list[Case], concurrency: int
+) -> tuple[float, int, int, float]:
     endpoint = LLMEndpoint(base_url=server.base_url, model="bench-model", timeout_s=30)
     agent = OpenAIAgent(endpoint=endpoint, retry=RetryPolicy(attempts=3, base_s=0.05))
     before = server.count()
     with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
+        cpu, started = time.process_time(), time.perf_counter()
         trajectories = run(agent, cases, Path(tmp), concurrency=concurrency, timeout_s=60)
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     errors = sum(1 for t in trajectories if t.error)
-    return elapsed, server.count() - before, errors
+    return elapsed, server.count() - before, errors, cpu
 
 
 def main() -> None:
@@ -126,26 +129,34 @@ def main() -> None:
     args = parser.parse_args()
 
     cases, source = build_cases(args.cases)
-    print(f"cases: {len(cases)} ({source})")
+    print(f"cases: {len(cases)} ({source}); load average before: {_load()}")
     with ServerProcess(args.delay) as server:
-        elapsed, requests, errors = timed_run(server, cases, args.concurrency)
+        timed_run(server, cases[:20], args.concurrency)  # warm-up: imports, first connections
+        elapsed, requests, errors, cpu = timed_run(server, cases, args.concurrency)
         ideal = requests * args.delay / args.concurrency
         print(
             f"concurrency {args.concurrency}: {requests} requests, {errors} errors, measured {elapsed:.2f} s"
         )
         print(f"ideal (requests x {args.delay * 1000:.0f} ms / {args.concurrency}): {ideal:.2f} s")
         print(f"ratio ideal/measured: {ideal / elapsed:.1%} (target >= 85%)")
+        print(
+            f"runner process CPU: {cpu:.2f} s ({cpu / max(1, requests) * 1000:.2f} ms a request); "
+            f"load average after: {_load()} on {os.cpu_count()} CPUs"
+        )
         subset = cases[: args.serial_subset]
-        serial, serial_requests, _ = timed_run(server, subset, 1)
+        serial, serial_requests, _, _ = timed_run(server, subset, 1)
         per_case_serial = serial / len(subset)
         per_case_parallel = elapsed / len(cases)
         print(
             f"concurrency 1 on the first {len(subset)} cases: {serial_requests} requests, "
             f"{serial:.2f} s ({per_case_serial * 1000:.0f} ms a case)"
         )
-        print(
-            f"speed-up of concurrency {args.concurrency} over 1 (per case): {per_case_serial / per_case_parallel:.1f}x"
-        )
+        speedup = per_case_serial / per_case_parallel
+        print(f"speed-up of concurrency {args.concurrency} over 1 (per case): {speedup:.1f}x")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":
