@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import json
 import logging
+import tomllib
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.ids import short_hash
 from casemill.case.model import Case
-from casemill.errors import CasemillError, RecordError
+from casemill.errors import CasemillError, RecordError, UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text, read_jsonl
 from casemill.llm import LLMEndpoint
 from evaluation.scoring.model import CaseScore
@@ -213,6 +214,34 @@ def agreement(
         raw, kappa = cohen_kappa(found)
         out.append(Agreement(criterion=criterion, n=len(found), raw=raw, kappa=kappa))
     return out
+
+
+def load_rubric(path: str | Path) -> tuple[Criterion, ...]:
+    """A rubric from TOML: `[[criterion]]` tables with `name` (snake_case) and `question`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the rubric ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML: {exc}") from exc
+    rows = data.get("criterion")
+    if not isinstance(rows, list) or not rows:
+        raise UserError(f"{path}: no [[criterion]] tables (each with name and question)")
+    out = []
+    for index, row in enumerate(rows):
+        try:
+            out.append(Criterion.model_validate(row))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise UserError(
+                f"{path}: criterion {index + 1}, field '{field}': {err['msg']}"
+            ) from exc
+    names = [c.name for c in out]
+    if len(set(names)) != len(names):
+        raise UserError(f"{path}: criterion names repeat: {names}")
+    return tuple(out)
 
 
 def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:

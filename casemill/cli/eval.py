@@ -123,6 +123,9 @@ def eval_command(
     human_labels: Path | None = typer.Option(
         None, "--human-labels", help="JSONL of human verdicts, for the judge's agreement"
     ),
+    rubric: Path | None = typer.Option(
+        None, "--rubric", help="TOML rubric for the judge ([[criterion]] name, question)"
+    ),
     scoring: Path | None = typer.Option(
         None, "--scoring", help="TOML scoring config: weights of 'overall', prices per token"
     ),
@@ -133,7 +136,7 @@ def eval_command(
     opts = EvalOptions(
         agent=agent, cases=cases, output=output, trials=trials, concurrency=concurrency,
         timeout=timeout, max_steps=max_steps, baseline=baseline, gate=gate,
-        rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels,
+        rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels, rubric=rubric,
         scoring=scoring, seed=seed, progress=not as_json,
     )  # fmt: skip
     try:
@@ -167,6 +170,7 @@ class EvalOptions:
     mode: str = "casemill"
     judge: bool = False
     human_labels: Path | None = None
+    rubric: Path | None = None
     scoring: Path | None = None
     seed: int = 0
     progress: bool = True
@@ -203,7 +207,7 @@ def _eval(opts: EvalOptions) -> Any:
     from evaluation.scoring.pipeline import evaluate_run
 
     loaded, config = _check_inputs(opts)
-    judge = _judge(opts.judge, opts.human_labels)
+    judge = _judge(opts.judge, opts.human_labels, opts.rubric)
     bar, report = _progress_bar(opts.progress)
     if bar is not None:
         bar.start()
@@ -222,16 +226,17 @@ def _eval(opts: EvalOptions) -> Any:
     )  # fmt: skip
 
 
-def _judge(wanted: bool, labels: Path | None) -> Any:
+def _judge(wanted: bool, labels: Path | None, rubric: Path | None) -> Any:
     if not wanted:
         return None
     from casemill.errors import EndpointNotConfigured
     from casemill.llm import LLMEndpoint
-    from evaluation.judge import Judge, load_human_labels
+    from evaluation.judge import DEFAULT_RUBRIC, Judge, load_human_labels, load_rubric
 
     human = load_human_labels(labels) if labels is not None else {}
+    criteria = load_rubric(rubric) if rubric is not None else DEFAULT_RUBRIC
     try:
-        return Judge(LLMEndpoint.from_settings(), human_labels=human)
+        return Judge(LLMEndpoint.from_settings(), rubric=criteria, human_labels=human)
     except EndpointNotConfigured as exc:
         err_console.print(f"[yellow]judge skipped:[/] {escape(str(exc))}", highlight=False)
         return None

@@ -178,3 +178,37 @@ def test_without_an_endpoint_the_judge_says_how_to_configure_one(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(EndpointNotConfigured, match="CASEMILL_LLM_BASE_URL"):
         LLMEndpoint.from_settings(Settings(_env_file=None))
+
+
+def test_custom_rubric_from_toml_changes_criteria_and_prompt_hash(tmp_path):
+    from evaluation.judge import load_rubric
+
+    path = tmp_path / "rubric.toml"
+    path.write_text('[[criterion]]\nname = "apologises"\nquestion = "Does the agent apologise?"\n')
+    rubric = load_rubric(path)
+    assert [c.name for c in rubric] == ["apologises"]
+    endpoint = LLMEndpoint(base_url="http://127.0.0.1:9/v1", model="m")
+    assert Judge(endpoint, rubric=rubric).prompt_hash != Judge(endpoint).prompt_hash
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[[criterion]]\nname = "Bad Name"\nquestion = "q"\n', "criterion 1, field 'name'"),
+        ('[[criterion]]\nname = "a"\n', "criterion 1, field 'question': Field required"),
+        ("title = 'x'\n", "no [[criterion]] tables"),
+        (
+            '[[criterion]]\nname = "a"\nquestion = "q"\n[[criterion]]\nname = "a"\nquestion = "r"\n',
+            "repeat",
+        ),
+    ],
+)
+def test_bad_rubric_names_the_criterion_and_field(tmp_path, text, expected):
+    from casemill.errors import UserError
+    from evaluation.judge import load_rubric
+
+    path = tmp_path / "rubric.toml"
+    path.write_text(text)
+    with pytest.raises(UserError, match=None) as info:
+        load_rubric(path)
+    assert str(info.value).startswith(str(path)) and expected in str(info.value)
