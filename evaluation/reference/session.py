@@ -8,6 +8,7 @@ happened): its failure is reported and, when transient, escalated.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,22 @@ class Session:
     read_retries: int = 1
     escalated: bool = False  # a ticket was opened in this episode
     gave_up: bool = False  # a tool kept failing: nothing more is attempted
+
+    def __post_init__(self) -> None:
+        """Orders the conversation already looked up (earlier `tool` turns) need no new read;
+        listings are read again (they are short, and a stale one would mislead)."""
+        for message in self.episode.messages:
+            if message.get("role") != "tool":
+                continue
+            try:
+                content = json.loads(str(message.get("content") or ""))
+            except json.JSONDecodeError:
+                continue
+            order = (
+                _order(ToolResult(ok=True, content=content)) if isinstance(content, dict) else None
+            )
+            if order is not None and "customer_id" in content:
+                self.orders[order.id] = self.seen[order.id] = order
 
     @property
     def customer_id(self) -> str | None:
