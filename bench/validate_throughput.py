@@ -39,7 +39,7 @@ from casemill.validation import (  # noqa: E402
     semantic_findings,
     validate_paths,
 )
-from casemill.validation.report import bulk_allocation  # noqa: E402
+from casemill.validation.loading import bulk_allocation, checkpoint  # noqa: E402
 
 TARGET = 5_000
 
@@ -89,10 +89,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_layers(path: Path, n: int, *, skip_batch: bool) -> dict[str, float]:
+    with bulk_allocation():  # as validate_paths runs
+        return _run_layers(path, n, skip_batch=skip_batch)
+
+
+def _parse(path: Path) -> list[object]:
+    out = []
+    for count, line in enumerate(read_jsonl(path), 1):
+        checkpoint(count)
+        out.append(line.value)
+    return out
+
+
+def _models(records: list) -> list[Case]:
+    out = []
+    for count, record in enumerate(records, 1):
+        checkpoint(count)
+        out.append(Case.model_validate(record))
+    return out
+
+
+def _run_layers(path: Path, n: int, *, skip_batch: bool) -> dict[str, float]:
     rates: dict[str, float] = {}
-    lines, rates["json"] = timed(
-        "json parse (read_jsonl)", n, lambda: [x.value for x in read_jsonl(path)]
-    )
+    lines, rates["json"] = timed("json parse (read_jsonl)", n, lambda: _parse(path))
     records = [x for x in lines if x is not None]
     assert len(records) == n, f"expected {n} records, parsed {len(records)}"
     layer = SchemaLayer.default()
@@ -100,30 +119,25 @@ def run_layers(path: Path, n: int, *, skip_batch: bool) -> dict[str, float]:
         "json schema (Draft 2020-12)", n, lambda: sum(len(layer.findings(r)) for r in records)
     )
     assert found == 0, f"{found} schema findings on generated cases"
-    with bulk_allocation():
-        cases, rates["model"] = timed(
-            "model (pydantic, content id)", n, lambda: [Case.model_validate(r) for r in records]
-        )
-        domain = get_domain("support")
-        found, rates["semantic"] = timed(
-            "semantic incl. replay",
-            n,
-            lambda: sum(len(semantic_findings(c, domain)) for c in cases),
-        )
-        assert found == 0, f"{found} semantic findings on generated cases"
-        _, rates["lint"] = timed(
-            "lints", n, lambda: sum(len(lint_findings(c, domain)) for c in cases)
-        )
+    cases, rates["model"] = timed("model (pydantic, content id)", n, lambda: _models(records))
+    domain = get_domain("support")
+    found, rates["semantic"] = timed(
+        "semantic incl. replay",
+        n,
+        lambda: sum(len(semantic_findings(c, domain)) for c in cases),
+    )
+    assert found == 0, f"{found} semantic findings on generated cases"
+    _, rates["lint"] = timed("lints", n, lambda: sum(len(lint_findings(c, domain)) for c in cases))
 
-        def model_and_semantic() -> int:
-            bad = 0
-            for record in records:
-                bad += len(semantic_findings(Case.model_validate(record), domain))
-            return bad
+    def model_and_semantic() -> int:
+        bad = 0
+        for record in records:
+            bad += len(semantic_findings(Case.model_validate(record), domain))
+        return bad
 
-        cases = []  # free the parsed cases before the combined run
-        found, rates["model+semantic"] = timed("model + semantic (one core)", n, model_and_semantic)
-        assert found == 0
+    cases = []  # free the parsed cases before the combined run
+    found, rates["model+semantic"] = timed("model + semantic (one core)", n, model_and_semantic)
+    assert found == 0
     if not skip_batch:
         start = time.perf_counter()
         import great_expectations  # noqa: F401

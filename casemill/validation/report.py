@@ -11,12 +11,10 @@ write_quarantine(report, "seeds.quarantine.jsonl")
 from __future__ import annotations
 
 import base64
-import gc
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ from casemill.io.jsonl import atomic_write_jsonl
 from casemill.validation.batch import BatchRules, Row, batch_findings
 from casemill.validation.findings import Finding
 from casemill.validation.lints import lint_findings
-from casemill.validation.loading import BadRecord, LoadedCase, load_cases
+from casemill.validation.loading import BadRecord, LoadedCase, bulk_allocation, load_cases
 from casemill.validation.semantic import semantic_findings
 
 log = logging.getLogger(__name__)
@@ -94,18 +92,6 @@ class ValidationReport:
             ],
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
         }
-
-
-@contextmanager
-def bulk_allocation() -> Iterator[None]:
-    """Fewer garbage-collector passes while many long-lived objects are built (the cases kept):
-    the default thresholds rescan the growing heap over and over. Restored on exit."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], 50_000), old[1], old[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def _domain(case: Case, cache: dict[str, Domain | Finding]) -> Domain | Finding:
