@@ -187,7 +187,12 @@ def validate_paths(
         report.seconds["semantic+lint"] = clock() - start
     if batch:
         start = clock()
-        kept = _apply_batch(kept, rules, report)
+        try:
+            kept = _apply_batch(kept, rules, report)
+        except Exception as exc:  # the suite failing must not cost the report
+            log.exception("the batch suite failed")
+            message = f"the Great Expectations suite could not run ({type(exc).__name__}: {exc})"
+            report.batch_issues.append(Finding("batch", "suite-failed", message))
         report.seconds["batch"] = clock() - start
     report.batch_checked = batch
     report.valid = kept
