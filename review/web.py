@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -106,6 +106,7 @@ def create_app(
         sent = form.get("csrf") or request.headers.get("x-csrf-token")
         if not auth.csrf_ok(session, sent):
             raise HTTPException(403, "missing or wrong CSRF token; reload the page")
+        same_origin(request)
         return session, form
 
     def after_decision(batch_id: str) -> None:
@@ -137,6 +138,7 @@ def create_app(
 
     @app.post("/login")
     async def login(request: Request) -> Response:
+        same_origin(request)
         form = await request.form()
         reviewer = auth.reviewer_for_token(store, str(form.get("token") or ""))
         if reviewer is None:
@@ -328,6 +330,13 @@ def create_app(
         return JSONResponse([b.as_dict() for b in store.batches()])
 
     return app
+
+
+def same_origin(request: Request) -> None:
+    """Refuse a cross-site write: when the browser names an Origin, it must be this host."""
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
+        raise HTTPException(403, "cross-site request refused")
 
 
 def _notice(request: Request) -> str | None:

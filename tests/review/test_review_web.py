@@ -73,6 +73,14 @@ def test_without_session_401_without_csrf_403_and_nothing_changes(client, sqlite
     assert r.status_code == 403
     r = client.post("/bulk", data={"decision": "approve"})
     assert r.status_code == 403
+    evil = {"origin": "http://evil.example"}
+    r = client.post(
+        f"/case/{target}/decide",
+        data={"action": "approve", "version": "1", "csrf": csrf},
+        headers=evil,
+    )
+    assert r.status_code == 403 and "cross-site" in r.text
+    assert client.post("/login", data={"token": "x"}, headers=evil).status_code == 403
     assert sqlite_store.count(ItemFilter(status="pending")) == len(children)
     assert [e.action for e in sqlite_store.audit_log(case_id=target)] == ["enqueue"]
 
