@@ -62,6 +62,21 @@ def summary_table(summary: RunSummary) -> Table:
     return table
 
 
+def _print_extras(summary: RunSummary) -> None:
+    """pass^k, flaky cases, consistency and the summary's notes, one line each."""
+    if summary.pass_k:
+        console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
+    if summary.flaky:
+        console.print(f"flaky cases: {len(summary.flaky)}", markup=False)
+    if summary.consistency.mean is not None:
+        families = summary.consistency.families
+        console.print(
+            f"consistency over {families} seed families: {_num(summary.consistency.mean)}"
+        )
+    for note in summary.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+
+
 def _print_gate(summary: RunSummary) -> None:
     gate = summary.gate
     if gate is None:
@@ -148,6 +163,7 @@ def eval_command(
         typer.echo(json.dumps(summary.to_json_dict(), indent=2))
     else:
         console.print(summary_table(summary))
+        _print_extras(summary)
         _print_gate(summary)
         reports = f"reports: {output / 'report.html'}, {output / 'summary.md'}"
         console.print(reports, markup=False, highlight=False)
@@ -315,8 +331,7 @@ def runs_show(
         typer.echo(json.dumps(summary.to_json_dict(), indent=2))
         return
     console.print(summary_table(summary))
-    if summary.pass_k:
-        console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
+    _print_extras(summary)
     _print_gate(summary)
     weakest = sorted(
         (r for r in summary.slices if r.task_success.mean is not None),
