@@ -42,7 +42,7 @@ from generators.framework import NotApplicable, operator
 
 FAULT_RULE = ("no wrong write: a transient fault keeps expected (+1 step for the retry); a "
               "persistent lookup fault forbids the planned writes and expects escalate_to_human "
-              "(tool_failure); a persistent write fault expects the escalation instead of the "
+              "(tool_failure), not the lookup that cannot succeed; a persistent write fault expects the escalation instead of the "
               "write and forbids other writes on the order")
 PERSISTENT = 10
 
@@ -73,9 +73,13 @@ def _retry(case: Case, extra_steps: int) -> object:
         update={"optimal_steps": case.expected.optimal_steps + extra_steps})
 
 
-def _escalation(case: Case, oid: str, forbidden: list[ForbiddenCall], reads_needed: int
-                ) -> object:
-    calls: list[ExpectedCall] = [*reads(case), escalate_call("tool_failure", oid)]
+def _escalation(case: Case, oid: str, forbidden: list[ForbiddenCall], reads_needed: int,
+                *, failing_read: str | None = None) -> object:
+    """Expected: the case's reads (less the one that keeps failing: it can never succeed, so no
+    agent can be asked for it), then the escalation."""
+    kept = [c for c in reads(case)
+            if not (c.tool == failing_read and str(c.params.get("order_id")) == oid)]
+    calls: list[ExpectedCall] = [*kept, escalate_call("tool_failure", oid)]
     for rule in case.expected.forbidden_calls:
         if not any(forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), WRITE_TOOLS)
                    for c in calls):
@@ -94,7 +98,7 @@ def fault_lookup_transient(case: Case, rng: random.Random) -> list[Case]:
     return [_faulted(case, fault, _retry(case, 1))]
 
 
-@operator(kind="fault", name="fault_lookup_persistent", version="1", label_rule=FAULT_RULE)
+@operator(kind="fault", name="fault_lookup_persistent", version="2", label_rule=FAULT_RULE)
 def fault_lookup_persistent(case: Case, rng: random.Random) -> list[Case]:
     """The order lookup keeps failing: the agent escalates and writes nothing else."""
     oid = _needs_lookup(case)
@@ -103,7 +107,8 @@ def fault_lookup_persistent(case: Case, rng: random.Random) -> list[Case]:
     kind = rng.choice(["timeout", "server_error", "corrupted", "missing"])
     fault = ToolFault(tool="get_order", kind=kind, params={"order_id": oid}, times=PERSISTENT)
     forbidden = [forbid_write(c, "the order could not be verified") for c in writes(case)]
-    return [_faulted(case, fault, _escalation(case, oid, forbidden, read_steps(case)))]
+    expected = _escalation(case, oid, forbidden, read_steps(case), failing_read="get_order")
+    return [_faulted(case, fault, expected)]
 
 
 def _single_write(case: Case) -> ExpectedCall:

@@ -87,14 +87,14 @@ def relabel(case: Case, state: SupportState, intent: Intent, refused: ExpectedCa
     return rebuild(case, state=state, conversation=conversation, expected=expected, tags=tags)
 
 
-def _flip(case: Case, kinds: tuple[str, ...], edit: Callable[[SupportState, Intent], None]
-          ) -> list[Case]:
+def _flip(case: Case, kinds: tuple[str, ...], edit: Callable[[SupportState, Intent], None],
+          *, forbid_refused: bool = True) -> list[Case]:
     intent, call = _single_intent(case)
     if intent.kind not in kinds:
         raise NotApplicable(f"needs a {' or '.join(kinds)} case")
     state = state_of(case)
     edit(state, intent)
-    return [relabel(case, state, intent, call)]
+    return [relabel(case, state, intent, call if forbid_refused else None)]
 
 
 @operator(kind="outcome_flip", name="flip_not_delivered", version="1", label_rule=FLIP_RULE)
@@ -138,9 +138,12 @@ def flip_shipped(case: Case, rng: random.Random) -> list[Case]:
     return _flip(case, ("cancel", "change_address"), edit)
 
 
-@operator(kind="outcome_flip", name="flip_out_of_stock", version="1", label_rule=FLIP_RULE)
+@operator(kind="outcome_flip", name="flip_out_of_stock", version="2",
+          label_rule=FLIP_RULE + "; out of stock: refuse, the exchange attempt not forbidden "
+          "(no read tool shows stock, and the tool refuses the exchange)")
 def flip_out_of_stock(case: Case, rng: random.Random) -> list[Case]:
-    """An exchange, but the wanted variant is out of stock -> refuse."""
+    """An exchange, but the wanted variant is out of stock -> refuse. Trying the exchange is
+    not forbidden: no read tool shows stock, the tool refuses the exchange and nothing changes."""
 
     def edit(state: SupportState, intent: Intent) -> None:
         for product in state.products.values():
@@ -148,15 +151,20 @@ def flip_out_of_stock(case: Case, rng: random.Random) -> list[Case]:
             if variant is not None:
                 variant.available = False
 
-    return _flip(case, ("exchange",), edit)
+    return _flip(case, ("exchange",), edit, forbid_refused=False)
 
 
-@operator(kind="outcome_flip", name="flip_price_paid", version="1", label_rule=FLIP_RULE)
+@operator(kind="outcome_flip", name="flip_price_paid", version="2", label_rule=FLIP_RULE)
 def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
-    """A partial refund of X, but the price paid was lower than X -> refuse (more than paid)."""
+    """A partial refund of X, but the price paid was lower than X -> refuse (more than paid).
+
+    Only when the customer names X itself: a relative request ("half of what I paid") still
+    fits a lower price, so the flip would not change the right answer."""
     intent, call = _single_intent(case)
     if intent.kind != "refund" or intent.amount is None:
         raise NotApplicable("needs a partial refund with an amount")
+    if f"{intent.amount:.2f}" not in case.customer_text:
+        raise NotApplicable("the customer does not name the amount itself")
     state = state_of(case)
     item = state.orders[intent.order_id].item(intent.item_ids[0])
     item.price = round(intent.amount / item.quantity * rng.choice([0.4, 0.6, 0.8]), 2)

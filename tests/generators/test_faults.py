@@ -45,6 +45,9 @@ def test_fault_label_rules(case, name, seed):
         if name == "fault_lookup_persistent":
             for call in writes(case):
                 assert any(f.tool == call.tool for f in new.expected.forbidden_calls)
+            failing = new.environment.faults[0].params["order_id"]
+            assert not any(c.tool == "get_order" and c.params.get("order_id") == failing
+                           for c in new.expected.tool_calls), "a lookup that cannot succeed"
 
 
 def test_transient_lookup_fault_fails_once_then_answers():

@@ -6,8 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from casemill.case.matching import forbidden_hit
-from casemill.case.model import ToolCall
-from casemill.domains.support.policy import Intent, decide
+from casemill.case.model import Case, ToolCall, derive
+from casemill.domains import get_domain
+from casemill.domains.support.policy import Intent, decide, refund_call
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import WRITE_TOOLS
 from generators import apply_operator, get_operator
@@ -48,7 +49,8 @@ def test_flips_agree_with_the_policy(case, name, seed):
             assert new.expected.outcome == decision.outcome
             assert list(writes(new)) == list(decision.calls)
             if decision.outcome == "refuse":
-                assert _blocked(new, old_call)
+                # out of stock cannot be seen before trying: the attempt is not forbidden
+                assert _blocked(new, old_call) == (name != "flip_out_of_stock")
             if decision.outcome == "clarify":
                 assert any(f.any_write for f in new.expected.forbidden_calls)
         assert new.expected.outcome != case.expected.outcome or name == "flip_status"
@@ -84,3 +86,31 @@ def test_status_flip_changes_the_required_status_phrase():
     new = _run("flip_status", case, 3)[0]
     status = new.environment.state["orders"]["W1001"]["status"]
     assert status != "shipped" and new.expected.reply_contains == (status,)
+
+
+def test_out_of_stock_refuses_without_forbidding_the_attempt():
+    new = _run("flip_out_of_stock", support_case("exchange", "delivered"), 0)[0]
+    assert new.expected.outcome == "refuse" and not writes(new)
+    assert not any(f.tool == "exchange_item" for f in new.expected.forbidden_calls)
+    box = get_domain("support").sandbox(new.environment)
+    tried = box.call("exchange_item", {"order_id": "W1001", "item_id": "I1",
+                                       "new_variant_id": "P100-green"})
+    assert tried.error == "policy" and box.final_state() == SupportState.parse(
+        new.environment.state).dump()
+
+
+def _partial_refund(text: str) -> Case:
+    base = support_case("refund", "delivered", price=40.0)
+    call = refund_call("W1001", ["I1"], "damaged", 20.0)
+    turns = [t.model_dump(mode="json") for t in base.conversation]
+    turns[-1]["content"] = text
+    expected = base.expected.model_copy(update={"tool_calls": (call,)})
+    return derive(base, conversation=turns, expected=expected.model_dump(mode="json"))
+
+
+def test_price_paid_flip_needs_the_amount_in_the_customer_words():
+    named = _partial_refund("My mug from W1001 is cracked. Refund me 20.00 and I will keep it.")
+    relative = _partial_refund("My mug from W1001 is cracked. Refund half of what I paid.")
+    flipped = _run("flip_price_paid", named, 3)
+    assert flipped and flipped[0].expected.outcome == "refuse"
+    assert _run("flip_price_paid", relative, 3) == []
