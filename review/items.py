@@ -64,7 +64,10 @@ class Item:
 
     @classmethod
     def from_row(cls, row: Any) -> Item:
-        m = row._mapping
+        return cls.from_mapping(row._mapping)
+
+    @classmethod
+    def from_mapping(cls, m: Any) -> Item:
         return cls(
             case_id=m["case_id"],
             batch_id=m["batch_id"],

@@ -261,8 +261,7 @@ class ReviewStore(BatchOps):
                 after_json=json.dumps(_snapshot(after, with_case)),
             )
         )
-        new_row = conn.execute(select(items).where(items.c.case_id == case_id)).first()
-        return Item.from_row(new_row)
+        return Item.from_mapping(after)
 
     def _check_lease(self, m: Mapping[str, Any], actor: str) -> None:
         holder = m["lease_holder"]
