@@ -95,6 +95,7 @@ class JudgeVerdict(BaseModel):
     model: str = ""
     prompt_version: str = PROMPT_VERSION
     prompt_hash: str = ""
+    trajectory_hash: str = ""
     error: str | None = None
 
 
@@ -131,6 +132,7 @@ class Judge:
             "trial": trajectory.trial,
             "model": self.endpoint.model,
             "prompt_hash": self.prompt_hash,
+            "trajectory_hash": trajectory_hash(trajectory),
         }
         try:
             reply, _ = self.endpoint.chat_json(self.messages(case, trajectory), _Reply)
@@ -269,6 +271,36 @@ def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:
     return out
 
 
+def trajectory_hash(trajectory: Trajectory) -> str:
+    """What the judge saw of a trajectory: its calls and its final reply."""
+    calls = [[c.tool, c.params, c.ok] for c in trajectory.calls]
+    return short_hash(json.dumps([calls, trajectory.final_reply], sort_keys=True, default=str))
+
+
+def _reusable(judge: Judge, run_dir: Path | None) -> dict[tuple[str, int, str], list[JudgeVerdict]]:
+    """Complete verdict sets from an earlier judging of the same run with the same prompt,
+    rubric and model, for trajectories that have not changed since: not asked again."""
+    path = Path(run_dir) / "judge.jsonl" if run_dir is not None else None
+    if path is None or not path.is_file():
+        return {}
+    found: dict[tuple[str, int, str], list[JudgeVerdict]] = {}
+    for line in read_jsonl(path):
+        try:
+            v = JudgeVerdict.model_validate(line.value) if line.error is None else None
+        except ValidationError:
+            v = None
+        if (
+            v is None
+            or v.error
+            or v.prompt_hash != judge.prompt_hash
+            or v.model != judge.endpoint.model
+        ):
+            continue
+        found.setdefault((v.case_id, v.trial, v.trajectory_hash), []).append(v)
+    names = {c.name for c in judge.rubric}
+    return {k: vs for k, vs in found.items() if {v.criterion for v in vs} == names}
+
+
 def apply_judge(
     judge: Judge,
     cases: Sequence[Case],
@@ -281,9 +313,14 @@ def apply_judge(
     notes for the summary (agreement with human labels, errors)."""
     case_map = {c.id: c for c in cases}
     todo = [t for t in trajectories if t.case_id in case_map and t.final_reply]
+    kept = _reusable(judge, run_dir)
+    fresh = [t for t in todo if (t.case_id, t.trial, trajectory_hash(t)) not in kept]
     with ThreadPoolExecutor(max_workers=max(1, judge.concurrency)) as pool:
-        results = list(pool.map(lambda t: judge.judge_one(case_map[t.case_id], t), todo))
+        results = list(pool.map(lambda t: judge.judge_one(case_map[t.case_id], t), fresh))
     verdicts = [v for group in results for v in group]
+    for t in todo:
+        verdicts += kept.get((t.case_id, t.trial, trajectory_hash(t)), [])
+    verdicts.sort(key=lambda v: (v.case_id, v.trial, v.criterion))
     by_key: dict[tuple[str, int], dict[str, float | None]] = {}
     for v in verdicts:
         by_key.setdefault((v.case_id, v.trial), {})[JUDGE_PREFIX + v.criterion] = (
@@ -297,7 +334,8 @@ def apply_judge(
     errors = sum(1 for v in verdicts if v.error)
     notes = [
         f"judge {judge.endpoint.model}, prompt v{PROMPT_VERSION} ({judge.prompt_hash}): "
-        f"{len(todo)} trials judged on {len(judge.rubric)} criteria, {errors} verdicts missing"
+        f"{len(todo)} trials judged on {len(judge.rubric)} criteria ({len(todo) - len(fresh)} "
+        f"verdict sets reused from judge.jsonl), {errors} verdicts missing"
     ]
     notes += [
         f"judge agreement with human labels on {a.criterion}: raw {a.raw:.3f}, "

@@ -212,3 +212,18 @@ def test_bad_rubric_names_the_criterion_and_field(tmp_path, text, expected):
     with pytest.raises(UserError, match=None) as info:
         load_rubric(path)
     assert str(info.value).startswith(str(path)) and expected in str(info.value)
+
+
+def test_a_second_judging_of_the_same_run_reuses_verdicts(tmp_path):
+    cases, ts, scores = _two_trials()
+    with OpenAIServer(grader) as server:
+        judge = Judge(_endpoint(server))
+        first, _ = apply_judge(judge, cases, ts, scores, run_dir=tmp_path)
+        asked = len(server.requests)
+        again, notes = apply_judge(judge, cases, ts, scores, run_dir=tmp_path)
+        assert len(server.requests) == asked == 2  # nothing asked the second time
+        changed = [ts[0], ts[1].model_copy(update={"final_reply": "Now a different reply."})]
+        apply_judge(judge, cases, changed, scores, run_dir=tmp_path)
+        assert len(server.requests) == 3  # only the changed trajectory is judged again
+    assert [s.metrics for s in again] == [s.metrics for s in first]
+    assert "(2 verdict sets reused from judge.jsonl)" in notes[0]
