@@ -134,12 +134,12 @@ def summarize(
 
 def _agent(scores: Sequence[CaseScore]) -> str:
     agents = Counter(s.agent for s in scores)
-    return ", ".join(a for a, _ in agents.most_common()) if agents else ""
+    return ", ".join(sorted(agents, key=lambda a: (-agents[a], a)))
 
 
 def _notes(scores: Sequence[CaseScore]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
-    for s in scores:
+    for s in sorted(scores, key=lambda s: (s.case_id, s.trial)):
         for note in s.notes:
             if note not in seen and not note.startswith("state check skipped: the expected"):
                 seen[note] = None

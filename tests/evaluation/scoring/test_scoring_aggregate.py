@@ -120,3 +120,18 @@ def test_comparison_gives_flips_and_paired_deltas():
     assert delta.delta == pytest.approx(0.0)
     assert delta.ci_low <= 0.0 <= delta.ci_high
     assert comp == compare(base, cur)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_summary_does_not_depend_on_the_order_of_scores_or_cases(rnd):
+    refund, clarify, cancel = refund_case(), clarify_case(), cancel_case()
+    scores = _scores(refund, [True, False, True])
+    scores += [score(clarify, trajectory(clarify, [], "Which order?", trial=k)) for k in range(3)]
+    cases = [refund, clarify, cancel]
+    reference = summarize(cases, scores, seed=3)
+    shuffled_scores, shuffled_cases = list(scores), list(cases)
+    rnd.shuffle(shuffled_scores)
+    rnd.shuffle(shuffled_cases)
+    again = summarize(shuffled_cases, shuffled_scores, seed=3)
+    assert again.model_dump_json() == reference.model_dump_json()
