@@ -300,11 +300,11 @@ def runs_list(
         return
     table = Table(title=f"runs under {root}", title_justify="left")
     for column in ("run", "agent", "cases", "trials", "errors", "task success", "gate"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for r in rows:
         gate = "-" if r["gate_passed"] is None else ("pass" if r["gate_passed"] else "FAIL")
         table.add_row(
-            r["run"],
+            str(Path(r["run"]).relative_to(root)),
             r["agent"],
             str(r["cases"]),
             str(r["trials"]),
