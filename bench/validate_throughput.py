@@ -52,6 +52,7 @@ def timed(label: str, n: int, fn: Callable[[], object]) -> tuple[object, float]:
     rate = n / cpu if cpu else float("inf")
     print(
         f"{label:<34} {n:>8,} cases  {wall:7.2f} s wall  {cpu:7.2f} s cpu  {rate:>10,.0f} cases/s"
+        f"  peak {peak_rss_mb():>6,.0f} MB"
     )
     return result, rate
 
