@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from datasketch import MinHash, MinHashLSH
+if TYPE_CHECKING:  # datasketch pulls in scipy (~1 s): imported where first used
+    from datasketch import MinHash, MinHashLSH
 
 from casemill.case.ids import canonical_json
 from casemill.case.model import Case
@@ -55,12 +56,16 @@ def shingles(text: str, size: int = SHINGLE) -> set[bytes]:
 def _permutations() -> tuple[Any, str]:
     """The permutations (and their scheme) of a seed-1 MinHash, computed once: building them
     costs more than hashing a short text."""
+    from datasketch import MinHash
+
     template = MinHash(num_perm=NUM_PERM, seed=1)
     return template.permutations, template.scheme
 
 
 def minhash(text: str) -> MinHash:
     permutations, scheme = _permutations()
+    from datasketch import MinHash
+
     m = MinHash(num_perm=NUM_PERM, seed=1, permutations=permutations, scheme=scheme)
     m.update_batch(list(shingles(text)))
     return m
@@ -83,6 +88,8 @@ class NearDuplicateIndex:
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        from datasketch import MinHashLSH
+
         self._lsh = MinHashLSH(threshold=self.threshold, num_perm=NUM_PERM)
 
     def __len__(self) -> int:
