@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 AUTO_REVIEWER = "auto"
 
 
+NEEDS_LABEL = "needs_label"
+
+
 @dataclass(frozen=True)
 class AuditEntry:
     id: int
@@ -71,11 +74,16 @@ class BatchOps:
 
     def auto_decide(self, batch_id: str) -> BulkResult:
         """The `auto` policy: approve every pending item of the batch that passes every validator
-        (reviewer `auto`, marked auto-approved); the others wait for a person."""
+        (reviewer `auto`, marked auto-approved); the others wait for a person. A case whose label
+        is a low-confidence guess (mined with the `needs_label` label) always waits for a person:
+        passing the validators says the label is consistent, not that it is right."""
         changed, skipped = [], []
         for item in self.list(ItemFilter(batch_id=batch_id, status="pending")):
             if not item.valid or item.findings:
                 skipped.append((item.case_id, "fails validation: " + _first_finding_item(item)))
+                continue
+            if NEEDS_LABEL in item.case.tags.labels:
+                skipped.append((item.case_id, "needs a human label (observed behaviour, may be wrong)"))
                 continue
             try:
                 self._decide(

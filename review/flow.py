@@ -246,5 +246,10 @@ def review_batch(
         rounds += 1
         status = store.batch_status(batch_id)
     exported = export_task(url, batch_id, corpus_dir)
-    logger.info("batch %s exported: %s", batch_id, exported)
+    logger.info(
+        "batch %s exported: %d cases added to corpus version %s",
+        batch_id,
+        len(exported.get("added", ())),
+        exported.get("corpus_version"),
+    )
     return exported

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from review_factory import child_case, invalid_case
 
+from casemill.case.model import derive
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, StaleWrite
 from review.items import ItemFilter
 from review.schema import MIGRATIONS, make_engine, schema_version
@@ -165,3 +166,12 @@ def test_filter_parse_errors_name_the_filter():
         ItemFilter.parse(["colour=red"])
     with pytest.raises(Exception, match="status is one of"):
         ItemFilter.parse(["status=done"])
+
+
+def test_auto_policy_leaves_low_confidence_labels_to_a_person(store, parent, children):
+    guessed = derive(children[2], tags=children[2].tags.model_copy(update={"labels": ("needs_label",)}))
+    store.enqueue([children[0], guessed], "b2", parents={parent.id: parent}, policy="auto")
+    result = store.auto_decide("b2")
+    assert result.changed == (children[0].id,)
+    assert dict(result.skipped)[guessed.id].startswith("needs a human label")
+    assert store.get(guessed.id).status == "pending"
