@@ -85,6 +85,7 @@ class _Collector:
         self.values: dict[str, str] = {}  # raw value -> kind
         self.first: set[str] = set()  # name tokens used as a first name
         self.last: set[str] = set()
+        self.strings: list[str] = []  # strings of structured records, scanned in one pass
 
     def add(self, kind: str, value: str) -> None:
         value = value.strip()
@@ -116,42 +117,35 @@ class _Collector:
                 self.add_name(m.group(2))
                 self.add("email", m.group(3))
 
-    def walk(self, value: Any, leaves: bool = True) -> None:
-        """Known fields of a structured record; with `leaves`, every string in it is also run
-        through the text detectors (without, the caller scans the record's raw text once)."""
+    def walk(self, value: Any) -> None:
+        """Known fields of a structured record; its other strings (values, not keys or
+        numbers) are kept in `strings` for one pass of the text detectors."""
         if isinstance(value, dict):
             person = any(k in PERSON_MARKERS for k in value)
             for key, item in value.items():
-                lowered = key.lower() if isinstance(key, str) else ""
                 if isinstance(item, str):
+                    lowered = key.lower() if isinstance(key, str) else ""
                     kind = FIELD_KINDS.get(lowered)
                     if kind == "name":
-                        self.add_name(
-                            item,
-                            "first"
-                            if lowered == "first_name"
-                            else "last"
-                            if lowered == "last_name"
-                            else None,
-                        )
+                        part = {"first_name": "first", "last_name": "last"}.get(lowered)
+                        self.add_name(item, part)
                     elif kind:
                         self.add(kind, item)
                     elif lowered == "name" and person:
                         self.add_name(item)
                     elif lowered == "address" and not item.startswith("{"):
                         self.add("address", item)
-                    if leaves:
-                        self.text(item)
+                    self.strings.append(item)
                 elif isinstance(item, dict | list):
-                    self.walk(item, leaves)
+                    self.walk(item)
         elif isinstance(value, list):
             for item in value:
                 if isinstance(item, dict | list):
-                    self.walk(item, leaves)
-                elif leaves and isinstance(item, str):
-                    self.text(item)
-        elif leaves and isinstance(value, str):
-            self.text(value)
+                    self.walk(item)
+                elif isinstance(item, str):
+                    self.strings.append(item)
+        elif isinstance(value, str):
+            self.strings.append(value)
 
 
 def _digits(value: str) -> str:
@@ -193,24 +187,18 @@ class ConversationRedactor:
                 value = _parse_json(m.content)
                 if value is not None:
                     self.parsed[index] = value
-                    plain = "\\" not in m.content  # no JSON escapes: the raw text is the text
-                    c.walk(value, leaves=not plain)
-                    if plain:
-                        batch.append(m.content)
+                    c.walk(value)
                     continue
             if len(m.content) > LONG:
                 c.text(m.content)
             else:
                 batch.append(m.content)
             for call in m.calls:
-                dumped = orjson.dumps(call.arguments).decode()
-                plain = "\\" not in dumped
-                c.walk(call.arguments, leaves=not plain)
-                if plain:
-                    batch.append(dumped)
-        c.text(SEP.join(t for t in batch if SEP not in t), cache=False)
+                c.walk(call.arguments)
+        batch += c.strings
+        c.text(SEP.join(t for t in batch if SEP not in t and len(t) <= LONG), cache=False)
         for t in batch:
-            if SEP in t:
+            if SEP in t or len(t) > LONG:
                 c.text(t)
         return c
 
