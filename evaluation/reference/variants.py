@@ -14,10 +14,10 @@ from evaluation.reference.agent import ReferenceAgent
 from evaluation.reference.extract import (
     INTENT_PATTERNS,
     Mention,
-    attacks_in,
     normalize_order_id,
 )
 from evaluation.reference.session import Session, ToolFailure
+from evaluation.reference.text import attacks_in
 
 VARIANTS: dict[str, type[ReferenceAgent]] = {}
 

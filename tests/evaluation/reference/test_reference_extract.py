@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluation.reference.extract import fix_typos, order_ids_in, read_request
+from evaluation.reference.extract import order_ids_in, read_request
 from evaluation.reference.slots import (
     address_in,
     asked_amount,
@@ -15,6 +15,7 @@ from evaluation.reference.slots import (
     match_items,
     wanted_variant,
 )
+from evaluation.reference.text import fix_typos
 from evaluation.reference.variants import MisreadsOrderId
 
 SYSTEM = {
