@@ -8,6 +8,8 @@ It must run before `prefect` is imported, which `flows/__init__.py` does.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -78,3 +80,19 @@ def default_task_runner() -> Any:
         os.environ.get("CASEMILL_TASK_RUNNER", "thread"),
         int(os.environ.get("CASEMILL_TASK_WORKERS", "4")),
     )
+
+
+@functools.cache
+def code_fingerprint(*packages: str) -> str:
+    """A hash of the source of `packages` (and of casemill's core): passed to cached tasks as an
+    input, so that a task cached on INPUTS + TASK_SOURCE is recomputed when the library code it
+    calls changes, not only when the task's own source does."""
+    import importlib
+
+    digest = hashlib.sha256()
+    for name in ("casemill", *packages):
+        root = Path(importlib.import_module(name).__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]

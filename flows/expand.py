@@ -20,7 +20,7 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from flows import _artifacts as artifacts
-from flows._runtime import batches, default_task_runner
+from flows._runtime import batches, code_fingerprint, default_task_runner
 
 
 def load_seed_cases(seeds: str) -> list[Case]:
@@ -36,7 +36,9 @@ def load_seed_cases(seeds: str) -> list[Case]:
 
 
 @task(name="expand-batch", cache_policy=INPUTS + TASK_SOURCE, persist_result=True)
-def expand_batch(batch: list[Case], known: list[Case], config: dict[str, Any], seed: int) -> Any:
+def expand_batch(
+    batch: list[Case], known: list[Case], config: dict[str, Any], seed: int, code: str
+) -> Any:
     from generators import ExpandConfig, expand
 
     return expand(batch, ExpandConfig.model_validate(config), seed, existing=known)
@@ -139,7 +141,10 @@ def expand_corpus(
     )
     progress = artifacts.ProgressArtifact(len(chunks), "seed batches expanded")
     futures = [
-        expand_batch.submit(chunk, known, config.model_dump(mode="json"), seed) for chunk in chunks
+        expand_batch.submit(
+            chunk, known, config.model_dump(mode="json"), seed, code_fingerprint("generators")
+        )
+        for chunk in chunks
     ]
     results = []
     for future in futures:

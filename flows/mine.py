@@ -17,7 +17,7 @@ from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
 from flows import _artifacts as artifacts
-from flows._runtime import default_task_runner
+from flows._runtime import code_fingerprint, default_task_runner
 
 
 def expand_paths(logs: list[str]) -> list[Path]:
@@ -46,7 +46,9 @@ def file_fingerprint(path: Path) -> str:
     cache_policy=INPUTS + TASK_SOURCE,
     persist_result=True,
 )
-def mine_file_task(path: str, fingerprint: str, fmt: str, redact: bool, seed: int) -> Any:
+def mine_file_task(
+    path: str, fingerprint: str, fmt: str, redact: bool, seed: int, code: str
+) -> Any:
     from mining import mine_file
 
     return mine_file(Path(path), fmt, redact=redact, seed=seed)
@@ -63,12 +65,12 @@ def merge_and_write(results: list[Any], out: str, corpus_dir: str | None) -> dic
     atomic_write_jsonl(out_path, (c.model_dump(mode="json") for c in merged.cases))
     quarantine = out_path.with_name(out_path.name.removesuffix(".jsonl") + ".quarantine.jsonl")
     atomic_write_jsonl(quarantine, (q.model_dump(mode="json") for q in merged.quarantined))
-    summary = merged.summary.model_dump(mode="json")
     return {
         "candidates": str(out_path),
         "quarantine": str(quarantine),
-        "cases": len(merged.cases),
-        **summary,
+        "count": len(merged.cases),
+        "quarantined": len(merged.quarantined),
+        "summary": merged.summary.model_dump(mode="json"),
     }
 
 
@@ -87,7 +89,12 @@ def mine_logs(
     logger.info(
         "mining %d log files (%s, redaction %s)", len(files), fmt, "on" if redact else "OFF"
     )
-    futures = [mine_file_task.submit(str(p), file_fingerprint(p), fmt, redact, seed) for p in files]
+    futures = [
+        mine_file_task.submit(
+            str(p), file_fingerprint(p), fmt, redact, seed, code_fingerprint("mining")
+        )
+        for p in files
+    ]
     summary = merge_and_write([f.result() for f in futures], out, corpus_dir)
     artifacts.table(
         "mine-summary",
