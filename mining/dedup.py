@@ -91,11 +91,12 @@ class MinedDeduper:
         sig = signature(case)
         text = case_text(case)
         rows = self._db.execute("SELECT id, text FROM seen WHERE sig = ?", (sig,)).fetchall()
+        for other_id, other_text in rows:
+            if other_id == case.id or other_text == text:
+                return "within_logs", other_id
         if rows:
             mine = shingles(text)
             for other_id, other_text in rows:
-                if other_id == case.id or other_text == text:
-                    return "within_logs", other_id
                 theirs = shingles(other_text)
                 if len(mine & theirs) >= self.threshold * len(mine | theirs):
                     return "within_logs", other_id
