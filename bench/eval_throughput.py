@@ -27,6 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _report import figure  # noqa: E402
 
 from casemill.case.model import Case, Turn, derive  # noqa: E402
 from casemill.llm import LLMEndpoint  # noqa: E402
@@ -153,6 +156,10 @@ def main() -> None:
         )
         speedup = per_case_serial / per_case_parallel
         print(f"speed-up of concurrency {args.concurrency} over 1 (per case): {speedup:.1f}x")
+    ratio = ideal / elapsed
+    figure(f"eval throughput, {len(cases)} cases at concurrency {args.concurrency} "
+           "(ideal / measured)", round(100 * ratio, 1), ">= 85%", "%", ratio >= 0.85)
+    figure(f"eval speed-up of concurrency {args.concurrency} over 1", round(speedup, 1), "—", "x")
 
 
 def _load() -> str:

@@ -22,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _report import figure  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
 from casemill.dedup import NearDuplicateIndex  # noqa: E402
@@ -131,6 +134,11 @@ def main() -> None:
     print(f"peak RSS {peak_rss_mb:.0f} MB")
     if args.tracemalloc:
         print(f"peak traced Python memory {tracemalloc.get_traced_memory()[1] / 2**20:.0f} MB")
+    rate = n / cpu
+    figure("expand: overall, one core (CPU time)", round(rate), ">= 1,000", "candidates/s",
+           rate >= 1000)
+    figure("expand: overall (wall time)", round(n / wall), "—", "candidates/s")
+    figure("expand: peak memory (max RSS)", round(peak_rss_mb), "—", "MB")
 
 
 if __name__ == "__main__":

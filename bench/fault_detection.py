@@ -3,6 +3,7 @@ catches. A variant is caught by a case set when at least one case there is passe
 reference agent and failed by the variant (task success as `evaluation.scoring.score` says).
 
     uv run python bench/fault_detection.py [--seeds seeds/support.jsonl] [--cases generated.jsonl]
+    uv run python bench/fault_detection.py --generate   # expand the seeds first (default config)
 
 Prints the reference agent's success rate, then per variant whether the seeds catch it and
 (with `--cases`) whether the generated cases do, and the scores of the seeds alone and of the
@@ -20,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from _report import figure  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
@@ -50,6 +53,18 @@ def load_cases(path: Path) -> list[Case]:
     return cases
 
 
+def generated(seeds: list[Case]) -> list[Case]:
+    """The candidates `generators.expand` makes from `seeds` with the default config."""
+    from generators import ExpandConfig, expand
+
+    started = time.perf_counter()
+    result = expand(seeds, ExpandConfig(), 0, existing=seeds)
+    cands = [c for c in result.candidates if c.domain == "support"]
+    print(f"generated {len(cands)} candidates from {len(seeds)} seeds "
+          f"in {time.perf_counter() - started:.1f} s")
+    return cands
+
+
 def successes(spec: str, cases: list[Case], run_dir: Path) -> list[bool]:
     trajectories = run(spec, cases, run_dir, concurrency=8, timeout_s=30)
     return [score(case, t).task_success for case, t in zip(cases, trajectories, strict=True)]
@@ -62,12 +77,20 @@ def caught(reference: list[bool], variant: list[bool]) -> list[int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=Path, default=ROOT / "seeds" / "support.jsonl")
-    parser.add_argument("--cases", type=Path, default=None, help="generated candidates (JSONL)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--cases", type=Path, default=None, help="generated candidates (JSONL)")
+    group.add_argument(
+        "--generate",
+        action="store_true",
+        help="generate the candidates: `generators.expand` on the seeds, default config, seed 0",
+    )
     args = parser.parse_args()
 
     sets = {"seeds": load_cases(args.seeds)}
     if args.cases:
         sets["generated"] = load_cases(args.cases)
+    elif args.generate:
+        sets["generated"] = generated(sets["seeds"])
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         reference = {
@@ -99,10 +122,17 @@ def main() -> None:
     print(
         f"fault-detection score, seeds alone: {seeds_score:.2f} ({sum(1 for _, h in rows if h['seeds'])}/{total} variants)"
     )
-    if args.cases:
+    n_seeds = len(sets["seeds"])
+    figure(f"fault-detection score, {n_seeds} seeds alone", round(seeds_score, 2), "—")
+    if "generated" in sets:
         both = sum(1 for _, h in rows if any(h.values()))
         print(
             f"fault-detection score, seeds + generated: {both / total:.2f} ({both}/{total} variants)"
+        )
+        figure(
+            f"fault-detection score, seeds + {len(sets['generated'])} generated",
+            round(both / total, 2),
+            "—",
         )
     print(f"({time.perf_counter() - started:.1f} s)")
 

@@ -30,6 +30,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _report import figure  # noqa: E402
 
 from mining import mine  # noqa: E402
 from mining.derive.common import is_read  # noqa: E402
@@ -131,6 +134,9 @@ def main() -> int:
         print(
             f"{name:>16}: precision {precision:.3f}  recall {recall:.3f}  ({totals[kind]} matched)"
         )
+        figure(f"mining precision ({name})", round(precision, 3), ">= 0.95", "",
+               precision >= 0.95)
+        figure(f"mining recall ({name})", round(recall, 3), ">= 0.90", "", recall >= 0.90)
     print(
         f"unresolved conversations: {sum(1 for v in resolved.values() if not v)}; their "
         f"conversation cases pending review marked needs_label: {marked}/{len(unresolved)}"

@@ -26,6 +26,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _report import figure  # noqa: E402
+
+PEAK_LIMIT_MB = 300
+PEAK_GROWTH = 0.20  # "independent of file size": the biggest log's peak within 20% of the smallest's
 
 MINER = """
 import gc, json, resource, sys, time
@@ -154,12 +160,21 @@ def main() -> int:
             )
             print(f"  peak memory: {result['peak_rss_mb']:.0f} MB")
             peaks.append((size, result["peak_rss_mb"]))
+            rate, peak = mb / result["cpu_s"], result["peak_rss_mb"]
+            figure(f"mining throughput, {size} MB log, one core (CPU time)", round(rate, 1),
+                   ">= 20", "MB/s", rate >= 20)
+            figure(f"mining peak memory, {size} MB log", round(peak), f"< {PEAK_LIMIT_MB}", "MB",
+                   peak < PEAK_LIMIT_MB)
             log.unlink() if not args.keep else None
         if len(peaks) > 1:
             print(
                 "peak memory by log size: "
                 + ", ".join(f"{s} MB log -> {p:.0f} MB" for s, p in peaks)
             )
+            (small, small_peak), (big, big_peak) = min(peaks), max(peaks)
+            growth = (big_peak - small_peak) / small_peak
+            figure(f"mining peak memory growth, {small} MB -> {big} MB log",
+                   round(100 * growth, 1), f"<= {PEAK_GROWTH:.0%}", "%", growth <= PEAK_GROWTH)
     return 0
 
 

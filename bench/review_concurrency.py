@@ -21,6 +21,9 @@ from sqlalchemy import create_engine, text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "review"))
 from review_factory import child_case, seed_case  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import figure  # noqa: E402
+
 from review.schema import make_engine  # noqa: E402
 from review.store import ReviewStore  # noqa: E402
 
@@ -55,7 +58,7 @@ def run(url: str, reviewers: int, decisions: int) -> dict:
     decide_s = time.perf_counter() - t0
     engine.dispose()
     ok = len(made) == decisions and len(set(made)) == decisions
-    return {"enqueue_s": enqueue_s, "decide_s": decide_s, "ok": ok, "n": len(made)}
+    return {"enqueue_s": enqueue_s, "decide_s": decide_s, "ok": ok, "n": len(made), "made": made}
 
 
 def main() -> None:
@@ -74,6 +77,7 @@ def main() -> None:
             targets.append(("postgresql", f"{args.pg}?options=-csearch_path%3D{schema}", admin))
         except Exception as exc:  # noqa: BLE001
             print(f"postgresql: skipped ({type(exc).__name__}: no server at {args.pg})")
+            figure("review postgresql: decision rate (skipped: no server)", None, "—")
         for name, url, admin in targets:
             try:
                 r = run(url, args.reviewers, args.decisions)
@@ -87,6 +91,10 @@ def main() -> None:
                 f"decide={r['n'] / r['decide_s']:.0f} decisions/s "
                 f"(claim+decide, {r['decide_s']:.2f} s) lost/duplicated: {'none' if r['ok'] else 'YES'}"
             )
+            label = f"review {name}, {args.reviewers} reviewers x {args.decisions:,} decisions"
+            figure(f"{label}: decision rate", round(r["n"] / r["decide_s"]), "—", "decisions/s")
+            lost = args.decisions - len(set(r["made"])) + (len(r["made"]) - len(set(r["made"])))
+            figure(f"{label}: lost/duplicated", lost, "= 0", "decisions", lost == 0)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import generate_cases  # noqa: E402
+from _report import figure  # noqa: E402
 
 from evaluation import similarity  # noqa: E402
 from evaluation.scoring import clear_cache, score, summarize  # noqa: E402
@@ -127,6 +128,8 @@ def main() -> None:
     print(
         f"scoring throughput: {rate:,.0f} trajectories/s on one core (target 20,000/s: {verdict})"
     )
+    figure(f"scoring throughput, {len(pairs):,} trajectories, one core (CPU time)", round(rate),
+           ">= 20,000", "trajectories/s", rate >= 20_000)
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import generate_cases, peak_rss_mb  # noqa: E402
+from _report import figure  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
 from casemill.domains import get_domain  # noqa: E402
@@ -86,6 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"model + semantic: {rates['model+semantic']:,.0f} cases/s {verdict} the {TARGET:,}/s target"
     )
+    combined = rates["model+semantic"]
+    figure(
+        "validation: model + semantic (one core)", round(combined), f">= {TARGET:,}", "cases/s",
+        combined >= TARGET,
+    )
+    for layer, rate in rates.items():
+        if layer != "model+semantic":
+            figure(f"validation layer: {layer}", round(rate), "—", "cases/s")
+    figure("validation: peak memory", round(peak_rss_mb()), "—", "MB")
     return 0
 
 

@@ -1,0 +1,272 @@
+"""Run every benchmark and print one table of their figures against the targets of the issues.
+
+    uv run python bench/run_all.py                       # acceptance sizes (~20 min on 2 cores)
+    uv run python bench/run_all.py --only validate,score # a subset, by short name
+    uv run python bench/run_all.py --quick               # reduced sizes: a smoke check only
+
+Each script runs as a subprocess from the project root, in the order below; its output (stdout
+and stderr) is streamed to one log file in a temporary folder (the path is printed first), and its
+`FIGURE {json}` lines (`bench/_report.py`) become the rows of the table: script, figure, target,
+measured with its unit, and "pass", "falls short" or "—" (no target). A script that fails (or
+prints no figure) is a row saying so with its exit code, and the others still run. The exit code
+is 1 when any figure falls short or any script failed, else 0.
+
+Acceptance sizes and what each costs (rough wall times on this 2-core machine, alone):
+
+- validate: `validate_throughput.py --cases 100000`: 100,000 generated cases through every layer
+  including the Great Expectations suite, ~3-4 min.
+- expand: `expand_throughput.py --seeds 100 --per-seed 100`: 10,000 candidates, ~1 min.
+- mine: `mine_throughput.py --sizes-mb 100 1024`: generates a 100 MB and a 1 GB log (generation
+  is most of the time) and mines each in a fresh process, ~6-8 min; needs ~1.2 GB of /tmp.
+- mine-accuracy: `mine_accuracy.py`: the tau-bench airline logs, ~10 s.
+- eval: `eval_throughput.py --cases 1000 --concurrency 50`: 2,000 requests at 100 ms, plus 50
+  cases one at a time, ~20 s.
+- score: `score_throughput.py --cases 5000 --trials 4`: 20,000 trajectories, ~1 min.
+- fault-detection: `fault_detection.py --generate`: expands the seeds (default config), then
+  runs the reference agent and each faulty variant on seeds and candidates, ~1-2 min.
+- review: `review_concurrency.py --reviewers 10 --decisions 1000`: SQLite and PostgreSQL, ~30 s.
+- overhead: `pipeline_overhead.py`: the full pipeline as plain calls and as flows, ~1-2 min.
+- demo: `demo_time.py`: `casemill demo --review auto` twice (cold and warm Prefect home),
+  ~2-3 min.
+
+`--quick` runs every script on small inputs (hundreds of cases, logs of a few MB); its numbers
+check that the scripts run and their figure lines parse, not the acceptance figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from rich.console import Console
+from rich.table import Table
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+from _report import PREFIX  # noqa: E402
+
+PASS, SHORT, NONE, FAILED = "pass", "falls short", "—", "failed"
+
+
+class Bench(BaseModel):
+    """One benchmark script: its short name, file, and arguments at full and quick sizes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    script: Path
+    full: tuple[str, ...] = ()
+    quick: tuple[str, ...] = ()
+
+
+class Figure(BaseModel):
+    """One `FIGURE` line of a bench script (see `bench/_report.py`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    measured: float | int | None
+    target: str
+    unit: str = ""
+    ok: bool | None = None
+
+
+class ScriptResult(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bench: str
+    returncode: int
+    seconds: float
+    figures: tuple[Figure, ...] = ()
+    bad_lines: tuple[str, ...] = ()
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    script: str
+    figure: str
+    target: str
+    measured: str
+    verdict: str
+
+
+def _b(name: str, script: str, full: Sequence[str], quick: Sequence[str]) -> Bench:
+    return Bench(name=name, script=BENCH / script, full=tuple(full), quick=tuple(quick))
+
+
+BENCHES: tuple[Bench, ...] = (
+    _b("validate", "validate_throughput.py", ["--cases", "100000"],
+       ["--cases", "2000", "--skip-batch"]),
+    _b("expand", "expand_throughput.py", ["--seeds", "100", "--per-seed", "100"],
+       ["--seeds", "10", "--per-seed", "10"]),
+    _b("mine", "mine_throughput.py", ["--sizes-mb", "100", "1024"], ["--sizes-mb", "2", "5"]),
+    _b("mine-accuracy", "mine_accuracy.py", [], []),
+    _b("eval", "eval_throughput.py", ["--cases", "1000", "--concurrency", "50"],
+       ["--cases", "100", "--concurrency", "20", "--serial-subset", "10"]),
+    _b("score", "score_throughput.py", ["--cases", "5000", "--trials", "4"],
+       ["--cases", "250", "--trials", "4"]),
+    _b("fault-detection", "fault_detection.py", ["--generate"], ["--generate"]),
+    _b("review", "review_concurrency.py", ["--reviewers", "10", "--decisions", "1000"],
+       ["--reviewers", "4", "--decisions", "100"]),
+    _b("overhead", "pipeline_overhead.py", [], []),
+    _b("demo", "demo_time.py", [], ["--agents", "reference"]),
+)
+
+
+def parse_line(line: str) -> Figure | None:
+    """The figure on a `FIGURE {json}` line; None for any other line. Raises ValueError when the
+    line has the prefix but not a valid figure."""
+    if not line.startswith(PREFIX):
+        return None
+    try:
+        return Figure.model_validate(json.loads(line[len(PREFIX):]))
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise ValueError(f"malformed figure line {line.strip()!r}: {exc}") from exc
+
+
+def collect(bench: str, lines: Iterable[str], returncode: int, seconds: float) -> ScriptResult:
+    """A script's result from its output lines: its figures, and the figure lines that did not
+    parse."""
+    figures, bad = [], []
+    for line in lines:
+        try:
+            fig = parse_line(line)
+        except ValueError:
+            bad.append(line.rstrip("\n"))
+            continue
+        if fig is not None:
+            figures.append(fig)
+    return ScriptResult(bench=bench, returncode=returncode, seconds=seconds,
+                        figures=tuple(figures), bad_lines=tuple(bad))
+
+
+def run_script(bench: Bench, args: Sequence[str], log: IO[str]) -> ScriptResult:
+    """Run one script from the project root, streaming its output (stdout and stderr) to `log`."""
+    cmd = [sys.executable, str(bench.script), *args]
+    log.write(f"\n===== {bench.name}: {' '.join(cmd)}\n")
+    log.flush()
+    started = time.perf_counter()
+    lines: list[str] = []
+    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, encoding="utf-8", errors="replace", bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            log.flush()
+            if line.startswith(PREFIX):
+                lines.append(line)
+        returncode = proc.wait()
+    seconds = time.perf_counter() - started
+    log.write(f"===== {bench.name}: exit code {returncode} after {seconds:.1f} s\n")
+    return collect(bench.name, lines, returncode, seconds)
+
+
+def format_measured(fig: Figure) -> str:
+    if fig.measured is None:
+        return "—"
+    value = fig.measured
+    if isinstance(value, float) and not value.is_integer():
+        text = f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 100 else f"{value:,.1f}"
+    else:
+        text = f"{int(value):,}"
+    if not fig.unit:
+        return text
+    return f"{text}{fig.unit}" if fig.unit in ("%", "x") else f"{text} {fig.unit}"
+
+
+def verdict(fig: Figure) -> str:
+    return NONE if fig.ok is None else PASS if fig.ok else SHORT
+
+
+def rows_for(result: ScriptResult) -> list[Row]:
+    """The table rows of one script: a row a figure; a failed run, a malformed figure line or a
+    run with no figure at all is a row of its own marked failed."""
+    rows = [
+        Row(script=result.bench, figure=f.name, target=f.target, measured=format_measured(f),
+            verdict=verdict(f))
+        for f in result.figures
+    ]
+    for line in result.bad_lines:
+        rows.append(Row(script=result.bench, figure=f"malformed figure line: {line[:60]}",
+                        target="", measured="", verdict=FAILED))
+    if result.returncode != 0:
+        rows.append(Row(script=result.bench,
+                        figure=f"script failed (exit code {result.returncode})",
+                        target="", measured="", verdict=FAILED))
+    elif not result.figures:
+        rows.append(Row(script=result.bench, figure="script printed no figure (exit code 0)",
+                        target="", measured="", verdict=FAILED))
+    return rows
+
+
+def exit_code(rows: Iterable[Row]) -> int:
+    return 1 if any(r.verdict in (SHORT, FAILED) for r in rows) else 0
+
+
+STYLES = {PASS: "green", SHORT: "bold red", FAILED: "bold red", NONE: "dim"}
+
+
+def table(rows: Sequence[Row], title: str) -> Table:
+    out = Table(title=title, show_lines=False)
+    for column, justify in (("script", "left"), ("figure", "left"), ("target", "right"),
+                            ("measured", "right"), ("result", "left")):
+        out.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        style = STYLES.get(r.verdict, "")
+        out.add_row(r.script, r.figure, r.target, r.measured,
+                    f"[{style}]{r.verdict}[/]" if style else r.verdict)
+    return out
+
+
+def select(only: str | None) -> list[Bench]:
+    if not only:
+        return list(BENCHES)
+    names = [n.strip() for n in only.split(",") if n.strip()]
+    known = {b.name: b for b in BENCHES}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"--only: unknown benchmark(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(known)}")
+    return [b for b in BENCHES if b.name in names]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="comma-separated short names: "
+                        + ",".join(b.name for b in BENCHES))
+    parser.add_argument("--quick", action="store_true",
+                        help="reduced sizes: a smoke check, not the acceptance figures")
+    args = parser.parse_args(argv)
+    benches = select(args.only)
+    console = Console()
+    log_path = Path(tempfile.mkdtemp(prefix="casemill-bench-")) / "run_all.log"
+    mode = "QUICK (reduced sizes, not the acceptance sizes)" if args.quick else "acceptance sizes"
+    console.print(f"bench run_all, {mode}; log: {log_path}", soft_wrap=True)
+    rows: list[Row] = []
+    with log_path.open("w", encoding="utf-8") as log:
+        for bench in benches:
+            bench_args = bench.quick if args.quick else bench.full
+            console.print(f"  {bench.name}: {bench.script.name} {' '.join(bench_args)} ...")
+            result = run_script(bench, bench_args, log)
+            console.print(f"    exit code {result.returncode}, {len(result.figures)} figure(s), "
+                          f"{result.seconds:.0f} s")
+            rows.extend(rows_for(result))
+    title = "Casemill benchmarks" + (" — QUICK run, not the acceptance sizes" if args.quick else "")
+    console.print(table(rows, title))
+    console.print(f"log: {log_path}", soft_wrap=True)
+    return exit_code(rows)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
