@@ -127,10 +127,14 @@ def _corpus(path: Path):
     return CorpusStore(path).cases()
 
 
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
+
+
 def _print_summary(summary, out: Path) -> None:
     console.print(
         f"[bold]{summary.conversations_read:,}[/] conversations read from "
-        f"{len(summary.files)} file(s), {summary.bytes_read / 1e6:.1f} MB; "
+        f"{len(summary.files)} file(s), {_size(summary.bytes_read)}; "
         f"{summary.cases_total:,} candidate cases written to {out}"
     )
     table = Table(show_header=True, header_style="bold", box=None)
