@@ -1,6 +1,7 @@
 """The `evaluate-agent` flow: the agent under test on a corpus, scored, reported and gated.
 
-Cases are cut into batches, one Prefect task a batch (not a task a case), each running the
+Cases are cut into batches, one Prefect task a batch (not a task a case; passed `quote`d, so
+Prefect does not walk every case looking for futures), each running the
 library's resumable runner into its own folder under `RUN_DIR/batches/`; a killed run resumes
 from what those folders hold. Scoring, reports and the gate are the library's `evaluate_run`.
 The flow fails when the gate fails.
@@ -14,6 +15,7 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
+from prefect.utilities.annotations import quote
 
 from casemill.case.model import Case
 from casemill.errors import UserError
@@ -168,7 +170,7 @@ def evaluate_agent(
     futures = [
         run_batch.submit(
             agent,
-            chunk,
+            quote(chunk),
             str(root / "batches" / f"b{i:04d}"),
             trials,
             concurrency,
@@ -183,7 +185,7 @@ def evaluate_agent(
         by_batch[index[id(future)]] = future.result()
         progress.advance()
     trajectories = [t for i in sorted(by_batch) for t in by_batch[i]]
-    outcome = score_run(str(root), case_list, trajectories, baseline, gate, seed)
+    outcome = score_run(str(root), quote(case_list), quote(trajectories), baseline, gate, seed)
     publish(outcome, agent)
     summary = outcome.summary
     logger.info(

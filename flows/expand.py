@@ -9,18 +9,20 @@ candidates, the rejects and the summary. Quotas (`--quota`) apply per batch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
+from prefect.utilities.annotations import quote
 
 from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from flows import _artifacts as artifacts
-from flows._runtime import batches, code_fingerprint, default_task_runner
+from flows._runtime import code_fingerprint, default_task_runner
 
 
 def load_seed_cases(seeds: str) -> list[Case]:
@@ -37,11 +39,42 @@ def load_seed_cases(seeds: str) -> list[Case]:
 
 @task(name="expand-batch", cache_policy=INPUTS + TASK_SOURCE, persist_result=True)
 def expand_batch(
-    batch: list[Case], known: list[Case], config: dict[str, Any], seed: int, code: str
+    seeds: str,
+    start: int,
+    stop: int,
+    known_fingerprint: str,
+    corpus_dir: str | None,
+    config: dict[str, Any],
+    seed: int,
+    code: str,
 ) -> Any:
+    """Expand seeds [start, stop) of `seeds`, knowing every seed and the corpus. The inputs are
+    small (paths, fingerprints), so the cache key is cheap and Prefect walks no cases."""
     from generators import ExpandConfig, expand
 
-    return expand(batch, ExpandConfig.model_validate(config), seed, existing=known)
+    seed_cases = load_seed_cases(seeds)
+    known = [*_corpus_cases(corpus_dir), *seed_cases]
+    return expand(seed_cases[start:stop], ExpandConfig.model_validate(config), seed, existing=known)
+
+
+def _corpus_cases(corpus_dir: str | None) -> list[Case]:
+    from casemill.corpus import CorpusStore
+
+    if corpus_dir and Path(corpus_dir, "manifests").is_dir():
+        return CorpusStore(corpus_dir).cases()
+    return []
+
+
+def inputs_fingerprint(seeds: str, corpus_dir: str | None) -> str:
+    """What the expansion reads: the seed files' bytes and the corpus's latest manifest."""
+    digest = hashlib.sha256()
+    root = Path(seeds)
+    for path in sorted(root.rglob("*.jsonl*")) if root.is_dir() else [root]:
+        digest.update(path.name.encode() + path.read_bytes())
+    if corpus_dir and Path(corpus_dir, "manifests").is_dir():
+        for path in sorted(Path(corpus_dir, "manifests").glob("v*.json")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def merge(
@@ -114,44 +147,49 @@ def expand_corpus(
     batch_size: int = 25,
 ) -> dict[str, Any]:
     """Expand the seeds into candidates (review pending) written to `out`."""
-    from casemill.corpus import CorpusStore
     from generators import DETERMINISTIC_CHAINS, ExpandConfig
 
     logger = get_run_logger()
     seed_cases = load_seed_cases(seeds)
-    corpus = (
-        CorpusStore(corpus_dir).cases()
-        if corpus_dir and Path(corpus_dir, "manifests").is_dir()
-        else []
-    )
+    corpus = _corpus_cases(corpus_dir)
     config = ExpandConfig(
         chains=tuple(chains or DETERMINISTIC_CHAINS),
         per_seed=per_seed,
         quotas=quotas or {},
         dedup_threshold=dedup_threshold,
     )
-    known = sorted({c.id: c for c in [*corpus, *seed_cases]}.values(), key=lambda c: c.id)
-    chunks = batches(seed_cases, batch_size)
+    if batch_size < 1:
+        raise UserError("batch_size must be at least 1")
+    starts = list(range(0, len(seed_cases), batch_size))
     logger.info(
         "expanding %d seeds in %d batches (%d chains, %d known cases)",
         len(seed_cases),
-        len(chunks),
+        len(starts),
         len(config.chains),
-        len(known),
+        len({c.id for c in [*corpus, *seed_cases]}),
     )
-    progress = artifacts.ProgressArtifact(len(chunks), "seed batches expanded")
+    progress = artifacts.ProgressArtifact(len(starts), "seed batches expanded")
+    known_fp = inputs_fingerprint(seeds, corpus_dir)
+    code = code_fingerprint("generators")
     futures = [
         expand_batch.submit(
-            chunk, known, config.model_dump(mode="json"), seed, code_fingerprint("generators")
+            seeds,
+            start,
+            start + batch_size,
+            known_fp,
+            corpus_dir,
+            config.model_dump(mode="json"),
+            seed,
+            code,
         )
-        for chunk in chunks
+        for start in starts
     ]
     results = []
     for future in futures:
         results.append(future.result())
         progress.advance()
     candidates, rejects, summary = merge(results, seed_cases, dedup_threshold)
-    paths = write_outputs(candidates, rejects, summary, out)
+    paths = write_outputs(quote(candidates), quote(rejects), summary, out)
     artifacts.table(
         "expand-summary",
         [

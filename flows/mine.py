@@ -13,6 +13,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
+from prefect.utilities.annotations import quote
 
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
@@ -95,7 +96,7 @@ def mine_logs(
         )
         for p in files
     ]
-    summary = merge_and_write([f.result() for f in futures], out, corpus_dir)
+    summary = merge_and_write(quote([f.result() for f in futures]), out, corpus_dir)
     artifacts.table(
         "mine-summary",
         [{"figure": k, "value": str(v)} for k, v in summary["summary"].items() if k != "files"],
