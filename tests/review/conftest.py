@@ -1,6 +1,6 @@
 """Fixtures of the review tests: stores on SQLite and PostgreSQL (a schema of its own per test,
-dropped afterwards; skipped when no server answers), cases, and one Prefect test harness per
-session for the flow tests."""
+dropped afterwards; skipped when no server answers), cases. The flow tests use the session's
+Prefect test harness from tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -85,13 +85,3 @@ def parent():
 @pytest.fixture
 def children(parent):
     return [child_case(parent, n) for n in range(5)]
-
-
-@pytest.fixture(scope="session")
-def prefect_harness():
-    """One Prefect test server for the whole session (about 20-25 s to start)."""
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
