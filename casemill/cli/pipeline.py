@@ -94,8 +94,16 @@ def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None: 
         console.print(
             f"corpus        {corpus}/  version {latest.name}, {latest.active_count} active cases (manifest {corpus}/manifests/{latest.name}.json)"
         )
+    db = f"sqlite:///{workdir}/review.db"
+    waiting = ""
+    if result:
+        from review.store import ReviewStore
+
+        status = ReviewStore.open(db).batch_status(result["batch_id"])
+        waiting = f": {status.approved} approved, {status.rejected} rejected, {status.pending} waiting for a person"
+    console.print(f"review record {workdir}/review.db{waiting}")
     console.print(
-        f"review record {workdir}/review.db  (browse: casemill review status --db sqlite:///{workdir}/review.db)"
+        f"              see it: casemill review status --db {db}; decide: casemill review serve --db {db}"
     )
     if result:
         for ev in result["evaluations"]:
