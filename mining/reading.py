@@ -8,14 +8,17 @@ to the end of the line and flags it, so one runaway record cannot exhaust memory
 from __future__ import annotations
 
 import gzip
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import orjson
 
 from casemill.io.jsonl import open_binary
+
+if TYPE_CHECKING:
+    from mining.model import Quarantined
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 CHUNK = 1024 * 1024
@@ -85,3 +88,36 @@ def json_problem(data: bytes, exc: orjson.JSONDecodeError) -> tuple[str, str]:
         return "truncated", f"the JSON ends early at byte {pos} (a truncated line?)"
     where = f" at byte {pos}" if pos is not None else ""
     return "invalid_json", f"not valid JSON{where}: {getattr(exc, 'msg', 'parse error')}"
+
+
+def json_objects(file: str, lines: Iterable[RawLine]) -> Iterator[tuple[int, dict] | Quarantined]:
+    """Each non-blank line parsed as a JSON object, as `(line number, object)`; a line that is
+    over the size limit, not JSON or not an object comes back as a `Quarantined` record."""
+    from mining.model import Quarantined
+
+    for raw in lines:
+        if raw.too_long:
+            yield Quarantined(
+                file=file,
+                line=raw.number,
+                reason="line_too_long",
+                message="the line is over the 16 MiB limit; skipped",
+            )
+            continue
+        if not raw.data.strip():
+            continue
+        try:
+            record = orjson.loads(raw.data)
+        except orjson.JSONDecodeError as exc:
+            reason, message = json_problem(raw.data, exc)
+            yield Quarantined(file=file, line=raw.number, reason=reason, message=message)
+            continue
+        if not isinstance(record, dict):
+            yield Quarantined(
+                file=file,
+                line=raw.number,
+                reason="not_an_object",
+                message=f"expected a JSON object, got {type(record).__name__}",
+            )
+            continue
+        yield raw.number, record

@@ -16,25 +16,13 @@ from rich.table import Table
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
+from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.model import Comparison, RunSummary
 
 runs_app = typer.Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 
-SHOWN = (
-    "task_success",
-    "tool_recall",
-    "tool_precision",
-    "param_accuracy",
-    "phrase_recall",
-    "state_success",
-    "forbidden_violations",
-    "efficiency",
-    "completion",
-    "overall",
-    "latency_s",
-    "tokens",
-)
+SHOWN = HEADLINE  # the metrics the Markdown summary leads with
 
 
 def _fail(exc: UserError) -> typer.Exit:

@@ -13,11 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, build_conversation
-from mining.reading import Progress, iter_lines, json_problem
+from mining.reading import Progress, iter_lines, json_objects
 
 ID_KEYS = ("conversation_id", "id", "session_id", "thread_id")
 RESOLVED_KEYS = ("resolved", "resolution", "success", "reward")
@@ -41,33 +39,12 @@ def record_resolved(record: dict[str, Any]) -> bool | None:
 def parse(
     path: Path, *, max_turns: int, progress: Progress | None = None, **_: Any
 ) -> Iterator[Conversation | Quarantined]:
-    file = str(path)
-    for raw in iter_lines(path, progress):
-        if raw.too_long:
-            yield Quarantined(
-                file=file,
-                line=raw.number,
-                reason="line_too_long",
-                message="the line is over the 16 MiB limit; skipped",
-            )
+    for item in json_objects(str(path), iter_lines(path, progress)):
+        if isinstance(item, Quarantined):
+            yield item
             continue
-        if not raw.data.strip():
-            continue
-        try:
-            record = orjson.loads(raw.data)
-        except orjson.JSONDecodeError as exc:
-            reason, message = json_problem(raw.data, exc)
-            yield Quarantined(file=file, line=raw.number, reason=reason, message=message)
-            continue
-        if not isinstance(record, dict):
-            yield Quarantined(
-                file=file,
-                line=raw.number,
-                reason="not_an_object",
-                message=f"expected a JSON object, got {type(record).__name__}",
-            )
-            continue
-        yield from _one(record, path, raw.number, max_turns)
+        number, record = item
+        yield from _one(record, path, number, max_turns)
 
 
 def _one(record: dict[str, Any], path: Path, line: int, max_turns: int):

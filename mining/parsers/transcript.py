@@ -19,12 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from mining.model import Conversation, Message, Quarantined, RecordProblem
 from mining.parsers.messages import ROLES
 from mining.parsers.openai_jsonl import record_id, record_resolved
-from mining.reading import Progress, iter_lines, json_problem
+from mining.reading import Progress, iter_lines, json_objects
 
 TEXT_KEYS = ("messages_display", "transcript", "conversation", "text")
 PREFIX = re.compile(
@@ -102,34 +100,17 @@ def parse(
 
 def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | Quarantined]:
     file = str(path)
-    for raw in _chain(first, lines):
-        if raw.too_long:
-            yield Quarantined(
-                file=file,
-                line=raw.number,
-                reason="line_too_long",
-                message="the line is over the 16 MiB limit; skipped",
-            )
+    for item in json_objects(file, _chain(first, lines)):
+        if isinstance(item, Quarantined):
+            yield item
             continue
-        if not raw.data.strip():
-            continue
-        try:
-            record = orjson.loads(raw.data)
-        except orjson.JSONDecodeError as exc:
-            reason, message = json_problem(raw.data, exc)
-            yield Quarantined(file=file, line=raw.number, reason=reason, message=message)
-            continue
-        if not isinstance(record, dict):
-            yield Quarantined(
-                file=file, line=raw.number, reason="not_an_object", message="expected a JSON object"
-            )
-            continue
-        conv_id = record_id(record, path, raw.number)
+        number, record = item
+        conv_id = record_id(record, path, number)
         text = next((record[k] for k in TEXT_KEYS if isinstance(record.get(k), str)), None)
         if text is None:
             yield Quarantined(
                 file=file,
-                line=raw.number,
+                line=number,
                 reason="missing_messages",
                 message=f"no transcript field ({', '.join(TEXT_KEYS)})",
                 conversation_id=conv_id,
@@ -142,14 +123,14 @@ def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
         except RecordProblem as p:
             yield Quarantined(
                 file=file,
-                line=raw.number,
+                line=number,
                 reason=p.reason,
                 message=p.message,
                 field=p.field,
                 conversation_id=conv_id,
             )
             continue
-        yield builder.conversation(conv_id, file, raw.number, record_resolved(record))
+        yield builder.conversation(conv_id, file, number, record_resolved(record))
 
 
 def _chain(first, rest):
