@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from casemill.case.model import Case, ForbiddenCall, Tags
@@ -13,7 +14,9 @@ from casemill.domains.support.policy import Intent, decide
 from casemill.domains.support.state import SupportState
 from casemill.validation.lints import lint_findings
 from casemill.validation.semantic import semantic_findings
+from generators import apply_operator, get_operator
 from generators.facts import WRITE_FOR_INTENT, make_expected, phrases, refund_amount
+from generators.framework import NotApplicable
 
 ITEMS = [("Ceramic mug 12oz", "mug"), ("Wool scarf", "scarf"), ("Desk lamp", "lamp"),
          ("Leather wallet", "wallet"), ("Yoga mat", "mat"), ("Glass vase", "vase")]
@@ -122,3 +125,16 @@ def small_seeds() -> list[Case]:
         support_case("status", "shipped", item=1, order_id="W1007"),
         support_case("escalate", "delivered", item=2, order_id="W1008"),
     ]
+
+
+PROPERTY_SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def run_op(name: str, case: Case, seed: int) -> list[Case]:
+    """The operator's outputs on `case`, or none when it does not apply."""
+    try:
+        return apply_operator(get_operator(name), case, seed=seed, index=0)
+    except NotApplicable:
+        return []

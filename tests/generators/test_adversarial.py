@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from generators import apply_operator, get_operator
-from generators.framework import NotApplicable
-from tests.generators.conftest import cases, problems, support_case
+from tests.generators.conftest import PROPERTY_SETTINGS, cases, problems, run_op, support_case
 
 ATTACKS = ["inject_customer", "inject_tool_result", "instruction_override",
            "authority_impersonation", "social_engineering", "policy_bypass",
            "other_customer_data", "contradiction_turns"]
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = PROPERTY_SETTINGS
 
 
-def _run(name, case, seed):
-    try:
-        return apply_operator(get_operator(name), case, seed=seed, index=0)
-    except NotApplicable:
-        return []
+_run = run_op
 
 
 @SETTINGS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from casemill.case.matching import forbidden_hit
@@ -11,21 +11,15 @@ from casemill.domains import get_domain
 from casemill.domains.support.policy import Intent, decide, refund_call
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import WRITE_TOOLS
-from generators import apply_operator, get_operator
 from generators.facts import intent_of, writes
-from generators.framework import NotApplicable
-from tests.generators.conftest import cases, problems, support_case
+from tests.generators.conftest import PROPERTY_SETTINGS, cases, problems, run_op, support_case
 
 FLIPS = ["flip_not_delivered", "flip_already_refunded", "flip_shipped", "flip_out_of_stock",
          "flip_price_paid", "flip_intact", "flip_not_shipped", "flip_status"]
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = PROPERTY_SETTINGS
 
 
-def _run(name, case, seed):
-    try:
-        return apply_operator(get_operator(name), case, seed=seed, index=0)
-    except NotApplicable:
-        return []
+_run = run_op
 
 
 def _blocked(case, call):

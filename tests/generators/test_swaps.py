@@ -10,18 +10,13 @@ from hypothesis import strategies as st
 from casemill.domains.support.state import SupportState
 from generators import apply_operator, get_operator
 from generators.facts import money, refund_amount, signed_in, writes
-from generators.framework import NotApplicable
-from tests.generators.conftest import cases, problems, support_case
+from tests.generators.conftest import cases, problems, run_op, support_case
 
 SWAPS = ["swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address"]
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _run(name, case, seed):
-    try:
-        return apply_operator(get_operator(name), case, seed=seed, index=0)
-    except NotApplicable:
-        return []
+_run = run_op
 
 
 @SETTINGS
