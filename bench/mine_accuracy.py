@@ -141,6 +141,8 @@ def main() -> int:
         f"unresolved conversations: {sum(1 for v in resolved.values() if not v)}; their "
         f"conversation cases pending review marked needs_label: {marked}/{len(unresolved)}"
     )
+    figure("unresolved conversations pending review marked needs_label", marked,
+           f"= {len(unresolved)} (all)", "", marked == len(unresolved))
     return 0
 
 

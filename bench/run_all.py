@@ -1,6 +1,6 @@
 """Run every benchmark and print one table of their figures against the targets of the issues.
 
-    uv run python bench/run_all.py                       # acceptance sizes (~20 min on 2 cores)
+    uv run python bench/run_all.py                       # acceptance sizes (~15-20 min, 2 cores)
     uv run python bench/run_all.py --only validate,score # a subset, by short name
     uv run python bench/run_all.py --quick               # reduced sizes: a smoke check only
 
@@ -11,23 +11,26 @@ measured with its unit, and "pass", "falls short" or "—" (no target). A script
 prints no figure) is a row saying so with its exit code, and the others still run. The exit code
 is 1 when any figure falls short or any script failed, else 0.
 
-Acceptance sizes and what each costs (rough wall times on this 2-core machine, alone):
+Acceptance sizes and what each costs (wall times on this 2-core machine, estimated from the
+rates the scripts printed at smaller sizes; more when other work shares the CPU):
 
 - validate: `validate_throughput.py --cases 100000`: 100,000 generated cases through every layer
-  including the Great Expectations suite, ~3-4 min.
-- expand: `expand_throughput.py --seeds 100 --per-seed 100`: 10,000 candidates, ~1 min.
-- mine: `mine_throughput.py --sizes-mb 100 1024`: generates a 100 MB and a 1 GB log (generation
-  is most of the time) and mines each in a fresh process, ~6-8 min; needs ~1.2 GB of /tmp.
-- mine-accuracy: `mine_accuracy.py`: the tau-bench airline logs, ~10 s.
+  including the Great Expectations suite, ~2-3 min, ~1 GB of memory.
+- expand: `expand_throughput.py --seeds 100 --per-seed 100`: 10,000 candidates, ~30 s.
+- mine: `mine_throughput.py --sizes-mb 100 1024`: generates a 100 MB and a 1 GB log (~12 MB/s)
+  and mines each in a fresh process (~4 MB/s measured on 20 MB: ~4-5 min for the 1 GB log),
+  ~6-8 min in all, the longest step; needs ~1.2 GB free in the temporary folder.
+- mine-accuracy: `mine_accuracy.py`: the 100 tau-bench airline conversations, ~10 s.
 - eval: `eval_throughput.py --cases 1000 --concurrency 50`: 2,000 requests at 100 ms, plus 50
-  cases one at a time, ~20 s.
-- score: `score_throughput.py --cases 5000 --trials 4`: 20,000 trajectories, ~1 min.
-- fault-detection: `fault_detection.py --generate`: expands the seeds (default config), then
-  runs the reference agent and each faulty variant on seeds and candidates, ~1-2 min.
-- review: `review_concurrency.py --reviewers 10 --decisions 1000`: SQLite and PostgreSQL, ~30 s.
-- overhead: `pipeline_overhead.py`: the full pipeline as plain calls and as flows, ~1-2 min.
-- demo: `demo_time.py`: `casemill demo --review auto` twice (cold and warm Prefect home),
+  cases one at a time, ~30 s.
+- score: `score_throughput.py --cases 5000 --trials 4`: 20,000 trajectories, ~30 s.
+- fault-detection: `fault_detection.py --generate`: expands the seeds (default config, ~3,300
+  candidates), then runs the reference agent and each faulty variant on seeds and candidates,
   ~2-3 min.
+- review: `review_concurrency.py --reviewers 10 --decisions 1000`: SQLite and PostgreSQL, ~30 s.
+- overhead: `pipeline_overhead.py`: the full pipeline as plain calls and as flows, ~1-1.5 min.
+- demo: `demo_time.py`: `casemill demo --review auto` twice (cold and warm Prefect home), with
+  its default agents (the reference and two faulty variants), ~2 min.
 
 `--quick` runs every script on small inputs (hundreds of cases, logs of a few MB); its numbers
 check that the scripts run and their figure lines parse, not the acceptance figures.
@@ -107,7 +110,7 @@ def _b(name: str, script: str, full: Sequence[str], quick: Sequence[str]) -> Ben
 
 BENCHES: tuple[Bench, ...] = (
     _b("validate", "validate_throughput.py", ["--cases", "100000"],
-       ["--cases", "2000", "--skip-batch"]),
+       ["--cases", "2000"]),
     _b("expand", "expand_throughput.py", ["--seeds", "100", "--per-seed", "100"],
        ["--seeds", "10", "--per-seed", "10"]),
     _b("mine", "mine_throughput.py", ["--sizes-mb", "100", "1024"], ["--sizes-mb", "2", "5"]),
@@ -172,17 +175,25 @@ def run_script(bench: Bench, args: Sequence[str], log: IO[str]) -> ScriptResult:
     return collect(bench.name, lines, returncode, seconds)
 
 
-def format_measured(fig: Figure) -> str:
-    if fig.measured is None:
-        return "—"
-    value = fig.measured
-    if isinstance(value, float) and not value.is_integer():
-        text = f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 100 else f"{value:,.1f}"
-    else:
-        text = f"{int(value):,}"
-    if not fig.unit:
+def _with_unit(text: str, unit: str) -> str:
+    if not unit:
         return text
-    return f"{text}{fig.unit}" if fig.unit in ("%", "x") else f"{text} {fig.unit}"
+    return f"{text}{unit}" if unit in ("%", "x") else f"{text} {unit}"
+
+
+def format_measured(fig: Figure) -> str:
+    """The value as the script rounded it, with thousands separators and its unit."""
+    if fig.measured is None:
+        return NONE
+    return _with_unit(f"{fig.measured:,}", fig.unit)
+
+
+def format_target(fig: Figure) -> str:
+    """The target with the figure's unit, unless it names a unit of its own or there is none."""
+    target = fig.target
+    if target in ("", NONE) or not fig.unit or not target[-1].isdigit():
+        return target
+    return _with_unit(target, fig.unit)
 
 
 def verdict(fig: Figure) -> str:
@@ -193,7 +204,8 @@ def rows_for(result: ScriptResult) -> list[Row]:
     """The table rows of one script: a row a figure; a failed run, a malformed figure line or a
     run with no figure at all is a row of its own marked failed."""
     rows = [
-        Row(script=result.bench, figure=f.name, target=f.target, measured=format_measured(f),
+        Row(script=result.bench, figure=f.name, target=format_target(f),
+            measured=format_measured(f),
             verdict=verdict(f))
         for f in result.figures
     ]
@@ -249,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="reduced sizes: a smoke check, not the acceptance figures")
     args = parser.parse_args(argv)
     benches = select(args.only)
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     log_path = Path(tempfile.mkdtemp(prefix="casemill-bench-")) / "run_all.log"
     mode = "QUICK (reduced sizes, not the acceptance sizes)" if args.quick else "acceptance sizes"
     console.print(f"bench run_all, {mode}; log: {log_path}", soft_wrap=True)

@@ -34,6 +34,10 @@ LINES = [
     'FIGURE {"name": "peak memory", "measured": 212, "target": "—", "unit": "MB", "ok": null}\n',
     'FIGURE {"name": "skipped", "measured": null, "target": "—", "unit": "", "ok": null}\n',
     "some other output\n",
+    'FIGURE {"name": "demo", "measured": 42.5, "target": "< 120", "unit": "s", "ok": true}\n',
+    'FIGURE {"name": "all marked", "measured": 11, "target": "= 11 (all)", "unit": "", '
+    '"ok": true}\n',
+    'FIGURE {"name": "speed-up", "measured": 13.2, "target": "—", "unit": "x", "ok": null}\n',
 ]
 
 
@@ -60,11 +64,14 @@ def test_rows_carry_verdicts_and_measured_values_with_units() -> None:
     result = run_all.collect("validate", LINES, returncode=0, seconds=1.0)
     rows = run_all.rows_for(result)
     assert [(r.figure, r.target, r.measured, r.verdict) for r in rows] == [
-        ("model + semantic", ">= 5,000", "6,123 cases/s", "pass"),
+        ("model + semantic", ">= 5,000 cases/s", "6,123 cases/s", "pass"),
         ("ratio", ">= 85%", "71.25%", "falls short"),
         ("precision", ">= 0.95", "0.951", "pass"),
         ("peak memory", "—", "212 MB", "—"),
         ("skipped", "—", "—", "—"),
+        ("demo", "< 120 s", "42.5 s", "pass"),
+        ("all marked", "= 11 (all)", "11", "pass"),
+        ("speed-up", "—", "13.2x", "—"),
     ]
     assert {r.script for r in rows} == {"validate"}
     assert run_all.exit_code(rows) == 1
@@ -131,7 +138,7 @@ def test_main_runs_the_selected_scripts_continues_after_a_failure_and_exits_1(
     assert run_all.main(["--only", "bad,good", "--quick"]) == 1
     out = capsys.readouterr().out
     assert "script failed (exit code 3)" in out
-    assert "1,234.5 items/s" in out and "QUICK" in out
+    assert "1,234.5 items/s" in out and ">= 1,000 items/s" in out and "QUICK" in out
     assert "unused" not in out
     log = Path(out.split("log: ")[1].split()[0])
     assert "--quick" in log.read_text(encoding="utf-8")
