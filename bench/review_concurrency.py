@@ -77,7 +77,7 @@ def main() -> None:
             targets.append(("postgresql", f"{args.pg}?options=-csearch_path%3D{schema}", admin))
         except Exception as exc:  # noqa: BLE001
             print(f"postgresql: skipped ({type(exc).__name__}: no server at {args.pg})")
-            figure("review postgresql: decision rate (skipped: no server)", None, "—")
+            figure("review postgresql: skipped, no server", None, "runs", "", False)
         for name, url, admin in targets:
             try:
                 r = run(url, args.reviewers, args.decisions)
