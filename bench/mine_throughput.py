@@ -174,7 +174,8 @@ def main() -> int:
             (small, small_peak), (big, big_peak) = min(peaks), max(peaks)
             growth = (big_peak - small_peak) / small_peak
             figure(f"mining peak memory growth, {small} MB -> {big} MB log",
-                   round(100 * growth, 1), f"<= {PEAK_GROWTH:.0%}", "%", growth <= PEAK_GROWTH)
+                   round(100 * growth, 1) + 0.0, f"<= {PEAK_GROWTH:.0%}", "%",
+                   growth <= PEAK_GROWTH)
     return 0
 
 
