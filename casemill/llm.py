@@ -11,8 +11,10 @@ never to a log. The API key is a `SecretStr` and never appears in logs, reprs or
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -48,6 +50,8 @@ class LLMEndpoint:
     timeout_s: float = 60.0
     max_retries: int = 3
     _client: Any = field(default=None, repr=False)
+    # one AsyncOpenAI per event loop (not copied by `dataclasses.replace`)
+    _async_clients: Any = field(default_factory=weakref.WeakKeyDictionary, init=False, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> LLMEndpoint:
@@ -69,6 +73,25 @@ class LLMEndpoint:
                 max_retries=self.max_retries,
             )
         return self._client
+
+    @property
+    def async_client(self) -> Any:
+        """An `openai.AsyncOpenAI` with the same settings as `client`, one per running event
+        loop: an async client's connections belong to the loop they were opened on, so a client
+        is never shared across `asyncio.run` calls. Must be read inside a running loop."""
+        loop = asyncio.get_running_loop()
+        client = self._async_clients.get(loop)
+        if client is None:
+            from openai import AsyncOpenAI
+
+            client = AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key.get_secret_value() if self.api_key else "not-needed",
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+            )
+            self._async_clients[loop] = client
+        return client
 
     def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
         """One chat completion (the SDK retries transport errors with backoff)."""

@@ -4,6 +4,8 @@ The loop sends the messages and the tool specs through `casemill.llm.LLMEndpoint
 key from settings or the environment), executes the tool calls the model returns against the
 sandbox, appends the results as `tool` messages and asks again, until the model answers without
 tool calls (the final reply) or the step limit is reached. Token usage is summed over requests.
+The loop is native asyncio: requests go through the endpoint's `AsyncOpenAI` client (one per event
+loop) and tool calls, which are fast and in memory, run inline; no thread per episode.
 
 Transport errors are retried here, per request, with exponential backoff and seeded jitter
 (the SDK's own retries are off so that attempts are counted and reproducible): timeouts,
@@ -15,12 +17,15 @@ and noted on the trajectory (`malformed_tool_call`, `unknown_tool`); the loop ca
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
 import random
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import orjson
 
 from casemill.case.ids import short_hash
 from casemill.llm import LLMEndpoint
@@ -52,12 +57,11 @@ class OpenAIAgent:
     seed: int = 0
     temperature: float = 0.0
     system_prompt: str | None = None
-    sleep: Any = time.sleep  # injected so tests can count waits
+    sleep: Any = asyncio.sleep  # injected so tests can count waits (sync or async callable)
 
     def __post_init__(self) -> None:
         # Casemill retries itself (counted, seeded); the SDK must not retry underneath.
         self.endpoint = replace(self.endpoint, max_retries=0, _client=None)
-        _ = self.endpoint.client  # built once here, not raced for by the first concurrent cases
         self.name = f"openai:{self.endpoint.model}"
         config = {
             "spec": self.name,
@@ -73,17 +77,18 @@ class OpenAIAgent:
         endpoint = LLMEndpoint.from_settings(settings)  # raises EndpointNotConfigured
         return cls(endpoint=replace(endpoint, model=model or endpoint.model))
 
-    async def run(self, episode: Episode) -> AgentReply:
-        return await episode.in_thread(self.run_sync, episode)
-
     def run_sync(self, episode: Episode) -> AgentReply:
+        """`run` on an event loop of its own (for callers outside asyncio)."""
+        return asyncio.run(self.run(episode))
+
+    async def run(self, episode: Episode) -> AgentReply:
         rng = random.Random(f"{self.seed}:{episode.case_id}")
         messages = list(episode.messages)
         if self.system_prompt:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
         usage = _Usage()
         for _ in range(episode.max_steps):
-            message = self._complete(messages, episode.tools, rng, usage)
+            message = await self._complete(messages, episode.tools, rng, usage)
             tool_calls = message.get("tool_calls") or []
             if not tool_calls:
                 messages.append({"role": "assistant", "content": message.get("content") or ""})
@@ -108,12 +113,12 @@ class OpenAIAgent:
             result = episode.call(name, args, call_id=call.get("id"))
         return {"role": "tool", "tool_call_id": call.get("id"), "content": result.as_text()}
 
-    def _complete(
+    async def _complete(
         self, messages: list[dict], tools: list[dict], rng: random.Random, usage: _Usage
     ) -> dict[str, Any]:
         for attempt in range(1, self.retry.attempts + 1):
             try:
-                response = self._chat(messages, tools)
+                response = await self._chat(messages, tools)
                 return _message(response, usage)
             except AgentError as exc:
                 error = exc
@@ -123,19 +128,24 @@ class OpenAIAgent:
                 raise error
             wait = self.retry.delay(attempt, rng, error.retry_after_s)
             log.info("%s: %s; retry %d in %.2fs", self.name, error.kind, attempt, wait)
-            self.sleep(wait)
+            waited = self.sleep(wait)
+            if inspect.isawaitable(waited):
+                await waited
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _chat(self, messages: list[dict], tools: list[dict]) -> Any:
-        """One chat completion through the endpoint's `openai` client, posted and returned as
-        plain JSON (`client.post(..., cast_to=object)`, the SDK's documented way to send a raw
-        body). The SDK's parameter transform and response models would cost more CPU than the
-        rest of a step on a domain's full tool specs, which bounds throughput at high
-        concurrency; the reply is checked here instead (`_message`)."""
+    async def _chat(self, messages: list[dict], tools: list[dict]) -> Any:
+        """One chat completion through the endpoint's `AsyncOpenAI` client, posted and returned as
+        plain JSON (`client.post(..., content=..., cast_to=object)`, the SDK's documented way to
+        send a raw body; its default `Content-Type` is `application/json`). The SDK's parameter
+        transform, its JSON encoder and its response models would cost more CPU than the rest of
+        a step on a domain's full tool specs, which bounds throughput at high concurrency: the
+        body is encoded with orjson and the reply is checked here instead (`_message`)."""
         body = {"model": self.endpoint.model, "messages": messages, "temperature": self.temperature}
         if tools:
             body["tools"] = tools
-        return self.endpoint.client.post("/chat/completions", body=body, cast_to=object)
+        return await self.endpoint.async_client.post(
+            "/chat/completions", content=orjson.dumps(body), cast_to=object
+        )
 
 
 def _message(response: Any, usage: _Usage) -> dict[str, Any]:

@@ -51,6 +51,15 @@ def completion(message: dict[str, Any], model: str = "test-model", usage: tuple[
     }
 
 
+class _Server(ThreadingHTTPServer):
+    # Class attributes, because `listen()` runs in the constructor: set on the instance
+    # afterwards, the backlog would stay at socketserver's 5, and a burst of concurrent clients
+    # overflows the accept queue (the kernel then drops or resets the extra connections, which a
+    # client sees as a read error on a connection it believed open).
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class OpenAIServer:
     def __init__(self, responder: Callable[[dict[str, Any]], Any], delay_s: float = 0.0):
         self.responder = responder
@@ -96,9 +105,7 @@ class OpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.request_queue_size = 256
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
