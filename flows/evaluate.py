@@ -1,7 +1,7 @@
 """The `evaluate-agent` flow: the agent under test on a corpus, scored, reported and gated.
 
-Cases are cut into batches, one Prefect task a batch (not a task a case; passed `quote`d, so
-Prefect does not walk every case looking for futures), each running the
+Cases are cut into batches, one Prefect task a batch (not a task a case; a batch travels as
+JSON Lines text, so Prefect does not walk every case looking for futures), each running the
 library's resumable runner into its own folder under `RUN_DIR/batches/`; a killed run resumes
 from what those folders hold. Scoring, reports and the gate are the library's `evaluate_run`.
 The flow fails when the gate fails.
@@ -75,16 +75,18 @@ def run_batch_fn(
 @task(name="run-agent-batch", retries=2, retry_delay_seconds=[2, 10], cache_policy=NO_CACHE)
 def run_batch(
     agent: str,
-    cases: list[Case],
+    cases_jsonl: str,
     batch_dir: str,
     trials: int,
     concurrency: int,
     timeout_s: float,
     max_steps: int,
 ) -> list[Trajectory]:
+    """One batch of cases, given as JSON Lines text: a string crosses to a Dask worker as is,
+    and Prefect does not walk it looking for futures (it would visit every field of every case)."""
     return run_batch_fn(
         agent,
-        cases,
+        [Case.model_validate_json(line) for line in cases_jsonl.splitlines()],
         Path(batch_dir),
         trials=trials,
         concurrency=concurrency,
@@ -170,7 +172,7 @@ def evaluate_agent(
     futures = [
         run_batch.submit(
             agent,
-            quote(chunk),
+            "\n".join(c.model_dump_json() for c in chunk),
             str(root / "batches" / f"b{i:04d}"),
             trials,
             concurrency,
