@@ -12,6 +12,7 @@ never to a log. The API key is a `SecretStr` and never appears in logs, reprs or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import weakref
@@ -34,6 +35,25 @@ NOT_CONFIGURED = (
 )
 
 
+def _closed_with_loop(client: Any) -> Any:
+    """An async generator, started here and parked at its `yield`, whose `finally` closes
+    `client`: starting it registers it with the running loop, whose `shutdown_asyncgens()` (run
+    by `asyncio.run` before it closes the loop) finalises it. The loop holds it weakly: the
+    caller keeps the returned generator alive as long as the client."""
+
+    async def closer() -> Any:
+        try:
+            yield
+        finally:
+            await client.close()
+
+    generator = closer()
+    step = generator.__anext__()  # the loop's first-iteration hook registers the generator
+    with contextlib.suppress(StopIteration):
+        step.send(None)  # runs to the bare `yield` without suspending
+    return generator
+
+
 class LLMReplyError(CasemillError):
     """The endpoint answered, but not with what was asked for, after every retry."""
 
@@ -50,7 +70,7 @@ class LLMEndpoint:
     timeout_s: float = 60.0
     max_retries: int = 3
     _client: Any = field(default=None, repr=False)
-    # one AsyncOpenAI per event loop (not copied by `dataclasses.replace`)
+    # event loop -> (AsyncOpenAI, its closer); not copied by `dataclasses.replace`
     _async_clients: Any = field(default_factory=weakref.WeakKeyDictionary, init=False, repr=False)
 
     @classmethod
@@ -78,20 +98,24 @@ class LLMEndpoint:
     def async_client(self) -> Any:
         """An `openai.AsyncOpenAI` with the same settings as `client`, one per running event
         loop: an async client's connections belong to the loop they were opened on, so a client
-        is never shared across `asyncio.run` calls. Must be read inside a running loop."""
+        is never shared across `asyncio.run` calls. Must be read inside a running loop; the
+        client is closed when that loop shuts down its async generators (as `asyncio.run` does
+        before it returns), so no connection outlives its loop."""
         loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
+        entry = self._async_clients.get(loop)
+        if entry is None:
             from openai import AsyncOpenAI
 
+            for old in [old for old in self._async_clients if old.is_closed()]:
+                del self._async_clients[old]
             client = AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self.api_key.get_secret_value() if self.api_key else "not-needed",
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
             )
-            self._async_clients[loop] = client
-        return client
+            entry = self._async_clients[loop] = (client, _closed_with_loop(client))
+        return entry[0]
 
     def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
         """One chat completion (the SDK retries transport errors with backoff)."""
