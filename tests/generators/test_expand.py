@@ -80,7 +80,8 @@ def test_near_duplicates_of_an_existing_corpus_are_removed(small_seeds):
     first = expand(small_seeds, config, 0)
     again = expand(small_seeds, config, 0, existing=first.candidates)
     assert first.candidates and not again.candidates
-    assert again.summary.near_duplicates == len(first.candidates)
+    # every candidate the second run makes duplicates the corpus the first run made
+    assert again.summary.near_duplicates == again.summary.generated >= len(first.candidates)
 
 
 def test_quota_caps_a_kind(small_seeds):
