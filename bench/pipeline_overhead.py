@@ -28,15 +28,15 @@ def plain(work: Path) -> int:
     from casemill.corpus import CorpusStore
     from evaluation.runner import run
     from evaluation.scoring.pipeline import evaluate_run
-    from flows.expand import load_seed_cases
     from generators import ExpandConfig, expand
+    from generators.seeds import load_seeds
     from mining import mine
     from review.export import export_batch
     from review.store import ReviewStore
 
     corpus = CorpusStore(work / "corpus")
     mined = mine([ROOT / "samples" / "support_logs.jsonl"], "openai-jsonl", existing=corpus.cases())
-    seeds = load_seed_cases(str(ROOT / "seeds"))
+    seeds, _ = load_seeds(ROOT / "seeds")
     expanded = expand(seeds, ExpandConfig(per_seed=1), 0, existing=[*corpus.cases(), *seeds])
     store = ReviewStore.open(f"sqlite:///{work / 'review.db'}")
     store.enqueue([*mined.cases, *expanded.candidates], "bench", policy="auto")

@@ -23,18 +23,7 @@ from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from flows import _artifacts as artifacts
 from flows._runtime import code_fingerprint, default_task_runner
-
-
-def load_seed_cases(seeds: str) -> list[Case]:
-    from casemill.validation import load_cases
-
-    path = Path(seeds)
-    if not path.exists():
-        raise UserError(f"{seeds}: no such seed file or folder")
-    loaded = load_cases([path])
-    if not loaded.cases:
-        raise UserError(f"{seeds}: no valid seed cases (run 'casemill validate {seeds}')")
-    return [item.case for item in loaded.cases]
+from generators.seeds import load_seeds
 
 
 @task(name="expand-batch", cache_policy=INPUTS + TASK_SOURCE, persist_result=True)
@@ -52,7 +41,7 @@ def expand_batch(
     small (paths, fingerprints), so the cache key is cheap and Prefect walks no cases."""
     from generators import ExpandConfig, expand
 
-    seed_cases = load_seed_cases(seeds)
+    seed_cases, _ = load_seeds(seeds)
     known = [*_corpus_cases(corpus_dir), *seed_cases]
     return expand(seed_cases[start:stop], ExpandConfig.model_validate(config), seed, existing=known)
 
@@ -150,7 +139,9 @@ def expand_corpus(
     from generators import DETERMINISTIC_CHAINS, ExpandConfig
 
     logger = get_run_logger()
-    seed_cases = load_seed_cases(seeds)
+    seed_cases, skipped = load_seeds(seeds)
+    for finding in skipped:
+        logger.warning("skipped seed: %s", finding)
     corpus = _corpus_cases(corpus_dir)
     config = ExpandConfig(
         chains=tuple(chains or DETERMINISTIC_CHAINS),

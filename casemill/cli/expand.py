@@ -47,15 +47,12 @@ def _quotas(values: list[str]) -> dict[str, int]:
 
 
 def _load_seeds(seeds: Path) -> list:
-    from casemill.validation import load_cases
+    from generators.seeds import load_seeds
 
-    loaded = load_cases([seeds])
-    for bad in loaded.bad:
-        for finding in bad.findings[:1]:
-            err_console.print(f"[yellow]skipped seed[/] {finding}", highlight=False)
-    if not loaded.cases:
-        raise UserError(f"{seeds}: no valid seed cases found")
-    return [item.case for item in loaded.cases]
+    cases, skipped = load_seeds(seeds)
+    for finding in skipped:
+        err_console.print(f"[yellow]skipped seed[/] {finding}", highlight=False)
+    return cases
 
 
 def _endpoint(llm: bool):  # noqa: ANN202 - LLMEndpoint or None

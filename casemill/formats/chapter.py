@@ -34,6 +34,7 @@ from casemill.formats import support_map as sm
 from casemill.formats.common import (
     case_data,
     difficulty,
+    export_records,
     import_records,
     no_unknown_fields,
     phrases,
@@ -41,8 +42,6 @@ from casemill.formats.common import (
 )
 from casemill.formats.records import SourceRecord
 from casemill.formats.result import ExportResult, FieldProblem, ImportResult
-from casemill.io.jsonl import atomic_write_jsonl
-from casemill.validation.findings import Finding
 
 FORMAT = "chapter"
 GENERIC_DOMAIN = "generic:chapter"
@@ -258,13 +257,4 @@ def _customer_roles(labels: Iterable[str]) -> list[str]:
 def export_chapter(cases: Iterable[Case], path: str | Path) -> ExportResult:
     """Write `cases` in the chapter format (JSON Lines); cases it cannot hold are skipped and
     reported."""
-    records, skipped = [], []
-    for case in cases:
-        try:
-            records.append(export_record(case))
-        except FieldProblem as exc:
-            skipped.append(
-                Finding("schema", "export", exc.message, field=exc.field, case_id=case.id)
-            )
-    atomic_write_jsonl(path, records)
-    return ExportResult(FORMAT, str(path), len(records), tuple(skipped))
+    return export_records(FORMAT, cases, path, export_record)

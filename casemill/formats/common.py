@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from casemill.case.model import Case
 from casemill.formats.records import SourceRecord, read_records
-from casemill.formats.result import FieldProblem, ImportResult, Quarantined, located
+from casemill.formats.result import ExportResult, FieldProblem, ImportResult, Quarantined, located
+from casemill.io.jsonl import atomic_write_jsonl
 from casemill.validation.findings import Finding
 from casemill.validation.semantic import semantic_findings
 
@@ -183,3 +184,20 @@ def case_data(
             "notes": "; ".join(notes),
         },
     }
+
+
+def export_records(
+    fmt: str, cases: Iterable[Case], path: str | Path, export_record: Callable[[Case], dict]
+) -> ExportResult:
+    """Write `export_record(case)` for each case as JSON Lines; a case the format cannot hold
+    (`FieldProblem`) is skipped and reported."""
+    records, skipped = [], []
+    for case in cases:
+        try:
+            records.append(export_record(case))
+        except FieldProblem as exc:
+            skipped.append(
+                Finding("schema", "export", exc.message, field=exc.field, case_id=case.id)
+            )
+    atomic_write_jsonl(path, records)
+    return ExportResult(fmt, str(path), len(records), tuple(skipped))

@@ -41,6 +41,7 @@ from casemill.formats.chapter import export_turns
 from casemill.formats.common import (
     case_data,
     difficulty,
+    export_records,
     import_records,
     no_unknown_fields,
     require,
@@ -48,8 +49,6 @@ from casemill.formats.common import (
 from casemill.formats.generic import infer_tools_by_domain
 from casemill.formats.records import SourceRecord
 from casemill.formats.result import ExportResult, FieldProblem, ImportResult
-from casemill.io.jsonl import atomic_write_jsonl
-from casemill.validation.findings import Finding
 
 FORMAT = "companion"
 TOP_FIELDS = ("sample_id", "input", "expected_function_call", "order", "expected_routing")
@@ -300,13 +299,4 @@ def export_record(case: Case) -> dict[str, Any]:
 def export_companion(cases: Iterable[Case], path: str | Path) -> ExportResult:
     """Write `cases` in the companion JSONL format; cases it cannot hold are skipped and
     reported."""
-    records, skipped = [], []
-    for case in cases:
-        try:
-            records.append(export_record(case))
-        except FieldProblem as exc:
-            skipped.append(
-                Finding("schema", "export", exc.message, field=exc.field, case_id=case.id)
-            )
-    atomic_write_jsonl(path, records)
-    return ExportResult(FORMAT, str(path), len(records), tuple(skipped))
+    return export_records(FORMAT, cases, path, export_record)

@@ -8,8 +8,8 @@ import pytest
 
 from casemill.errors import UserError
 from flows.evaluate import check_agent, load_cases_for_eval
-from flows.expand import load_seed_cases
 from flows.mine import expand_paths
+from generators.seeds import load_seeds
 
 
 def test_missing_log_path_names_it(tmp_path: Path):
@@ -34,12 +34,12 @@ def test_empty_seed_set_is_refused(tmp_path: Path):
     empty.mkdir()
     (empty / "none.jsonl").write_text("")
     with pytest.raises(UserError, match="no valid seed cases"):
-        load_seed_cases(str(empty))
+        load_seeds(str(empty))
 
 
 def test_missing_seed_folder_is_refused(tmp_path: Path):
     with pytest.raises(UserError, match="no such seed file or folder"):
-        load_seed_cases(str(tmp_path / "missing"))
+        load_seeds(str(tmp_path / "missing"))
 
 
 def test_unknown_agent_fails_before_running():

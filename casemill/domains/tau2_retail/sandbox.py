@@ -128,6 +128,21 @@ class Tau2RetailSandbox(Sandbox):
             diff += variant["price"] - old["price"]
         return None, round(diff, 2)
 
+    def _swap_checked(
+        self,
+        order: dict[str, Any],
+        item_ids: list[str],
+        new_item_ids: list[str],
+        payment_method_id: str,
+    ) -> tuple[str | None, float]:
+        """The problem with swapping `item_ids` for `new_item_ids` paid by `payment_method_id`
+        (items, the method, its balance), or None, and the price difference."""
+        problem, diff = self._swap_problem(order, item_ids, new_item_ids)
+        method = self._payment(order, payment_method_id)
+        if problem is None and method is None:
+            problem = f"payment method {payment_method_id} not found"
+        return problem or self._balance_problem(method, diff), diff
+
     def _balance_problem(self, method: dict[str, Any], amount: float) -> str | None:
         if method.get("source") == "gift_card" and method.get("balance", 0) < amount:
             return "insufficient gift card balance to pay for the price difference"
@@ -240,11 +255,7 @@ class Tau2RetailSandbox(Sandbox):
         order = self._order(order_id, "delivered", "exchanged")
         if isinstance(order, ToolResult):
             return order
-        problem, diff = self._swap_problem(order, item_ids, new_item_ids)
-        method = self._payment(order, payment_method_id)
-        if problem is None and method is None:
-            problem = f"payment method {payment_method_id} not found"
-        problem = problem or self._balance_problem(method, diff)
+        problem, diff = self._swap_checked(order, item_ids, new_item_ids, payment_method_id)
         if problem:
             return _policy(problem)
         order["status"] = "exchange requested"
@@ -260,13 +271,10 @@ class Tau2RetailSandbox(Sandbox):
         order = self._order(order_id, "pending", "modified")
         if isinstance(order, ToolResult):
             return order
-        problem, diff = self._swap_problem(order, item_ids, new_item_ids)
-        method = self._payment(order, payment_method_id)
-        if problem is None and method is None:
-            problem = f"payment method {payment_method_id} not found"
-        problem = problem or self._balance_problem(method, diff)
+        problem, diff = self._swap_checked(order, item_ids, new_item_ids, payment_method_id)
         if problem:
             return _policy(problem)
+        method = self._payment(order, payment_method_id)
         kind = "payment" if diff > 0 else "refund"
         order["payment_history"] = [
             *(order.get("payment_history") or []),
