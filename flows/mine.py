@@ -48,11 +48,19 @@ def file_fingerprint(path: Path) -> str:
     persist_result=True,
 )
 def mine_file_task(
-    path: str, fingerprint: str, fmt: str, redact: bool, seed: int, code: str
+    path: str,
+    fingerprint: str,
+    fmt: str,
+    redact: bool,
+    seed: int,
+    code: str,
+    tools: list[dict[str, Any]] | None = None,
 ) -> Any:
-    from mining import mine_file
+    from mining import MineOptions, mine_file
+    from mining.toolspec import parse_tools
 
-    return mine_file(Path(path), fmt, redact=redact, seed=seed)
+    options = MineOptions(tools=parse_tools(tools) if tools else None)
+    return mine_file(Path(path), fmt, redact=redact, seed=seed, options=options)
 
 
 @task(name="merge-and-write", retries=1, cache_policy=NO_CACHE)
@@ -83,16 +91,21 @@ def mine_logs(
     corpus_dir: str | None = "corpus",
     redact: bool = True,
     seed: int = 0,
+    tools: str | None = None,
 ) -> dict[str, Any]:
-    """Mine every file matched by `logs` and write the candidates (review pending) to `out`."""
+    """Mine every file matched by `logs` and write the candidates (review pending) to `out`;
+    `tools` is a JSON file of the agent's tool specs for logs that carry none."""
+    from mining.toolspec import load_tools_file
+
     logger = get_run_logger()
     files = expand_paths(logs)
+    specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
     logger.info(
         "mining %d log files (%s, redaction %s)", len(files), fmt, "on" if redact else "OFF"
     )
     futures = [
         mine_file_task.submit(
-            str(p), file_fingerprint(p), fmt, redact, seed, code_fingerprint("mining")
+            str(p), file_fingerprint(p), fmt, redact, seed, code_fingerprint("mining"), specs
         )
         for p in files
     ]

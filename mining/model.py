@@ -9,9 +9,12 @@ and frozen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from mining.toolspec import ToolSpecs
 
 Role = Literal["customer", "assistant", "tool", "system"]
 
@@ -27,6 +30,7 @@ REASONS = (
     "unknown_role",
     "orphan_tool_result",
     "bad_tool_arguments",
+    "bad_tools",
     "too_many_turns",
     "no_customer_turn",
     "bad_row",
@@ -67,6 +71,7 @@ class Conversation:
     calls_visible: bool = True  # False for transcripts that show only tool results
     total_messages: int = 0  # before capping
     capped: bool = False
+    tools: ToolSpecs | None = None  # the agent's tool specs, when the log line carries them
 
     def calls(self) -> list[LoggedCall]:
         return [c for m in self.messages for c in m.calls]

@@ -25,6 +25,7 @@ from mining.derive.cases import DeriveOptions, derive_cases
 from mining.model import Conversation, Quarantined
 from mining.parsers import get_parser
 from mining.redact.redactor import RawValue, redact_conversation, scrub_text
+from mining.toolspec import ToolSpecs
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ class MineOptions:
     csv_mapping: Any = None  # mining.parsers.csv_tickets.CsvMapping
     validate: bool = True
     dedup_threshold: float = DEFAULT_THRESHOLD
+    tools: ToolSpecs | None = None  # for logs that carry no tool specs (a line's own win)
 
 
 class MineSummary(BaseModel):
@@ -186,6 +188,7 @@ def iter_mine(
             seed=options.seed,
             validate=options.validate,
             max_decision_points=options.max_decision_points,
+            tools=options.tools,
         )
         items = parser(
             path, max_turns=options.max_turns, progress=counted, csv_mapping=options.csv_mapping

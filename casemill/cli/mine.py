@@ -44,6 +44,11 @@ def mine_command(
     csv_mapping: Path | None = typer.Option(
         None, "--csv-mapping", help="JSON file mapping CSV columns (format csv)"
     ),
+    tools: Path | None = typer.Option(
+        None,
+        "--tools",
+        help="JSON file of the agent's tool specs (OpenAI tools list) for logs that carry none",
+    ),
     domain: str | None = typer.Option(
         None, "--domain-label", help="name of generic:<name> cases (default: from the file name)"
     ),
@@ -56,6 +61,7 @@ def mine_command(
     from mining.parsers import FORMATS
     from mining.pipeline import MineOptions
     from mining.reading import file_size
+    from mining.toolspec import load_tools_file
 
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -65,6 +71,7 @@ def mine_command(
     if no_redact and keep_raw:
         raise UserError("--keep-raw only makes sense with redaction on; drop --no-redact")
     mapping = _csv_mapping(csv_mapping) if csv_mapping else None
+    specs = load_tools_file(tools) if tools else None
     existing = _corpus(corpus) if corpus else []
     options = MineOptions(
         redact=not no_redact,
@@ -72,6 +79,7 @@ def mine_command(
         max_turns=max_turns,
         domain_label=domain,
         csv_mapping=mapping,
+        tools=specs,
     )
     total = sum(file_size(p) for p in logs)
     tune_gc()

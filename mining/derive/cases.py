@@ -9,13 +9,16 @@
 
 Confidence: a resolved conversation whose calls are visible gives `high` labels; anything else
 (unresolved, resolution unknown, a transcript without calls, a capped conversation, a support
-case that fails its semantic checks) gives `low` labels tagged `needs_label`, the expected calls
-being what the agent did: observed, may be wrong.
+case that fails its semantic checks, a call that breaks its tool specification) gives `low`
+labels tagged `needs_label`, the expected calls being what the agent did: observed, may be wrong.
+
+With tool specifications (the log line's own, else `DeriveOptions.tools`), expected calls lose
+the arguments their tool does not declare, and the case's notes say which (`mining.toolspec`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,6 +46,7 @@ from mining.derive.common import (
     user_scenario,
 )
 from mining.model import Conversation, LoggedCall, Message
+from mining.toolspec import Conformed, ToolSpecs, conform
 
 MINER_VERSION = "1"
 OBSERVED = "expected calls are what the agent did: observed, may be wrong"
@@ -54,6 +58,7 @@ class DeriveOptions:
     seed: int = 0
     validate: bool = True
     max_decision_points: int = 20
+    tools: ToolSpecs | None = None  # for logs whose lines carry none
 
 
 @dataclass
@@ -71,9 +76,10 @@ class _Draft:
     state: dict[str, Any]
     scenario: str | None
     outcome_messages: list[Message]
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # lower the confidence
     phrases: list[str] = field(default_factory=list)
     reads: int = 0
+    info: list[str] = field(default_factory=list)  # notes that do not
 
 
 def _confidence_notes(conv: Conversation) -> list[str]:
@@ -98,6 +104,10 @@ def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -
         out.problems.append("no customer turn")
         return out
     drafts = _drafts(conv, domain, out, options.max_decision_points)
+    if conv.tools is not None:
+        options = replace(options, tools=conv.tools)
+    if options.tools is not None:
+        _conform(drafts, options.tools)
     base_notes = _confidence_notes(conv)
     checked: dict[tuple, list[str]] = {}
     for draft in drafts:
@@ -170,6 +180,33 @@ def _whole(conv: Conversation, rebuilt: support.Rebuilt | None) -> _Draft:
     )
 
 
+def _conform(drafts: list[_Draft], specs: ToolSpecs) -> None:
+    """Each draft's writes with the arguments their spec does not declare dropped; what was
+    dropped and what else breaks a spec in the draft's notes. Each call is checked once."""
+    seen: dict[int, tuple[LoggedCall, Conformed]] = {}
+    for d in drafts:
+        writes, dropped, problems = [], [], []
+        for call in d.writes:
+            if id(call) not in seen:
+                got = conform(call.tool, call.arguments, specs)
+                kept = call
+                if got.dropped:
+                    kept = LoggedCall(call.id, call.tool, got.arguments, call.result, call.error)
+                seen[id(call)] = (kept, got)
+            kept, got = seen[id(call)]
+            writes.append(kept)
+            dropped += [got.dropped_text(call.tool)] if got.dropped else []
+            problems += got.problems
+        d.writes = writes
+        if dropped:
+            d.info.append(
+                "arguments the tool specification does not declare were dropped: "
+                + "; ".join(dropped)
+            )
+        if problems:
+            d.notes.append("call does not match its tool specification: " + "; ".join(problems))
+
+
 def _case(
     conv: Conversation,
     domain: str,
@@ -185,7 +222,7 @@ def _case(
     outcome_msgs = d.messages if d.kind == "decision_point" else d.outcome_messages
     outcome, outcome_note = outcome_of(d.writes, outcome_msgs)
     low = list(base_notes) + d.notes
-    info = [outcome_note] if outcome_note else []
+    info = d.info + ([outcome_note] if outcome_note else [])
     intents = support.intents(d.writes) if is_support else generic.intents(d.writes)
     case = _build(conv, domain, d, calls, outcome, intents, low, info, options)
     if is_support and options.validate:
@@ -217,6 +254,9 @@ def _build(
         labels.append("needs_label")
         notes = [OBSERVED, *notes]
     writes = len(calls)
+    args: dict[str, Any] = {"format": conv.format}
+    if options.tools is not None:
+        args["tool_specs"] = len(options.tools)
     steps = (writes + 1) if d.kind == "decision_point" else (d.reads + writes + 1)
     return Case(
         domain=domain,
@@ -237,11 +277,7 @@ def _build(
         ),
         provenance=Provenance(
             origin="mined",
-            operators=(
-                OperatorStep(
-                    kind="mine", name=d.kind, version=MINER_VERSION, args={"format": conv.format}
-                ),
-            ),
+            operators=(OperatorStep(kind="mine", name=d.kind, version=MINER_VERSION, args=args),),
             seed=options.seed,
             source=SourceRef(
                 file=conv.file, line=conv.line, format=conv.format, conversation_id=conv.id

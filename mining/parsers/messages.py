@@ -11,11 +11,14 @@ rest is counted, not kept.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message, RecordProblem, is_error_result
+
+if TYPE_CHECKING:
+    from mining.toolspec import ToolSpecs
 
 ROLES = {
     "user": "customer",
@@ -170,6 +173,7 @@ def build_conversation(
     fmt: str,
     resolved: bool | None,
     max_turns: int,
+    tools: ToolSpecs | None = None,
 ) -> Conversation:
     builder = _Builder(max_turns)
     for index, m in enumerate(messages):
@@ -184,4 +188,5 @@ def build_conversation(
         calls_visible=True,
         total_messages=builder.total,
         capped=builder.total > len(builder.messages),
+        tools=tools,
     )

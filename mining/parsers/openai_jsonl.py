@@ -3,8 +3,10 @@
     {"conversation_id": "...", "resolved": true, "messages": [{"role": "user", ...}, ...]}
 
 The id may also be called `id`, `session_id` or `thread_id` (else `<file stem>:<line>`); the
-resolution flag `resolved`, `resolution`, `success` or `reward` (1 = resolved). Everything else
-on the line is ignored.
+resolution flag `resolved`, `resolution`, `success` or `reward` (1 = resolved). An optional
+`tools` list, in OpenAI's format as in its fine-tuning chat format, gives the specs of the
+agent's tools (see `mining.toolspec`); a line whose `tools` is not such a list is quarantined.
+Everything else on the line is ignored.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, build_conversation
 from mining.reading import Progress, iter_lines, json_objects
+from mining.toolspec import SpecCache, ToolSpecError, ToolSpecs
 
 ID_KEYS = ("conversation_id", "id", "session_id", "thread_id")
 RESOLVED_KEYS = ("resolved", "resolution", "success", "reward")
@@ -36,18 +39,30 @@ def record_resolved(record: dict[str, Any]) -> bool | None:
     return None
 
 
+def record_tools(record: dict[str, Any], cache: SpecCache) -> ToolSpecs | None:
+    """The line's own tool specs (`tools`), if it carries a non-empty list."""
+    value = record.get("tools")
+    if value is None or value == []:
+        return None
+    try:
+        return cache.parse(value)
+    except ToolSpecError as exc:
+        raise RecordProblem("bad_tools", str(exc), "tools") from None
+
+
 def parse(
     path: Path, *, max_turns: int, progress: Progress | None = None, **_: Any
 ) -> Iterator[Conversation | Quarantined]:
+    specs = SpecCache()
     for item in json_objects(str(path), iter_lines(path, progress)):
         if isinstance(item, Quarantined):
             yield item
             continue
         number, record = item
-        yield from _one(record, path, number, max_turns)
+        yield from _one(record, path, number, max_turns, specs)
 
 
-def _one(record: dict[str, Any], path: Path, line: int, max_turns: int):
+def _one(record: dict[str, Any], path: Path, line: int, max_turns: int, specs: SpecCache):
     conv_id = record_id(record, path, line)
     messages = record.get("messages")
     if not isinstance(messages, list):
@@ -69,6 +84,7 @@ def _one(record: dict[str, Any], path: Path, line: int, max_turns: int):
             fmt="openai-jsonl",
             resolved=record_resolved(record),
             max_turns=max_turns,
+            tools=record_tools(record, specs),
         )
     except RecordProblem as problem:
         yield Quarantined(

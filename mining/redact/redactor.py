@@ -396,6 +396,7 @@ class ConversationRedactor:
             calls_visible=src.calls_visible,
             total_messages=src.total_messages,
             capped=src.capped,
+            tools=src.tools,
         )
         raw = []
         if self.keep_raw:
