@@ -168,9 +168,10 @@ def main() -> int:
         elapsed = time.perf_counter() - started
         level = conversation_cases(result)
         totals = score(level, truth, resolved)
+        warm = "with tool specs" if options.tools else "without tool specs, start-up included"
         print(
             f"mined {result.summary.conversations_read} conversations in {elapsed:.2f} s "
-            f"({'with ' + str(args.tools) if options.tools else 'without tool specs'}): "
+            f"({warm}): "
             f"{result.summary.cases}; resolved conversations: {totals['resolved']}; write "
             f"actions mined {totals['mined']}, in ground truth {totals['truth']}"
         )
