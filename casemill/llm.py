@@ -79,7 +79,13 @@ class LLMEndpoint:
         base, model, key = settings.resolved_llm()
         if not base or not model:
             raise EndpointNotConfigured(NOT_CONFIGURED)
-        return cls(base_url=base, model=model, api_key=key, timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
+        return cls(
+            base_url=base,
+            model=model,
+            api_key=key,
+            timeout_s=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+        )
 
     @property
     def client(self) -> Any:
@@ -98,13 +104,16 @@ class LLMEndpoint:
     def async_client(self) -> Any:
         """An `openai.AsyncOpenAI` with the same settings as `client`, one per running event
         loop: an async client's connections belong to the loop they were opened on, so a client
-        is never shared across `asyncio.run` calls. Must be read inside a running loop; the
+        is never shared across `asyncio.run` calls. Its transport is the SDK's aiohttp one
+        (`openai[aiohttp]`, `DefaultAioHttpClient`), which the SDK recommends for concurrency: it
+        costs about a third less CPU a request than the default httpx2 transport, which is what
+        bounds a run at high concurrency. Must be read inside a running loop; the
         client is closed when that loop shuts down its async generators (as `asyncio.run` does
         before it returns), so no connection outlives its loop."""
         loop = asyncio.get_running_loop()
         entry = self._async_clients.get(loop)
         if entry is None:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, DefaultAioHttpClient
 
             for old in [old for old in self._async_clients if old.is_closed()]:
                 del self._async_clients[old]
@@ -113,6 +122,7 @@ class LLMEndpoint:
                 api_key=self.api_key.get_secret_value() if self.api_key else "not-needed",
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
+                http_client=DefaultAioHttpClient(timeout=self.timeout_s),
             )
             entry = self._async_clients[loop] = (client, _closed_with_loop(client))
         return entry[0]
@@ -121,7 +131,14 @@ class LLMEndpoint:
         """One chat completion (the SDK retries transport errors with backoff)."""
         return self.client.chat.completions.create(model=self.model, messages=messages, **kwargs)
 
-    def chat_json(self, messages: list[dict[str, Any]], schema: type[T], *, attempts: int = 3, temperature: float = 0.0) -> tuple[T, str]:
+    def chat_json(
+        self,
+        messages: list[dict[str, Any]],
+        schema: type[T],
+        *,
+        attempts: int = 3,
+        temperature: float = 0.0,
+    ) -> tuple[T, str]:
         """Ask for a JSON object matching `schema`; returns it with the prompt hash.
 
         A reply that is not JSON or does not fit the schema is asked again, up to `attempts`
@@ -129,7 +146,9 @@ class LLMEndpoint:
         prompt_hash = short_hash(json.dumps(messages, sort_keys=True))
         last_raw, reason = None, ""
         for _ in range(attempts):
-            response = self.chat(messages, temperature=temperature, response_format={"type": "json_object"})
+            response = self.chat(
+                messages, temperature=temperature, response_format={"type": "json_object"}
+            )
             last_raw = (response.choices[0].message.content or "") if response.choices else ""
             try:
                 return schema.model_validate(json.loads(last_raw)), prompt_hash

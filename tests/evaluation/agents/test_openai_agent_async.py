@@ -8,18 +8,21 @@ import asyncio
 import json
 from pathlib import Path
 
+import openai
+
 from casemill.llm import LLMEndpoint
 from evaluation.agents import RetryPolicy
 from evaluation.agents.episode import new_episode
 from evaluation.agents.openai_agent import OpenAIAgent
 from evaluation.runner import run
 from tests.evaluation.agents.support_cases import many_cases, mug_case
+from tests.support.aio_openai_server import AioOpenAIServer
 from tests.support.openai_server import OpenAIServer, Reply
 
 NO_RETRY = RetryPolicy(attempts=1)
 
 
-def agent_for(server: OpenAIServer, **kwargs) -> OpenAIAgent:
+def agent_for(server: OpenAIServer | AioOpenAIServer, **kwargs) -> OpenAIAgent:
     endpoint = LLMEndpoint(base_url=server.base_url, model="test-model", timeout_s=10)
     return OpenAIAgent(endpoint=endpoint, **kwargs)
 
@@ -43,6 +46,8 @@ def test_one_async_client_per_event_loop_closed_when_its_loop_ends():
     assert str(second.base_url) == "http://127.0.0.1:9/v1/"
     assert (second.timeout, second.max_retries) == (7, 0)
     assert len(endpoint._async_clients) == 1  # the closed loop's client was let go
+    # the SDK's aiohttp transport (`openai[aiohttp]`), not its default httpx2 one
+    assert isinstance(second._client, openai.DefaultAioHttpClient)
 
 
 def test_the_posted_body_is_the_chat_request_as_json(tmp_path: Path):
@@ -84,8 +89,19 @@ def test_a_burst_of_concurrent_episodes_gets_no_transport_error(tmp_path: Path):
 
 def test_the_time_limit_cancels_a_request_in_flight(tmp_path: Path):
     with OpenAIServer(lambda body: Reply(body={"late": True}, delay_s=3)) as server:
-        [traj] = run(
-            agent_for(server), [mug_case()], tmp_path, timeout_s=0.3, retry=NO_RETRY
-        )
+        [traj] = run(agent_for(server), [mug_case()], tmp_path, timeout_s=0.3, retry=NO_RETRY)
     assert traj.error_kind == "timeout" and "0.3s time limit" in traj.error
     assert traj.final_state is not None and traj.calls == ()
+
+
+def test_the_benchmark_server_serves_a_burst_on_one_event_loop(tmp_path: Path):
+    """`AioOpenAIServer` (what bench/eval_throughput.py runs): the same protocol, every request
+    answered after its delay, counted."""
+    cases = many_cases(60)
+    with AioOpenAIServer(one_lookup_then_reply, delay_s=0.05) as server:
+        trajectories = run(agent_for(server), cases, tmp_path, concurrency=60, retry=NO_RETRY)
+        count = server.count
+    assert [t.error_kind for t in trajectories] == [None] * len(cases)
+    assert {t.final_reply for t in trajectories} == {"done"}
+    assert [len(t.calls) for t in trajectories] == [1] * len(cases)
+    assert count == 2 * len(cases)
