@@ -112,12 +112,11 @@ def mine_command(
 
 def tune_gc() -> None:
     """Mining allocates many short-lived objects: move what is loaded so far out of the
-    collector's way and collect less often (about 10% faster on large logs)."""
-    import gc
+    collector's way and collect less often, for the rest of the process (about 10% faster on
+    large logs; `casemill.gctune`)."""
+    from casemill.gctune import tune
 
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    tune()
 
 
 def _csv_mapping(path: Path):
