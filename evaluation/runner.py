@@ -253,7 +253,8 @@ async def _attempt(
         )
     reply, error = None, None
     try:
-        reply = await asyncio.wait_for(agent.run(episode), timeout_s)
+        async with asyncio.timeout(timeout_s):  # no extra task per case, unlike wait_for
+            reply = await agent.run(episode)
     except TimeoutError:
         error = AgentError("timeout", f"no reply within the {timeout_s:g}s time limit")
     except StepLimitReached:
