@@ -40,6 +40,7 @@ def full_pipeline(
     seeds: str = "seeds",
     logs: list[str] | None = None,
     log_format: str = "openai-jsonl",
+    log_tools: str | None = None,
     workdir: str = ".casemill/pipeline",
     corpus_dir: str = "corpus",
     review: str = "human",
@@ -67,6 +68,7 @@ def full_pipeline(
             out=str(work / "candidates" / "mined.jsonl"),
             corpus_dir=corpus_dir,
             seed=seed,
+            tools=log_tools,
         )
         candidate_files.append(mined["candidates"])
     expanded = expand_corpus(
