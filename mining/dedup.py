@@ -33,30 +33,30 @@ from casemill.dedup import (
 Verdict = Literal["corpus", "within_logs"] | None
 
 
+def _sorted_json(values) -> list[str]:
+    return sorted(
+        orjson.dumps(v.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS).decode()
+        for v in values
+    )
+
+
 def signature(case: Case) -> str:
     """`casemill.dedup.case_signature`'s fields (hashed with orjson, which is several times
     faster on large environments) and the case kind."""
     e = case.expected
     ops = case.provenance.operators
-    data = {
-        "kind": ops[-1].name if ops else "",
-        "domain": case.domain,
-        "outcome": e.outcome,
-        "calls": sorted(
-            orjson.dumps(c.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
-            for c in e.tool_calls
-        ),
-        "forbidden": sorted(
-            orjson.dumps(c.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
-            for c in e.forbidden_calls
-        ),
-        "faults": [f.model_dump(mode="json") for f in case.environment.faults],
-        "state": case.environment.state,
-    }
     blob = orjson.dumps(
-        data,
+        [
+            ops[-1].name if ops else "",
+            case.domain,
+            e.outcome,
+            _sorted_json(e.tool_calls),
+            _sorted_json(e.forbidden_calls),
+            [f.model_dump(mode="json") for f in case.environment.faults],
+            case.environment.state,
+        ],
         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
-        default=lambda b: b.decode() if isinstance(b, bytes) else str(b),
+        default=str,
     )
     return hashlib.sha256(blob).hexdigest()[:32]
 
@@ -69,8 +69,12 @@ class MinedDeduper:
         workdir: str | Path | None = None,
     ):
         self.threshold = threshold
-        self.corpus = NearDuplicateIndex(threshold=threshold)
+        # the MinHash index only when there is a corpus to compare with: building one imports
+        # datasketch and scipy (about a second), which mining a log alone never needs
+        self.corpus: NearDuplicateIndex | None = None
         for case in existing:
+            if self.corpus is None:
+                self.corpus = NearDuplicateIndex(threshold=threshold)
             self.corpus.add(case)
         self._dir = tempfile.TemporaryDirectory(prefix="casemill-dedup-", dir=workdir)
         self._db = sqlite3.connect(Path(self._dir.name) / "seen.sqlite", isolation_level=None)
@@ -84,29 +88,42 @@ class MinedDeduper:
 
     def check(self, case: Case) -> tuple[Verdict, str | None]:
         """(where the duplicate is, its id), or (None, None) after remembering `case`."""
-        if len(self.corpus):
+        if self.corpus is not None:
             dup = self.corpus.duplicate_of(case)
             if dup is not None:
                 return "corpus", dup
         sig = signature(case)
         text = case_text(case)
-        rows = self._db.execute("SELECT id, text FROM seen WHERE sig = ?", (sig,)).fetchall()
-        for other_id, other_text in rows:
-            if other_id == case.id or other_text == text:
-                return "within_logs", other_id
-        if rows:
-            mine = shingles(text)
-            for other_id, other_text in rows:
-                theirs = shingles(other_text)
-                if len(mine & theirs) >= self.threshold * len(mine | theirs):
-                    return "within_logs", other_id
-        self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", (sig, case.id, text))
+        # remembered at once when no case seen so far shares the signature (the common case:
+        # one statement); otherwise compared with those that do
+        added = self._db.execute(
+            "INSERT INTO seen SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM seen WHERE sig = ?)",
+            (sig, case.id, text, sig),
+        ).rowcount
+        if not added:
+            dup = self._within(sig, case.id, text)
+            if dup is not None:
+                return "within_logs", dup
+            self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", (sig, case.id, text))
         self._pending += 1
         if self._pending >= 5000:
             self._db.execute("COMMIT")
             self._db.execute("BEGIN")
             self._pending = 0
         return None, None
+
+    def _within(self, sig: str, case_id: str, text: str) -> str | None:
+        """The id of a case seen with the same signature that `case_id` duplicates."""
+        rows = self._db.execute("SELECT id, text FROM seen WHERE sig = ?", (sig,)).fetchall()
+        for other_id, other_text in rows:
+            if other_id == case_id or other_text == text:
+                return other_id
+        mine = shingles(text)
+        for other_id, other_text in rows:
+            theirs = shingles(other_text)
+            if len(mine & theirs) >= self.threshold * len(mine | theirs):
+                return other_id
+        return None
 
     def close(self) -> None:
         try:

@@ -43,6 +43,21 @@ def test_cases_already_in_the_corpus_are_dropped(tmp_path):
     assert again.summary.duplicates == {"corpus": 3}
 
 
+def test_without_a_corpus_no_minhash_index_is_loaded(tmp_path):
+    """The MinHash index (datasketch, scipy: about a second to import) is only for comparing
+    with a corpus; mining logs alone deduplicates without it."""
+    log = write_jsonl(tmp_path / "a.jsonl", RECORDS)
+    code = (
+        "import sys; from pathlib import Path; from mining import mine; "
+        f"r = mine([Path({str(log)!r})], 'openai-jsonl'); "
+        "print(len(r.cases), 'datasketch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    count, loaded = done.stdout.split()
+    assert int(count) > 0 and loaded == "False"
+
+
 def test_cli_writes_candidates_and_prints_a_summary(tmp_path):
     log = write_jsonl(tmp_path / "a.jsonl", [*RECORDS, b'{"conversation_id": "x", "messages": ['])
     out = tmp_path / "out" / "cands.jsonl"
