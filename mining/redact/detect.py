@@ -35,6 +35,26 @@ DIGITS = re.compile(
     r")"
 )
 USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b|\bC\d{4,6}\b")
+
+# The patterns above define what is found; `_scan` finds exactly their matches (a test checks
+# it) through faster forms. Python's `re` skips ahead only to a pattern's first literal or
+# character set, and those patterns start with a look-behind, `\b` or a run of word characters,
+# so as written every position of a text is a start to try.
+_EMAIL_LOCAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+# DIGITS with its first character consumed up front (and checked again by look-behinds).
+_DIGITS_FAST = re.compile(
+    r"[\d+(](?<![\w.+-][\d+(])(?:"
+    r"(?P<card>(?<=\d)(?:[ -]?\d){12,18}(?![\w-]))"
+    r"|(?P<phone>(?<=\+)\d{1,3}[ .-]?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)"
+    r"|(?<=\()\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?!\w)"
+    r"|(?<=\d)\d{2}[ .-]\d{3}[ .-]\d{4}(?!\w)"
+    r"|(?<=\+)\d{1,3}(?:[ .-]\d{1,5}){2,5}(?![\w-]))"
+    rf"|(?P<address>(?<=\d)\d{{0,5}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+"
+    rf"(?i:{_STREET_TYPES})\b\.?{_UNIT})"
+    r")"
+)
+_C_ID = re.compile(r"C(?<!\wC)\d{4,6}\b")
+_TAU_TAIL = re.compile(r"_[a-z]+_\d{4}\b")  # a tau-bench id from its first underscore on
 _NAME_HINTS = ("my name is", "this is", "i am", "i'm")
 _NAME_AFTER = re.compile(r"\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
 _PHONE_AFTER = re.compile(r"[^\d\n\x00]{0,15}(\d{10,11})(?!\d)")
@@ -155,17 +175,52 @@ def _positions(low: str, hint: str):
         at = low.find(hint, at + 1)
 
 
+def _emails(text: str) -> list[str]:
+    """EMAIL's matches, found from each `@` back to the start of its local part."""
+    found = []
+    end = 0  # where the last match ended: the next cannot start before it
+    at = text.find("@")
+    while at != -1:
+        start = at
+        while start > end and text[start - 1] in _EMAIL_LOCAL:
+            start -= 1
+        m = EMAIL.match(text, start) if start < at else None
+        if m is not None:
+            found.append(m.group(0))
+            end = m.end()
+        at = text.find("@", max(at + 1, end))
+    return found
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _user_ids(text: str) -> list[str]:
+    """USER_ID's matches, in order: customer ids, and tau-bench ids found from their first
+    underscore back to the start of the word."""
+    found = [(m.start(), m.group(0)) for m in _C_ID.finditer(text)] if "C" in text else []
+    for m in _TAU_TAIL.finditer(text):
+        start = m.start()
+        while start > 0 and "a" <= text[start - 1] <= "z":
+            start -= 1
+        if start < m.start() and not (start > 0 and _is_word(text[start - 1])):
+            found.append((start, text[start : m.end()]))
+    found.sort()
+    return [value for _, value in found]
+
+
 def _scan(text: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if "@" in text:
-        found += [("email", m.group(0)) for m in EMAIL.finditer(text)]
+        found += [("email", value) for value in _emails(text)]
     if _HAS_DIGIT.search(text) is None:
         digits = False
     else:
         digits = True
-        for m in DIGITS.finditer(text):
+        for m in _DIGITS_FAST.finditer(text):
             kind = m.lastgroup
-            value = m.group(kind) if kind else ""
+            value = m.group(0)
             if kind == "card":
                 plain = value.replace(" ", "").replace("-", "")
                 if 13 <= len(plain) <= 19 and luhn_ok(plain):
@@ -175,7 +230,7 @@ def _scan(text: str) -> list[tuple[str, str]]:
                     found.append(("address", value))
             elif kind == "phone":
                 found.append(("phone", value))
-        found += [("user_id", m.group(0)) for m in USER_ID.finditer(text)]
+        found += [("user_id", value) for value in _user_ids(text)]
     low = text.lower()
     if digits:
         for hint in _PHONE_HINTS:

@@ -31,6 +31,7 @@ SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches
 LONG = 2048
 TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 C_ID = re.compile(r"^C(\d{4,6})$")
+NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 
 
@@ -63,13 +64,6 @@ def _alternation(needles: tuple[str, ...]) -> re.Pattern[str]:
 
 def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
-
-
-def _bounded(low: str, start: int, end: int, needle: str) -> bool:
-    """No word character glued to either side of a needle that starts or ends with one."""
-    if _word(needle[0]) and start > 0 and _word(low[start - 1]):
-        return False
-    return not (_word(needle[-1]) and end < len(low) and _word(low[end]))
 
 
 def _shape(raw: str, surrogate: str) -> str:
@@ -121,14 +115,13 @@ class _Collector:
         """Known fields of a structured record; its other strings (values, not keys or
         numbers) are kept in `strings` for one pass of the text detectors."""
         if isinstance(value, dict):
-            person = any(k in PERSON_MARKERS for k in value)
+            person = not PERSON_MARKERS.isdisjoint(value)
             for key, item in value.items():
                 if isinstance(item, str):
                     lowered = key.lower() if isinstance(key, str) else ""
                     kind = FIELD_KINDS.get(lowered)
                     if kind == "name":
-                        part = {"first_name": "first", "last_name": "last"}.get(lowered)
-                        self.add_name(item, part)
+                        self.add_name(item, NAME_PARTS.get(lowered))
                     elif kind:
                         self.add(kind, item)
                     elif lowered == "name" and person:
@@ -173,6 +166,9 @@ class ConversationRedactor:
         self.map: dict[str, tuple[str, str]] = {}  # lowered raw -> (kind, surrogate)
         self.originals: dict[str, str] = {}  # lowered raw -> the value as first seen
         self.needles: list[str] = []  # lowered raw values, longest first
+        # each needle, its length, and whether it starts / ends with a word character
+        self.bounds: list[tuple[str, int, bool, bool]] = []
+        self._c_avoid: frozenset[str] | None = None
         self.parsed: dict[int, Any] = {}
 
     # -- collect ----------------------------------------------------------------------------
@@ -227,6 +223,7 @@ class ConversationRedactor:
             self.map[key] = (kind, surrogate)
             self.originals[key] = value
         self.needles = sorted(self.map, key=lambda n: (-len(n), n))
+        self.bounds = [(n, len(n), _word(n[0]), _word(n[-1])) for n in self.needles]
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
@@ -260,8 +257,9 @@ class ConversationRedactor:
             return f"{first.lower()}_{last.lower()}_{s.number('uid', value, 4, raws)}"
         m = C_ID.match(value)
         if m:
-            avoid = frozenset(r[1:] for r in raws if C_ID.match(r.upper()))
-            return "C" + s.number("cid", value, len(m.group(1)), avoid)
+            if self._c_avoid is None:  # the digits of every customer id in the conversation
+                self._c_avoid = frozenset(r[1:] for r in raws if C_ID.match(r.upper()))
+            return "C" + s.number("cid", value, len(m.group(1)), self._c_avoid)
         return "user_" + s.number("uid", value, 6, raws)
 
     # -- replace ----------------------------------------------------------------------------
@@ -272,29 +270,38 @@ class ConversationRedactor:
         if len(low) != len(text):  # lower-casing changed offsets: use the regex path
             present = tuple(n for n in self.needles if n in low)
             return _alternation(present).sub(self._replace, text) if present else text
-        spans: list[tuple[int, int, str]] = []
-        for needle in self.needles:
-            at = low.find(needle)
-            while at != -1:
-                end = at + len(needle)
-                if _bounded(low, at, end, needle) and not any(
-                    at < e and s < end for s, e, _ in spans
-                ):
-                    spans.append((at, end, needle))
-                at = low.find(needle, at + 1)
+        spans = self._spans(low)
         if not spans:
             return text
         spans.sort()
         out, pos = [], 0
+        counts = self.counts
         for start, end, needle in spans:
             out.append(text[pos:start])
             kind, surrogate = self.map[needle]
-            self.counts[kind] += 1
-            raw = text[start:end]
-            out.append(_shape(raw, surrogate) if kind == "name" else surrogate)
+            counts[kind] += 1
+            out.append(_shape(text[start:end], surrogate) if kind == "name" else surrogate)
             pos = end
         out.append(text[pos:])
         return "".join(out)
+
+    def _spans(self, low: str) -> list[tuple[int, int, str]]:
+        """Where the needles occur in `low`, longest first, each clear of word characters on
+        a side where the needle has one, none overlapping one found before."""
+        spans: list[tuple[int, int, str]] = []
+        size = len(low)
+        for needle, length, left, right in self.bounds:
+            at = low.find(needle)
+            while at != -1:
+                end = at + length
+                if (
+                    not (left and at and ((c := low[at - 1]).isalnum() or c == "_"))
+                    and not (right and end < size and ((c := low[end]).isalnum() or c == "_"))
+                    and not any(at < e and s < end for s, e, _ in spans)
+                ):
+                    spans.append((at, end, needle))
+                at = low.find(needle, at + 1)
+        return spans
 
     def _replace(self, m: re.Match[str]) -> str:
         raw = m.group(0)

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mining.model import Conversation, LoggedCall, Message
+from mining.redact import detect
 from mining.redact.detect import luhn_ok, scan
 from mining.redact.redactor import redact_conversation, scrub_text
 
@@ -37,6 +38,40 @@ def test_detectors_find_each_kind_and_leave_order_ids_alone():
         ("user_id", "C1001"),
         ("phone", "4155550134"),
     }
+
+
+# pieces that make the detectors' patterns start, stop, back off and meet their boundaries
+PIECES = [
+    *"0123456789 +-().,_#@%\n\taCcxZé",
+    "(555)",
+    "555-0139",
+    "4111 1111 1111 1111",
+    "+44 20 7946 0958",
+    "12 Main St",
+    "Apt 5",
+    "Suite 3",
+    "Ave.",
+    "Road",
+    "C1001",
+    "mia_li_3668",
+    "ab_cd_",
+    "_1234",
+    "bob.x@ex.com",
+    "a@b",
+    ".co",
+    "x9",
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14).map("".join))
+def test_fast_scanners_find_what_the_patterns_define(text):
+    """EMAIL, DIGITS and USER_ID define what is found; `_scan` runs faster forms of them."""
+    assert detect._emails(text) == [m.group(0) for m in detect.EMAIL.finditer(text)]
+    assert [(m.lastgroup, m.group(0)) for m in detect._DIGITS_FAST.finditer(text)] == [
+        (m.lastgroup, m.group(m.lastgroup)) for m in detect.DIGITS.finditer(text)
+    ]
+    assert detect._user_ids(text) == [m.group(0) for m in detect.USER_ID.finditer(text)]
 
 
 def test_card_numbers_must_pass_luhn():
