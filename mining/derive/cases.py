@@ -23,17 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from casemill.case.model import (
-    Case,
-    Environment,
-    Expected,
-    ExpectedCall,
-    OperatorStep,
-    Provenance,
-    Review,
-    SourceRef,
-    Tags,
-)
+from casemill.case.model import Case, ExpectedCall
 from casemill.validation.semantic import semantic_findings
 from mining.derive import generic, support
 from mining.derive.common import (
@@ -42,9 +32,9 @@ from mining.derive.common import (
     opening,
     outcome_of,
     successful_writes,
-    to_turns,
     user_scenario,
 )
+from mining.derive.parts import SharedParts
 from mining.model import Conversation, LoggedCall, Message
 from mining.toolspec import Conformed, ToolSpecs, conform
 
@@ -110,9 +100,10 @@ def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -
         _conform(drafts, options.tools)
     base_notes = _confidence_notes(conv)
     checked: dict[tuple, list[str]] = {}
+    parts = SharedParts(support.expected_call if domain == "support" else generic.expected_call)
     for draft in drafts:
         try:
-            case = _case(conv, domain, draft, base_notes, options, checked)
+            case = _case(conv, domain, draft, base_notes, options, checked, parts)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
@@ -149,7 +140,7 @@ def _decision(conv: Conversation, burst: Burst, rebuilt: support.Rebuilt | None)
         None,
         msgs,
         rebuilt.problems + before.problems,
-        support.phrases(writes, before.state),
+        support.phrases(writes, before.state, rebuilt.parsed),
     )
 
 
@@ -175,7 +166,7 @@ def _whole(conv: Conversation, rebuilt: support.Rebuilt | None) -> _Draft:
         scenario,
         msgs,
         list(rebuilt.problems),
-        support.phrases(writes, rebuilt.state),
+        support.phrases(writes, rebuilt.state, rebuilt.parsed),
         support.reads_needed(writes),
     )
 
@@ -214,17 +205,16 @@ def _case(
     base_notes: list[str],
     options: DeriveOptions,
     checked: dict[tuple, list[str]],
+    parts: SharedParts,
 ) -> Case:
     is_support = domain == "support"
-    calls: list[ExpectedCall] = [
-        (support.expected_call if is_support else generic.expected_call)(c) for c in d.writes
-    ]
+    calls = parts.calls(d.writes)
     outcome_msgs = d.messages if d.kind == "decision_point" else d.outcome_messages
     outcome, outcome_note = outcome_of(d.writes, outcome_msgs)
     low = list(base_notes) + d.notes
     info = d.info + ([outcome_note] if outcome_note else [])
     intents = support.intents(d.writes) if is_support else generic.intents(d.writes)
-    case = _build(conv, domain, d, calls, outcome, intents, low, info, options)
+    case = _build(conv, domain, d, calls, outcome, intents, low, info, options, parts)
     if is_support and options.validate:
         # the decision point of a one-burst conversation and the conversation itself share
         # environment and calls: check them once
@@ -233,7 +223,7 @@ def _case(
             checked[key] = [f"{f.field}: {f.message}" for f in semantic_findings(case)[:3]]
         if checked[key]:
             low.append("semantic check: " + "; ".join(checked[key]))
-            case = _build(conv, domain, d, calls, outcome, intents, low, info, options)
+            case = _build(conv, domain, d, calls, outcome, intents, low, info, options, parts)
     return case
 
 
@@ -241,13 +231,15 @@ def _build(
     conv: Conversation,
     domain: str,
     d: _Draft,
-    calls: list[ExpectedCall],
+    calls: tuple[ExpectedCall, ...],
     outcome: str,
     intents: list[str],
     low: list[str],
     info: list[str],
     options: DeriveOptions,
+    parts: SharedParts,
 ) -> Case:
+    """The case validated from one prepared dict, holding the conversation's shared parts."""
     labels = ["mined", d.kind]
     notes = [*low, *info]
     if low:
@@ -258,32 +250,34 @@ def _build(
     if options.tools is not None:
         args["tool_specs"] = len(options.tools)
     steps = (writes + 1) if d.kind == "decision_point" else (d.reads + writes + 1)
-    return Case(
-        domain=domain,
-        environment=Environment(state=d.state),
-        conversation=tuple(to_turns(d.messages)),
-        user_scenario=d.scenario or None,
-        expected=Expected(
-            tool_calls=tuple(calls),
-            outcome=outcome,
-            reply_contains=tuple(d.phrases),
-            optimal_steps=max(1, steps),
-        ),
-        tags=Tags(
-            category="capability",
-            intents=tuple(intents),
-            difficulty="easy" if writes <= 1 else "medium" if writes == 2 else "hard",
-            labels=tuple(labels),
-        ),
-        provenance=Provenance(
-            origin="mined",
-            operators=(OperatorStep(kind="mine", name=d.kind, version=MINER_VERSION, args=args),),
-            seed=options.seed,
-            source=SourceRef(
-                file=conv.file, line=conv.line, format=conv.format, conversation_id=conv.id
-            ),
-            label_confidence="low" if low else "high",
-            notes="; ".join(notes) or None,
-        ),
-        review=Review(status="pending"),
+    operator = {"kind": "mine", "name": d.kind, "version": MINER_VERSION, "args": args}
+    source = {"file": conv.file, "line": conv.line, "format": conv.format}
+    return Case.model_validate(
+        {
+            "domain": domain,
+            "environment": parts.environment(d.state),
+            "conversation": parts.turns(d.messages),
+            "user_scenario": d.scenario or None,
+            "expected": {
+                "tool_calls": calls,
+                "outcome": outcome,
+                "reply_contains": d.phrases,
+                "optimal_steps": max(1, steps),
+            },
+            "tags": {
+                "category": "capability",
+                "intents": intents,
+                "difficulty": "easy" if writes <= 1 else "medium" if writes == 2 else "hard",
+                "labels": labels,
+            },
+            "provenance": {
+                "origin": "mined",
+                "operators": [operator],
+                "seed": options.seed,
+                "source": {**source, "conversation_id": conv.id},
+                "label_confidence": "low" if low else "high",
+                "notes": "; ".join(notes) or None,
+            },
+            "review": {"status": "pending"},
+        }
     )

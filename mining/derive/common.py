@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
-from casemill.case.model import MAX_TEXT, ToolCall, Turn
+from casemill.case.model import MAX_TEXT
 from mining.model import Conversation, LoggedCall, Message
 
 READ_PREFIXES = ("get_", "find_", "list_", "search_", "calculate", "think")
@@ -64,14 +65,14 @@ def _cap(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - len(CAPPED_MARK)] + CAPPED_MARK
 
 
-def to_turns(messages: list[Message]) -> list[Turn]:
-    turns = []
-    for m in messages:
-        calls = tuple(ToolCall(tool=c.tool, params=c.arguments, id=c.id) for c in m.calls)
-        turns.append(
-            Turn(role=m.role, content=_cap(m.content), tool_calls=calls, tool_call_id=m.call_id)
-        )
-    return turns
+def turn_data(m: Message) -> dict[str, Any]:
+    """A message as a `Turn` in its JSON shape."""
+    return {
+        "role": m.role,
+        "content": _cap(m.content),
+        "tool_calls": [{"tool": c.tool, "params": c.arguments, "id": c.id} for c in m.calls],
+        "tool_call_id": m.call_id,
+    }
 
 
 def opening(messages: list[Message]) -> list[Message]:

@@ -70,6 +70,8 @@ def _loads(text: str | None) -> Any:
 class Rebuilt:
     state: dict[str, Any]
     problems: list[str] = field(default_factory=list)
+    # states of the conversation parsed so far, by `id()` (see `phrases`)
+    parsed: dict[int, SupportState | None] = field(default_factory=dict)
 
 
 def initial_state(conversation: Conversation) -> Rebuilt:
@@ -157,21 +159,22 @@ def expected_call(call: LoggedCall) -> ExpectedCall:
     return ExpectedCall(tool=call.tool, params=dict(a))
 
 
-def phrases(calls: list[LoggedCall], state: dict[str, Any]) -> list[str]:
-    """The convention's `reply_contains` vocabulary for these writes."""
+def phrases(
+    calls: list[LoggedCall],
+    state: dict[str, Any],
+    parsed: dict[int, SupportState | None] | None = None,
+) -> list[str]:
+    """The convention's `reply_contains` vocabulary for these writes. `parsed`: states already
+    parsed, by `id()` (the caller keeps them alive), to share between drafts of one
+    conversation."""
     out: list[str] = []
-    try:
-        parsed = SupportState.parse(state)
-    except ValidationError:
-        parsed = None
+    parsed = {} if parsed is None else parsed
     for call in calls:
         a = call.arguments
         if call.tool == "refund_items":
             amount = a.get("amount")
-            order = parsed.orders.get(_order_key(a.get("order_id", ""))) if parsed else None
-            if amount is None and order is not None:
-                items = [order.item(str(i)) for i in a.get("item_ids") or []]
-                amount = sum(i.total for i in items if i is not None) if all(items) else None
+            if amount is None:
+                amount = _refund_total(a, state, parsed)
             if isinstance(amount, int | float):
                 out.append(f"{amount:.2f}")
             out.append("refund")
@@ -186,6 +189,24 @@ def phrases(calls: list[LoggedCall], state: dict[str, Any]) -> list[str]:
         elif call.tool == "escalate_to_human":
             out.append("human")
     return list(dict.fromkeys(out))
+
+
+def _refund_total(
+    arguments: dict[str, Any], state: dict[str, Any], parsed: dict[int, SupportState | None]
+) -> float | None:
+    """What a refund that names no amount pays back: its items' totals, when the state holds
+    them all (the state is parsed on first need, into `parsed`)."""
+    if id(state) not in parsed:
+        try:
+            parsed[id(state)] = SupportState.parse(state)
+        except ValidationError:
+            parsed[id(state)] = None
+    known = parsed[id(state)]
+    order = known.orders.get(_order_key(arguments.get("order_id", ""))) if known else None
+    if order is None:
+        return None
+    items = [order.item(str(i)) for i in arguments.get("item_ids") or []]
+    return sum(i.total for i in items if i is not None) if all(items) else None
 
 
 def intents(calls: list[LoggedCall]) -> list[str]:

@@ -114,6 +114,25 @@ def test_decision_points_take_the_burst_and_skip_failed_calls(tmp_path):
         assert case.provenance.origin == "mined" and case.provenance.source.line == 1
 
 
+def test_the_cases_of_a_conversation_share_their_validated_parts(tmp_path):
+    record = played(
+        "one-burst",
+        [
+            "U:The mug in W1001 is cracked.",
+            ("get_order", {"order_id": "W1001"}),
+            ("refund_items", {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged"}),
+            "A:Refunded 14.50.",
+        ],
+    )
+    point, level = cases_of(tmp_path, [record]).cases
+    assert point.provenance.operators[0].name == "decision_point"
+    # one frozen object each for the environment, the expected call and every shared turn
+    assert point.environment is level.environment
+    assert point.expected.tool_calls[0] is level.expected.tool_calls[0]
+    assert all(a is b for a, b in zip(point.conversation, level.conversation, strict=False))
+    assert len(level.conversation) == 2 and len(point.conversation) == 4
+
+
 def test_unresolved_conversations_are_low_confidence_and_need_a_label(tmp_path):
     record = played(
         "wrong",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
 from mining_helpers import sample_records, write_jsonl
 
 from mining import MineOptions, mine
@@ -27,6 +28,16 @@ def test_same_seed_same_bytes_other_seed_other_surrogates(tmp_path):
     assert runs[0] == runs[1]
     ids = [json.loads(x)["id"] for x in a.splitlines()]
     assert len(ids) == len(set(ids)) == sum(runs[0].cases.values())
+
+
+def test_streamed_candidates_are_the_cases_json_dumps(tmp_path):
+    """The candidates file holds each case as `orjson.dumps(case.model_dump(mode="json"))`,
+    the same cases, in the same order, as mining in memory."""
+    log = write_jsonl(tmp_path / "a.jsonl", sample_records(8, seed=3))
+    mine_to_files([log], "openai-jsonl", tmp_path / "out.jsonl")
+    lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    cases = mine([log], "openai-jsonl").cases
+    assert lines == [orjson.dumps(c.model_dump(mode="json")) for c in cases]
 
 
 def test_generic_domain_label_comes_from_the_path():
