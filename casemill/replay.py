@@ -29,14 +29,37 @@ def outcome_problems(case: Case, domain: Domain) -> list[Problem]:
     outcome = case.expected.outcome
     problems = []
     if outcome in ("clarify", "refuse") and writes:
-        problems.append(Problem("expected.outcome", f"outcome '{outcome}' expects no write call, but {[c.tool for c in writes]} are expected", "outcome-calls"))
-    if outcome == "escalate" and "escalate_to_human" in domain.write_tools and not any(c.tool == "escalate_to_human" for c in calls):
-        problems.append(Problem("expected.outcome", "outcome 'escalate' needs an escalate_to_human call", "outcome-calls"))
-    for index, call in enumerate(calls):
+        problems.append(
+            Problem(
+                "expected.outcome",
+                f"outcome '{outcome}' expects no write call, but {[c.tool for c in writes]} are expected",
+                "outcome-calls",
+            )
+        )
+    if (
+        outcome == "escalate"
+        and "escalate_to_human" in domain.write_tools
+        and not any(c.tool == "escalate_to_human" for c in calls)
+    ):
+        problems.append(
+            Problem(
+                "expected.outcome",
+                "outcome 'escalate' needs an escalate_to_human call",
+                "outcome-calls",
+            )
+        )
+    forbidden = case.expected.forbidden_calls
+    for index, call in enumerate(calls if forbidden else ()):
         as_call = ToolCall(tool=call.tool, params=call.params)
-        for rule in case.expected.forbidden_calls:
+        for rule in forbidden:
             if forbidden_hit(rule, as_call, domain.write_tools):
-                problems.append(Problem(f"expected.tool_calls[{index}]", f"expected call {call.tool} is also forbidden ({rule.reason or 'no reason given'})", "expected-forbidden"))
+                problems.append(
+                    Problem(
+                        f"expected.tool_calls[{index}]",
+                        f"expected call {call.tool} is also forbidden ({rule.reason or 'no reason given'})",
+                        "expected-forbidden",
+                    )
+                )
     return problems
 
 
@@ -59,8 +82,16 @@ def replay(
     for index, call in enumerate(case.expected.tool_calls):
         result = sandbox.call(call.tool, call.params)
         if not result.ok:
-            message = result.content.get("message") if isinstance(result.content, dict) else result.error
-            problems.append(Problem(f"expected.tool_calls[{index}]", f"replaying {call.tool} failed ({result.error}): {message}", "replay"))
+            message = (
+                result.content.get("message") if isinstance(result.content, dict) else result.error
+            )
+            problems.append(
+                Problem(
+                    f"expected.tool_calls[{index}]",
+                    f"replaying {call.tool} failed ({result.error}): {message}",
+                    "replay",
+                )
+            )
     if not states:
         return ReplayResult(ok=not problems, problems=problems)
     return ReplayResult(

@@ -38,7 +38,6 @@ def tool_findings(case: Case, domain: Domain) -> list[Finding]:
     if not specs:
         return []
     findings: list[Finding] = []
-    known = ", ".join(sorted(specs))
     groups = [("expected.tool_calls", list(case.expected.tool_calls))]
     groups.append(("expected.forbidden_calls", list(case.expected.forbidden_calls)))
     for prefix, calls in groups:
@@ -47,6 +46,7 @@ def tool_findings(case: Case, domain: Domain) -> list[Finding]:
                 continue
             where = f"{prefix}[{index}]"
             if call.tool not in specs:
+                known = ", ".join(sorted(specs))
                 message = (
                     f"tool {call.tool!r} does not exist in domain {domain.name!r}; known: {known}"
                 )
