@@ -60,11 +60,6 @@ def pools(seed: int) -> Pools:
     )
 
 
-def stable_index(*parts: object) -> int:
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
 class Surrogates:
     """Surrogate picks for one conversation."""
 
@@ -73,24 +68,29 @@ class Surrogates:
         self.conversation_id = conversation_id
         self.pools = pools(seed)
         self.taken: set[str] = set()
+        # a value's start in its pool: the SHA-256 of seed, conversation id, kind and value
+        # joined by \x1f (its first 8 bytes), hashed on from the part all picks share
+        self._prefix = hashlib.sha256(f"{seed}\x1f{conversation_id}\x1f".encode())
+
+    def _start(self, kind: str, value: str) -> int:
+        digest = self._prefix.copy()
+        digest.update(f"{kind}\x1f{value}".encode())
+        return int.from_bytes(digest.digest()[:8], "big")
 
     def pick(
         self, kind: str, value: str, pool: tuple[str, ...], avoid: frozenset[str] = frozenset()
     ) -> str:
-        start = stable_index(self.seed, self.conversation_id, kind, value)
+        start = self._start(kind, value)
+        lowered = value.lower()
         for step in range(len(pool)):
             choice = pool[(start + step) % len(pool)]
-            if (
-                choice not in self.taken
-                and choice.lower() not in avoid
-                and choice.lower() != value.lower()
-            ):
+            if choice not in self.taken and (low := choice.lower()) not in avoid and low != lowered:
                 self.taken.add(choice)
                 return choice
         raise RuntimeError(f"surrogate pool for {kind} exhausted in one conversation")
 
     def number(self, kind: str, value: str, digits: int, avoid: frozenset[str]) -> str:
-        start = stable_index(self.seed, self.conversation_id, kind, value)
+        start = self._start(kind, value)
         for step in range(10**digits):
             choice = str((start + step) % 10**digits).zfill(digits)
             if choice not in self.taken and choice not in avoid:
