@@ -4,15 +4,22 @@ The id of a case is `c_` + the first 20 hex digits of the SHA-256 of the canonic
 case means (domain, environment, conversation, user scenario, expected). Canonical JSON: keys
 sorted, no insignificant white space, UTF-8, and empty values (None, "", [], {}) dropped
 recursively, so that adding an optional field to the model later does not change any id.
+
+Canonical JSON composes (`canonical_member`, `canonical_object`, `canonical_array`), so the
+canonical JSON of a case is put together from that of its parts, and `IdentityMemo` remembers the
+parts' for as long as the (frozen) part lives: a derived case serialises only what it changes.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import re
-from typing import Any
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Generic, TypeVar
 
 import orjson
 
@@ -101,7 +108,10 @@ def _maybe_small_float(out: bytes) -> bool:
 
 def _canonical(value: Any) -> bytes | str:
     """Canonical JSON as UTF-8 bytes (orjson) or, on the standard library's path, as text."""
-    pruned = _prune(value)
+    return _encode(_prune(value))
+
+
+def _encode(pruned: Any) -> bytes | str:
     try:
         out = orjson.dumps(pruned, option=orjson.OPT_SORT_KEYS)
     except TypeError:
@@ -119,12 +129,97 @@ def canonical_json(value: Any) -> str:
     return out if isinstance(out, str) else out.decode("utf-8")
 
 
+def canonical_bytes(value: Any) -> bytes:
+    """`canonical_json(value)` as UTF-8 bytes."""
+    return _utf8(_canonical(value))
+
+
+def _utf8(out: bytes | str) -> bytes:
+    # orjson's bytes keep its whole (over-allocated) buffer: a copy, as these may be remembered
+    return out.encode("utf-8") if isinstance(out, str) else bytes(memoryview(out))
+
+
+# Canonical JSON composes: an object's is `{"key":value,...}` over its members' canonical JSON
+# with the keys sorted and the members that pruning drops left out, a list's is `[...]` over its
+# elements' (elements are never dropped). Each part takes the standard library's path on its own
+# when it needs to; the two paths write the same bytes for anything else, so the whole is the same
+# as `canonical_bytes` of the whole value. Callers that keep the canonical JSON of unchanged parts
+# (see `Case.canonical_meaning`) do not serialise them again.
+def canonical_member(value: Any) -> bytes | None:
+    """The canonical JSON of `value` as the value of an object's member, or None when pruning
+    drops the member (None, and "", [] or {} once pruned)."""
+    pruned = _prune(value)
+    return _utf8(_encode(pruned)) if _keep(pruned) else None
+
+
+def canonical_object(members: Mapping[str, bytes | None]) -> bytes:
+    """The canonical JSON of an object from its members' (`canonical_member`; None: dropped)."""
+    return (
+        b"{"
+        + b",".join(_key(k) + b":" + v for k, v in sorted(members.items()) if v is not None)
+        + b"}"
+    )
+
+
+def canonical_array(elements: Iterable[bytes]) -> bytes:
+    """The canonical JSON of a list from its elements' (`canonical_bytes`)."""
+    return b"[" + b",".join(elements) + b"]"
+
+
+@functools.lru_cache(maxsize=1024)
+def _key(key: str) -> bytes:
+    return json.dumps(key, ensure_ascii=False).encode("utf-8")
+
+
 def content_id(meaning: dict[str, Any]) -> str:
-    out = _canonical(meaning)
-    data = out.encode("utf-8") if isinstance(out, str) else out
+    return id_of_canonical(canonical_bytes(meaning))
+
+
+def id_of_canonical(data: bytes) -> str:
+    """The content id of a case whose meaning's canonical JSON is `data`."""
     return ID_PREFIX + hashlib.sha256(data).hexdigest()[:ID_HEX_DIGITS]
 
 
 def short_hash(text: str, digits: int = 16) -> str:
     """A stable hash of a text (prompts, files) for provenance."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:digits]
+
+
+T = TypeVar("T")
+
+
+class _Ref(weakref.ref):
+    __slots__ = ("key", "value")
+
+
+class IdentityMemo(Generic[T]):
+    """`compute(obj)`, remembered for as long as `obj` lives.
+
+    Keyed by identity, so only for objects whose content never changes: the frozen case models
+    (a changed part is a new object; their dicts are never edited in place). One weak reference
+    per object holds the value, and goes with the object."""
+
+    def __init__(self, compute: Callable[[Any], T]):
+        self._compute = compute
+        self._refs: dict[int, _Ref] = {}
+        refs = self._refs
+
+        def forget(ref: _Ref) -> None:
+            if refs.get(ref.key) is ref:
+                del refs[ref.key]
+
+        self._forget = forget
+
+    def __call__(self, obj: Any) -> T:
+        key = id(obj)
+        ref = self._refs.get(key)
+        if ref is not None and ref() is obj:
+            return ref.value
+        value = self._compute(obj)
+        ref = _Ref(obj, self._forget)
+        ref.key, ref.value = key, value
+        self._refs[key] = ref
+        return value
+
+    def __len__(self) -> int:
+        return len(self._refs)

@@ -12,7 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from casemill.case.ids import content_id
+from casemill.case.ids import (
+    IdentityMemo,
+    canonical_array,
+    canonical_bytes,
+    canonical_member,
+    canonical_object,
+    id_of_canonical,
+)
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 100_000  # characters in one turn or scenario; longer text is refused, not truncated
@@ -205,7 +212,7 @@ class Case(Frozen):
     def _check(self) -> Case:
         if not self.conversation and not (self.user_scenario or "").strip():
             raise ValueError("a case needs a conversation or a user_scenario")
-        want = content_id(self.meaning())
+        want = id_of_canonical(self.canonical_meaning())
         if not self.id:
             object.__setattr__(self, "id", want)
         elif self.id != want:
@@ -220,15 +227,90 @@ class Case(Frozen):
         dumped = self.model_dump(mode="json", include=set(MEANING_FIELDS))
         return {k: dumped[k] for k in MEANING_FIELDS}
 
+    def canonical_meaning(self) -> bytes:
+        """`canonical_json(self.meaning())` as UTF-8 bytes, composed from the canonical JSON of
+        the environment, each turn and `expected`, which is remembered per (frozen) part: a case
+        derived from this one serialises only the parts it changes."""
+        faults, state, _ = environment_parts(self.environment)
+        environment = canonical_object({"faults": faults, "state": state})
+        expected = canonical_dump(self.expected)
+        turns = self.conversation
+        members = {
+            "domain": canonical_member(self.domain),
+            "environment": None if environment == b"{}" else environment,
+            "conversation": canonical_array(map(canonical_dump, turns)) if turns else None,
+            "user_scenario": canonical_member(self.user_scenario),
+            "expected": None if expected == b"{}" else expected,
+        }
+        return canonical_object(members)
+
     @property
     def customer_text(self) -> str:
         return "\n".join(t.content for t in self.conversation if t.role == "customer")
 
 
+def _canonical_dump(model: BaseModel) -> bytes:
+    return canonical_bytes(model.model_dump(mode="json"))
+
+
+# the canonical JSON of a frozen model's JSON dump, remembered for as long as the model lives
+canonical_dump = IdentityMemo(_canonical_dump)
+
+
+def _environment_parts(env: Environment) -> tuple[bytes | None, bytes | None, bool]:
+    dumped = env.model_dump(mode="json")
+    state = dumped["state"]
+    return canonical_member(dumped["faults"]), canonical_member(state), state == env.state
+
+
+# (faults, state, whether the state is its own dump) of an environment: the `canonical_member`s
+# of its JSON dump's fields, remembered for as long as it lives; the state as it is has the same
+# canonical JSON as its dump when the two are equal (JSON data, as read from a file)
+environment_parts = IdentityMemo(_environment_parts)
+
+
 def derive(case: Case, **updates: Any) -> Case:
-    """A new case from `case` with `updates` (top-level fields), validated, with a fresh id."""
-    data = case.model_dump(mode="json")
+    """A new case from `case` with `updates` (top-level fields), validated, with a fresh id.
+
+    What the new case keeps of `case` is passed on as the validated, frozen parts it is: the
+    fields not updated and, in an updated field, the values and tuple items that are `case`'s
+    own (turns of the conversation, `expected`'s calls, the environment's state and faults).
+    Everything else is new and validated from its JSON dump (models, as they may come from
+    `model_copy`), and so is the new case as a whole (its id, its validators)."""
+    data = {name: getattr(case, name) for name in Case.model_fields}
     for key, value in updates.items():
-        data[key] = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+        data[key] = _new_value(value, data.get(key))
     data["id"] = ""
     return Case.model_validate(data)
+
+
+def _new_value(value: Any, old: Any) -> Any:
+    """`value` for validation in place of `old`: a JSON dump, but `old`'s own parts kept."""
+    if value is old:
+        return value
+    if isinstance(value, BaseModel):
+        data = value.model_dump(mode="json")
+        if type(value) is type(old):
+            for name in type(value).model_fields:
+                mine, theirs = getattr(value, name), getattr(old, name)
+                if mine is theirs:
+                    data[name] = mine
+                elif isinstance(mine, tuple) and mine:
+                    data[name] = _kept(mine, theirs, data[name])
+        return data
+    if isinstance(value, list | tuple) and isinstance(old, tuple):
+        return _kept(
+            value,
+            old,
+            [
+                item.model_dump(mode="json") if isinstance(item, BaseModel) else item
+                for item in value
+            ],
+        )
+    return value
+
+
+def _kept(items: list | tuple, old: tuple, dumped: list) -> list:
+    """`dumped` (the dump of `items`) with the items that are also in `old` kept as they are."""
+    own = {id(item) for item in old if isinstance(item, BaseModel)}
+    return [item if id(item) in own else new for item, new in zip(items, dumped, strict=True)]

@@ -4,7 +4,9 @@ version (golden ids pinned as literals), and ids ignore key order and empty valu
 from __future__ import annotations
 
 import copy
+import gc
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,15 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from casemill.case import Case, canonical_json, content_id, derive
-from casemill.case.ids import short_hash
+from casemill.case.ids import (
+    IdentityMemo,
+    canonical_array,
+    canonical_bytes,
+    canonical_member,
+    canonical_object,
+    short_hash,
+)
+from casemill.case.model import MAX_TEXT
 
 MINIMAL = {
     "domain": "support",
@@ -230,3 +240,71 @@ def test_edited_content_with_the_old_id_is_refused():
     data = {**copy.deepcopy(MINIMAL), "id": GOLDEN[1][1]}
     with pytest.raises(ValidationError, match="does not match the case's content"):
         Case.model_validate(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=3), oracle_values, max_size=5), st.lists(oracle_values))
+def test_canonical_json_composes_from_members_and_elements(obj, items):
+    members = {k: canonical_member(v) for k, v in obj.items()}
+    assert canonical_object(members) == canonical_bytes(obj)
+    assert canonical_array(canonical_bytes(v) for v in items) == canonical_bytes(items)
+    assert canonical_bytes(obj) == canonical_json(obj).encode("utf-8")
+
+
+def _repo_cases():
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted([*root.glob("seeds/*.jsonl"), *root.glob("corpus/*.jsonl")]):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                yield json.loads(line)
+
+
+ODD_NUMBERS = {
+    **copy.deepcopy(MONEY),
+    "environment": {"state": {"tiny": 1e-7, "big": 2**70, "whole": 3.0, "none": None}},
+}
+
+
+@pytest.mark.parametrize("data", [MINIMAL, MONEY, UNICODE, ODD_NUMBERS])
+def test_canonical_meaning_is_the_canonical_json_of_the_meaning(data):
+    case = Case.model_validate(data)
+    assert case.canonical_meaning() == canonical_json(case.meaning()).encode("utf-8")
+    assert case.id == content_id(case.meaning())
+
+
+def test_ids_of_the_seeds_and_the_corpus_are_their_meanings_hash():
+    datas = list(_repo_cases())
+    assert datas
+    for data in datas:
+        case = Case.model_validate(data)
+        assert case.id == data["id"] == content_id(case.meaning())
+
+
+def test_identity_memo_computes_once_per_object_and_forgets_the_dead():
+    calls = []
+    memo = IdentityMemo(lambda obj: calls.append(obj.id) or len(calls))
+    one, two = Case.model_validate(MINIMAL), Case.model_validate(MONEY)
+    assert (memo(one), memo(one), memo(two), memo(one)) == (1, 1, 2, 1)
+    assert len(memo) == 2
+    del one
+    gc.collect()
+    assert len(memo) == 1 and memo(two) == 2
+
+
+def test_derive_keeps_the_parents_parts_and_validates_the_new_ones():
+    case = Case.model_validate(MONEY)
+    turns = list(case.conversation)
+    turns[1] = turns[1].model_copy(update={"content": "The mug is broken."})
+    new = derive(case, conversation=turns)
+    assert new.environment is case.environment and new.expected is case.expected
+    assert new.conversation[0] is case.conversation[0]
+    assert new.conversation[1].content == "The mug is broken."
+    assert new.id == Case.model_validate({**new.model_dump(mode="json"), "id": ""}).id
+    too_long = turns[1].model_copy(update={"content": "x" * (MAX_TEXT + 1)})
+    with pytest.raises(ValidationError, match="at most"):
+        derive(case, conversation=[turns[0], too_long])
+    no_steps = case.expected.model_copy(update={"optimal_steps": 0})
+    with pytest.raises(ValidationError, match="greater than or equal"):
+        derive(case, expected=no_steps)
+    kept_calls = derive(case, expected=case.expected.model_copy(update={"outcome": "refuse"}))
+    assert kept_calls.expected.tool_calls[0] is case.expected.tool_calls[0]
