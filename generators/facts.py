@@ -227,14 +227,15 @@ def rebuild(case: Case, *, state: SupportState | dict | None = None,
             faults: tuple[ToolFault, ...] | None = None) -> Case:
     """A new case from `case` with the given parts replaced (validated, fresh id)."""
     updates: dict[str, Any] = {}
-    if state is not None or faults is not None:
+    if state is not None:
         st = state.dump() if isinstance(state, SupportState) else state
         updates["environment"] = Environment(
-            state=st if st is not None else case.environment.state,
-            faults=faults if faults is not None else case.environment.faults,
+            state=st, faults=faults if faults is not None else case.environment.faults
         )
+    elif faults is not None:  # the state stays the case's own (derive validates the faults)
+        updates["environment"] = case.environment.model_copy(update={"faults": tuple(faults)})
     if conversation is not None:
-        updates["conversation"] = [t.model_dump(mode="json") for t in conversation]
+        updates["conversation"] = tuple(conversation)
     if expected is not None:
         updates["expected"] = expected
     if tags is not None:

@@ -10,6 +10,7 @@ pending review. Re-validation happens in `generators.quality`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import random
@@ -76,6 +77,13 @@ class OperatorSpec:
             raise UserError(f"operator {self.name!r} takes no argument(s) {unknown}; "
                             f"known: {sorted(self.defaults)}")
         return {**self.defaults, **args}
+
+    @functools.cached_property
+    def default_step(self) -> OperatorStep:
+        """The lineage step of a run with the default arguments and no LLM (shared: frozen)."""
+        return OperatorStep(
+            kind=self.kind, name=self.name, version=self.version, args=self.resolve()
+        )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -145,6 +153,9 @@ def candidate_rng(seed: int, parent_id: str, op_name: str, index: int) -> random
     return random.Random(stable_int(seed, parent_id, op_name, index))
 
 
+PENDING = Review()  # the review of every new candidate (frozen, so one is shared)
+
+
 def stamp(child: Case, parent: Case, step: OperatorStep, seed: int) -> Case:
     """`child` with lineage: parents, the operator chain, the seed; review reset to pending.
 
@@ -156,7 +167,7 @@ def stamp(child: Case, parent: Case, step: OperatorStep, seed: int) -> Case:
         seed=seed,
         source=parent.provenance.source,
     )
-    return child.model_copy(update={"provenance": prov, "review": Review()})
+    return child.model_copy(update={"provenance": prov, "review": PENDING})
 
 
 def apply_operator(spec: OperatorSpec, case: Case, *, seed: int, index: int,
@@ -171,12 +182,15 @@ def apply_operator(spec: OperatorSpec, case: Case, *, seed: int, index: int,
         call_args["traces"] = traces
     out = spec.fn(case, rng, **call_args)
     trace = traces[-1] if traces else None
-    step = OperatorStep(
-        kind=spec.kind,
-        name=spec.name,
-        version=spec.version,
-        args=resolved,
-        model=trace.model if trace else None,
-        prompt_hash=trace.prompt_hash if trace else None,
-    )
+    if trace is None and not args:
+        step = spec.default_step
+    else:
+        step = OperatorStep(
+            kind=spec.kind,
+            name=spec.name,
+            version=spec.version,
+            args=resolved,
+            model=trace.model if trace else None,
+            prompt_hash=trace.prompt_hash if trace else None,
+        )
     return [stamp(child, case, step, seed) for child in out if child.id != case.id]

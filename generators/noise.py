@@ -19,7 +19,7 @@ from casemill.case.model import Case
 from generators.facts import rebuild, support_only
 from generators.framework import NotApplicable, operator
 from generators.lexicon import lexicon
-from generators.slots import case_literals, protected_pattern, rewrite_unprotected
+from generators.slots import case_protector, rewrite_unprotected
 
 INVARIANT = "expected unchanged: only customer text between protected slots is edited"
 
@@ -71,7 +71,7 @@ def _nlpaug(aug: Any, rng: random.Random) -> Callable[[str], str]:
 
 def _edit_customer_turns(case: Case, rng: random.Random, fn: Callable[[str], str]) -> list[Case]:
     support_only(case)
-    pattern = protected_pattern(case_literals(case))
+    pattern = case_protector(case)
     turns = list(case.conversation)
     changed = False
     for index, turn in enumerate(turns):
@@ -160,7 +160,7 @@ def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
     """Hesitations and pleasantries: filler words at clause starts, an opener and a closer."""
     support_only(case)
     lex = lexicon("filler")
-    protector = protected_pattern(case_literals(case))
+    protector = case_protector(case)
     turns = list(case.conversation)
     customer = [i for i, t in enumerate(turns) if t.role == "customer"]
     if not customer:

@@ -82,8 +82,19 @@ class Protector:
     def __init__(self, literals: Iterable[str]):
         self.literals = tuple(sorted({lit.lower() for lit in literals if lit},
                                      key=lambda s: (-len(s), s)))
+        self._seen: dict[str, tuple[tuple[int, int], ...]] = {}
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        """The protected spans of `text`, merged and in order (remembered for recent texts:
+        every attempt on a case scans the same turns)."""
+        hit = self._seen.get(text)
+        if hit is None:
+            if len(self._seen) >= 64:
+                self._seen.clear()
+            hit = self._seen[text] = tuple(self._find(text))
+        return list(hit)
+
+    def _find(self, text: str) -> list[tuple[int, int]]:
         found = [(m.start(), m.end()) for m in _FIXED_RE.finditer(text) if m.end() > m.start()]
         low = text.lower()
         for lit in self.literals:
@@ -109,6 +120,20 @@ class Protector:
 
 def protected_pattern(literals: Iterable[str]) -> Protector:
     return Protector(literals)
+
+
+_PROTECTORS: dict[str, Protector] = {}
+
+
+def case_protector(case: Case) -> Protector:
+    """`protected_pattern(case_literals(case))`, cached by content id (the literals depend on
+    what the case means only), so the attempts on one case share one."""
+    protector = _PROTECTORS.get(case.id)
+    if protector is None:
+        if len(_PROTECTORS) >= 256:
+            _PROTECTORS.clear()
+        protector = _PROTECTORS[case.id] = Protector(case_literals(case))
+    return protector
 
 
 def rewrite_unprotected(text: str, protector: Protector, fn: Callable[[str], str]) -> str:

@@ -6,12 +6,11 @@ and phrases. Faker is one instance, re-seeded from the candidate's `random.Rando
 from __future__ import annotations
 
 import functools
-import json
 import random
 import re
 from typing import Any
 
-from casemill.case.model import Case
+from casemill.case.model import Case, derive
 from generators.facts import (
     money,
     primary_order,
@@ -40,13 +39,17 @@ def faker(rng: random.Random) -> Any:
     return fake
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
 def _walk(value: Any, fn: Any) -> Any:
+    """`value` (JSON data) with `fn` applied to every string, keys included."""
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, dict):
-        return {fn(k): _walk(v, fn) for k, v in value.items()}
+        return {fn(k): v if type(v) in _SCALARS else _walk(v, fn) for k, v in value.items()}
     if isinstance(value, list):
-        return [_walk(v, fn) for v in value]
+        return [v if type(v) in _SCALARS else _walk(v, fn) for v in value]
     return value
 
 
@@ -74,26 +77,46 @@ def substitute(case: Case, mapping: dict[str, str], *, text_only: dict[str, str]
     """A new case with every occurrence of each key of `mapping` (whole words, any case,
     replaced in the case of the match) replaced in `parts`; `text_only` pairs apply to the
     conversation alone."""
-    data = case.model_dump(mode="json")
+    everywhere, texts = _replacer(mapping), _replacer(text_only or {})
+    updates: dict[str, Any] = {}
+    if mapping:
+        for part in parts:
+            updates[part] = _walk(_dumped(case, part), everywhere)
+    if text_only:
+        conversation = updates.get("conversation") or _dumped(case, "conversation")
+        updates["conversation"] = _walk(conversation, texts)
+        if case.expected.reference_reply:
+            expected = updates.get("expected") or _dumped(case, "expected")
+            expected["reference_reply"] = texts(expected["reference_reply"])
+            updates["expected"] = expected
+    if case.user_scenario:
+        updates["user_scenario"] = texts(everywhere(case.user_scenario))
+    return derive(case, **updates)
 
-    def compile_map(pairs: dict[str, str]) -> Any:
-        if not pairs:
-            return lambda s: s
-        pat = _keys_pattern(tuple(sorted(pairs, key=lambda k: (-len(k), k))))
-        lower = {k.lower(): v for k, v in pairs.items()}
-        return lambda s: pat.sub(lambda m: _case_preserving(lower[m.group(0).lower()])(m), s)
 
-    everywhere = compile_map(mapping)
-    texts = compile_map(text_only or {})
-    for part in parts:
-        data[part] = _walk(data[part], everywhere)
-    data["conversation"] = _walk(data["conversation"], texts)
-    for key, holder in (("user_scenario", data), ("reference_reply", data["expected"])):
-        if holder.get(key):
-            holder[key] = texts(everywhere(holder[key]) if key == "user_scenario" else
-                                holder[key])
-    data["id"] = ""
-    return Case.model_validate(data)
+def _dumped(case: Case, part: str) -> Any:
+    value = getattr(case, part)
+    if isinstance(value, tuple):
+        return [item.model_dump(mode="json") for item in value]
+    return value.model_dump(mode="json")
+
+
+def _replacer(pairs: dict[str, str]) -> Any:
+    """A function replacing the keys of `pairs` in a string (whole words, any case, in the
+    case of the match)."""
+    if not pairs:
+        return lambda s: s
+    pat = _keys_pattern(tuple(sorted(pairs, key=lambda k: (-len(k), k))))
+    lower = {k.lower(): v for k, v in pairs.items()}
+    done: dict[str, str] = {}  # the same keys and values recur all over a case
+
+    def replace(s: str) -> str:
+        out = done.get(s)
+        if out is None:
+            out = done[s] = pat.sub(lambda m: _case_preserving(lower[m.group(0).lower()])(m), s)
+        return out
+
+    return replace
 
 
 def _fresh(rng: random.Random, prefix: str, taken: str) -> str:
@@ -111,7 +134,7 @@ def swap_order_id(case: Case, rng: random.Random) -> list[Case]:
     st = state_view(case)
     if not st.orders:
         raise NotApplicable("no orders")
-    taken = json.dumps(case.model_dump(mode="json"))
+    taken = case.model_dump_json()  # ids already in use (any spelling of the case will do)
     mapping: dict[str, str] = {}
     for oid in sorted(st.orders):
         mapping[oid] = _fresh(rng, "W", taken + " ".join(mapping.values()))
@@ -128,7 +151,7 @@ def swap_customer(case: Case, rng: random.Random) -> list[Case]:
     cid, name, email = who
     fake = faker(rng)
     first, last = fake.first_name(), fake.last_name()
-    new_id = _fresh(rng, "C", json.dumps(case.model_dump(mode="json")))
+    new_id = _fresh(rng, "C", case.model_dump_json())
     mapping = {cid: new_id, email: f"{first}.{last}@example.com".lower(), name: f"{first} {last}"}
     old_first = name.split()[0]
     text_only = {old_first: first} if len(old_first) > 2 else {}
@@ -176,9 +199,10 @@ def swap_amount(case: Case, rng: random.Random) -> list[Case]:
     if any(t.role == "tool" for t in case.conversation):
         raise NotApplicable("tool results in the history would disagree with new prices")
     oid = primary_order(case)
-    data = case.model_dump(mode="json")
+    environment = case.environment.model_dump(mode="json")
+    expected = case.expected.model_dump(mode="json")
     factor = rng.choice([0.5, 0.6, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0])
-    state = data["environment"]["state"]
+    state = environment["state"]
     order = state["orders"][oid]
     text_map: dict[str, str] = {}
     product_ids = {i.get("product_id") for i in order["items"]}
@@ -192,7 +216,7 @@ def swap_amount(case: Case, rng: random.Random) -> list[Case]:
     for pid in product_ids:
         for variant in (state.get("products", {}).get(pid or "", {}) or {}).get("variants", []):
             variant["price"] = round(variant["price"] * factor, 2)
-    for call in data["expected"]["tool_calls"]:
+    for call in expected["tool_calls"]:
         if call["tool"] == "refund_items" and call["params"].get("amount") is not None:
             old = call["params"]["amount"]
             call["params"]["amount"] = round(old * factor, 2)
@@ -200,8 +224,7 @@ def swap_amount(case: Case, rng: random.Random) -> list[Case]:
     if len(set(text_map.values())) != len(text_map):
         raise NotApplicable("two amounts would map to one")
     old_phrases = _refund_phrases(case)
-    data["id"] = ""
-    draft = Case.model_validate(data)
+    draft = derive(case, environment=environment, expected=expected)
     out = substitute(draft, {}, text_only=_money_map(text_map))
     return [_rephrase_refunds(out, old_phrases)]
 
@@ -225,8 +248,6 @@ def _rephrase_refunds(case: Case, old: set[str]) -> Case:
     kept = [p for p in case.expected.reply_contains if p not in old]
     contains = tuple(dict.fromkeys([*new, *kept]))
     expected = case.expected.model_copy(update={"reply_contains": contains})
-    from casemill.case.model import derive
-
     return derive(case, expected=expected)
 
 

@@ -66,3 +66,12 @@ def test_ops_list_json_lists_kind_name_version_rule_and_llm():
     assert listed["llm_blend"]["needs_llm"] is True
     assert "forbid" in listed["fault_lookup_persistent"]["label_rule"]
     assert set(listed) == {s.name for s in all_operators()}
+
+
+def test_default_arguments_are_recorded_like_explicit_ones(refund_case):
+    spec = get_operator("slang")
+    default = apply_operator(spec, refund_case, seed=2, index=0)[0]
+    explicit = apply_operator(spec, refund_case, seed=2, index=0, args={"p": 0.7})[0]
+    assert default.provenance.operators == explicit.provenance.operators
+    assert default.provenance.operators[-1].args == {"p": 0.7}
+    assert default.model_dump(mode="json") == explicit.model_dump(mode="json")

@@ -13,7 +13,12 @@ from hypothesis import strategies as st
 
 from generators import apply_operator, get_operator
 from generators.framework import NotApplicable
-from generators.slots import case_literals, protected_pattern, rewrite_unprotected
+from generators.slots import (
+    case_literals,
+    case_protector,
+    protected_pattern,
+    rewrite_unprotected,
+)
 from tests.generators.conftest import cases, problems
 
 NOISE = ["keyboard_typo", "ocr_noise", "char_noise", "spelling_noise", "slang", "paraphrase",
@@ -94,3 +99,14 @@ def test_noise_edits_text_and_changes_category_to_robustness(refund_case):
     assert out.customer_text != refund_case.customer_text
     assert out.tags.category == "robustness"
     assert "W1001" in out.customer_text and "mug" in out.customer_text
+
+
+def test_case_protector_is_shared_per_case_and_finds_the_spans_of_its_literals(refund_case):
+    protector = case_protector(refund_case)
+    assert case_protector(refund_case) is protector
+    fresh = protected_pattern(case_literals(refund_case))
+    for turn in refund_case.conversation:
+        spans = protector.spans(turn.content)
+        assert spans == fresh.spans(turn.content)
+        spans.clear()  # callers get their own list
+        assert protector.spans(turn.content) == fresh.spans(turn.content)
