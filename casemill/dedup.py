@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # datasketch pulls in scipy (~1 s): imported where first used
     from datasketch import MinHash, MinHashLSH
 
-from casemill.case.ids import canonical_json
-from casemill.case.model import Case
+from casemill.case.ids import IdentityMemo, canonical_member, canonical_object
+from casemill.case.model import Case, Expected, canonical_dump, environment_parts
 
 DEFAULT_THRESHOLD = 0.9
 NUM_PERM = 128
 SHINGLE = 3
+TEXTS_REMEMBERED = 4096
 
 
 def case_text(case: Case) -> str:
@@ -35,21 +36,41 @@ def case_text(case: Case) -> str:
 
 
 def case_signature(case: Case) -> str:
-    e = case.expected
-    sig = {
-        "domain": case.domain,
-        "outcome": e.outcome,
-        "calls": sorted(canonical_json(c.model_dump(mode="json")) for c in e.tool_calls),
-        "forbidden": sorted(canonical_json(c.model_dump(mode="json")) for c in e.forbidden_calls),
-        "faults": [f.model_dump(mode="json") for f in case.environment.faults],
-        "state": case.environment.state,
-    }
-    return hashlib.sha256(canonical_json(sig).encode()).hexdigest()[:16]
+    """A hash of what a case tests: domain, outcome, expected and forbidden calls, faults and the
+    environment's state (the hash of their canonical JSON, composed from the canonical JSON of
+    the environment's and `expected`'s parts, which is remembered per frozen part)."""
+    env = case.environment
+    faults, state, state_is_dump = environment_parts(env)
+    calls, forbidden = _expected_parts(case.expected)
+    sig = canonical_object(
+        {
+            "domain": canonical_member(case.domain),
+            "outcome": canonical_member(case.expected.outcome),
+            "calls": calls,
+            "forbidden": forbidden,
+            "faults": faults,
+            "state": state if state_is_dump else canonical_member(env.state),
+        }
+    )
+    return hashlib.sha256(sig).hexdigest()[:16]
+
+
+def _dumped_expected(e: Expected) -> tuple[bytes | None, bytes | None]:
+    # each call's canonical JSON text (remembered per call: variants share their parent's calls)
+    calls = sorted(canonical_dump(c).decode() for c in e.tool_calls)
+    forbidden = sorted(canonical_dump(c).decode() for c in e.forbidden_calls)
+    return canonical_member(calls), canonical_member(forbidden)
+
+
+_expected_parts = IdentityMemo(_dumped_expected)
 
 
 def shingles(text: str, size: int = SHINGLE) -> set[bytes]:
     if len(text) <= size:
         return {text.encode()}
+    if text.isascii():  # one byte a character: slices of the encoded text are the same
+        data = text.encode()
+        return {data[i : i + size] for i in range(len(data) - size + 1)}
     return {text[i : i + size].encode() for i in range(len(text) - size + 1)}
 
 
@@ -90,6 +111,7 @@ class NearDuplicateIndex:
     _ids: set[str] = field(default_factory=set, init=False)
     _sigs: dict[str, str] = field(default_factory=dict, init=False)
     _hashes: dict[str, MinHash] = field(default_factory=dict, init=False)
+    _by_text: dict[str, MinHash] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1:
@@ -104,13 +126,24 @@ class NearDuplicateIndex:
     def __contains__(self, case_id: str) -> bool:
         return case_id in self._ids
 
+    def _minhash(self, case: Case) -> MinHash:
+        """The MinHash of the case's text; variants that change only the environment or
+        `expected` share their parent's text, so recent texts are remembered (never updated)."""
+        text = case_text(case)
+        m = self._by_text.get(text)
+        if m is None:
+            if len(self._by_text) >= TEXTS_REMEMBERED:
+                self._by_text.clear()
+            m = self._by_text[text] = minhash(text)
+        return m
+
     def duplicate_of(
         self, case: Case, *, _m: MinHash | None = None, _sig: str | None = None
     ) -> str | None:
         if case.id in self._ids:
             return case.id
         sig = _sig or case_signature(case)
-        m = _m if _m is not None else minhash(case_text(case))
+        m = _m if _m is not None else self._minhash(case)
         for other in sorted(self._lsh.query(m)):
             if self._sigs[other] == sig and m.jaccard(self._hashes[other]) >= self.threshold:
                 return other
@@ -119,7 +152,7 @@ class NearDuplicateIndex:
     def add(self, case: Case, *, _m: MinHash | None = None, _sig: str | None = None) -> None:
         if case.id in self._ids:
             return
-        m = _m if _m is not None else minhash(case_text(case))
+        m = _m if _m is not None else self._minhash(case)
         self._ids.add(case.id)
         self._sigs[case.id] = _sig or case_signature(case)
         self._hashes[case.id] = m
@@ -128,7 +161,7 @@ class NearDuplicateIndex:
     def check_and_add(self, case: Case) -> str | None:
         if case.id in self._ids:
             return case.id
-        m, sig = minhash(case_text(case)), case_signature(case)
+        m, sig = self._minhash(case), case_signature(case)
         dup = self.duplicate_of(case, _m=m, _sig=sig)
         if dup is None:
             self.add(case, _m=m, _sig=sig)

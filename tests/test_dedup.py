@@ -1,0 +1,99 @@
+"""Near-duplicate detection: the signature is the hash of its definition (whatever parts of the
+cases are remembered), shingles are character 3-grams, and variants are kept or dropped by the
+signature-and-text rule."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from casemill.case.ids import canonical_json
+from casemill.case.model import Case, Environment, derive
+from casemill.dedup import NearDuplicateIndex, case_signature, shingles
+from generators import NotApplicable, apply_operator, get_operator
+from tests.conftest import ROOT
+
+
+def _signature_by_definition(case: Case) -> str:
+    e = case.expected
+    sig = {
+        "domain": case.domain,
+        "outcome": e.outcome,
+        "calls": sorted(canonical_json(c.model_dump(mode="json")) for c in e.tool_calls),
+        "forbidden": sorted(canonical_json(c.model_dump(mode="json")) for c in e.forbidden_calls),
+        "faults": [f.model_dump(mode="json") for f in case.environment.faults],
+        "state": case.environment.state,
+    }
+    return hashlib.sha256(canonical_json(sig).encode()).hexdigest()[:16]
+
+
+def _seeds() -> list[Case]:
+    lines = (ROOT / "seeds" / "support.jsonl").read_text(encoding="utf-8").splitlines()
+    return [Case.model_validate(json.loads(line)) for line in lines if line.strip()]
+
+
+def test_signature_is_the_hash_of_its_definition_for_seeds_and_variants():
+    ops = [
+        "keyboard_typo",
+        "swap_order_id",
+        "flip_not_delivered",
+        "inject_customer",
+        "fault_lookup_transient",
+        "blend_new_order",
+    ]
+    cases = _seeds()[:12]
+    for seed_case in list(cases):
+        for name in ops:
+            cases.extend(_applied(name, seed_case))
+    assert len(cases) > 30
+    for case in cases:
+        assert case_signature(case) == _signature_by_definition(case)
+
+
+def test_signature_of_a_state_that_is_not_its_own_dump():
+    case = _seeds()[0]
+    state = {**case.environment.state, "extra": (1, 2.0), "flag": None}
+    data = case.model_dump(mode="json", exclude={"id", "environment"})
+    odd = Case.model_validate({**data, "environment": Environment(state=state)})
+    assert odd.environment.state["extra"] == (1, 2.0)
+    assert case_signature(odd) == _signature_by_definition(odd)
+    assert case_signature(odd) == case_signature(
+        derive(case, environment={"state": {**case.environment.state, "extra": [1, 2]}})
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30) | st.text(alphabet="ab cé", max_size=12))
+def test_shingles_are_the_character_trigrams(text):
+    want = (
+        {text.encode()}
+        if len(text) <= 3
+        else {text[i : i + 3].encode() for i in range(len(text) - 2)}
+    )
+    assert shingles(text) == want
+
+
+def test_same_words_are_duplicates_only_with_the_same_signature():
+    seed_case, faulted = next(
+        (c, out[0]) for c in _seeds() if (out := _applied("fault_lookup_transient", c))
+    )
+    index = NearDuplicateIndex()
+    index.add(seed_case)
+    e = seed_case.expected
+    reworded = derive(
+        seed_case, expected=e.model_copy(update={"reply_excludes": (*e.reply_excludes, "as an AI")})
+    )
+    assert reworded.id != seed_case.id
+    assert index.check_and_add(reworded) == seed_case.id  # same words, same signature
+    assert index.check_and_add(faulted) is None  # same words, other faults
+    assert index.check_and_add(faulted) == faulted.id
+
+
+def _applied(name: str, case: Case) -> list[Case]:
+    try:
+        return apply_operator(get_operator(name), case, seed=1, index=0)
+    except NotApplicable:
+        return []
