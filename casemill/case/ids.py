@@ -44,9 +44,10 @@ def _float(value: float) -> float | int:
 
 
 # Exact-type fast paths for the common values of plain JSON (str, int, bool, float, dict,
-# list); anything else (subclasses, tuples) takes the general path in `_prune`, so the result is
-# the same for any input. A non-empty list stays non-empty (elements are never dropped).
-def _prune_dict(value: dict) -> dict:
+# list, tuple); anything else (subclasses) takes the general path in `other` (`_prune`), so the
+# result is the same for any input. A non-empty list stays non-empty (elements are never dropped).
+def _prune_dict(value: dict, other: Callable[[Any], Any] | None = None) -> dict:
+    other = other or _prune
     out = {}
     for k, v in value.items():
         kind = type(v)
@@ -54,26 +55,28 @@ def _prune_dict(value: dict) -> dict:
             if v:
                 out[k] = v
         elif kind is dict:
-            pv = _prune_dict(v)
+            pv = _prune_dict(v, other)
             if pv:
                 out[k] = pv
-        elif kind is list:
+        elif kind is list or kind is tuple:
             if v:
-                out[k] = _prune_list(v)
+                out[k] = _prune_list(v, other)
         elif kind is int or kind is bool:
             out[k] = v
         elif kind is float:
             out[k] = _float(v)
         elif v is not None:
-            pv = _prune(v)
+            pv = other(v)
             if _keep(pv):
                 out[k] = pv
     return out
 
 
-def _prune_list(value: list) -> list:
+def _prune_list(value: list | tuple, other: Callable[[Any], Any] | None = None) -> list:
+    other = other or _prune
     return [
-        v if type(v) is str else (_prune_dict(v) if type(v) is dict else _prune(v)) for v in value
+        v if type(v) is str else (_prune_dict(v, other) if type(v) is dict else other(v))
+        for v in value
     ]
 
 
@@ -164,6 +167,82 @@ def canonical_object(members: Mapping[str, bytes | None]) -> bytes:
 def canonical_array(elements: Iterable[bytes]) -> bytes:
     """The canonical JSON of a list from its elements' (`canonical_bytes`)."""
     return b"[" + b",".join(elements) + b"]"
+
+
+# The pruned JSON dump of plain data, computed from the data itself: what `_prune` makes of
+# pydantic's `model_dump(mode="json")` of a frozen model or of an `Any` value, for the exact types
+# of JSON (dicts with str keys; lists and tuples; str, int, bool, finite float, None) and models
+# made of them, read from their fields. The dump of such data is a copy of it (models as dicts of
+# their fields, tuples as lists), so the canonical JSON is the same without the copy. Anything
+# else (a subclass, a datetime, a model with serialisers or extra fields, a non-finite float; a
+# key that is not a str, when encoding) raises `NotPlain`, and the caller dumps the value and
+# prunes the dump.
+class NotPlain(Exception):
+    """The value is not plain JSON data or a plain model: dump it first."""
+
+
+def prune_plain(value: Any) -> Any:
+    """`_prune` of the JSON dump of `value` without the dump; `NotPlain` if it needs one."""
+    try:
+        return _plain_item(value)
+    except ValueError as exc:  # a non-finite float: the dump's own handling applies
+        raise NotPlain from exc
+
+
+def canonical_pruned(pruned: Any) -> bytes:
+    """The canonical JSON of a value `prune_plain` returned; `NotPlain` if orjson refuses it (a
+    key that is not a str, whose dump would be one; an int over 64 bits)."""
+    try:
+        out = orjson.dumps(pruned, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:
+        raise NotPlain from exc
+    return _utf8(_encode(pruned) if _maybe_small_float(out) else out)
+
+
+def member_of_pruned(pruned: Any) -> bytes | None:
+    """`canonical_member` of a value `prune_plain` returned (`NotPlain` as `canonical_pruned`)."""
+    return canonical_pruned(pruned) if _keep(pruned) else None
+
+
+def _plain_item(v: Any) -> Any:
+    kind = type(v)
+    if kind is str or kind is int or kind is bool or v is None:
+        return v
+    if kind is dict:
+        return _prune_dict(v, _plain_item)
+    if kind is list or kind is tuple:
+        return _prune_list(v, _plain_item)
+    if kind is float:
+        return _float(v)
+    return _plain_model(v)
+
+
+def _plain_model(model: Any) -> dict:
+    fields = _PLAIN_MODELS.get(type(model))
+    if fields is None:
+        fields = _PLAIN_MODELS[type(model)] = _plain_fields(type(model))
+    if not fields or model.__dict__.keys() != fields or model.__pydantic_extra__:
+        raise NotPlain
+    return _prune_dict(model.__dict__, _plain_item)
+
+
+_PLAIN_MODELS: dict[type, frozenset[str]] = {}
+
+
+def _plain_fields(cls: type) -> frozenset[str]:
+    """The fields of a pydantic model class whose JSON dump is a dict of all its fields' dumps,
+    or an empty set (not a plain model)."""
+    decorators = getattr(cls, "__pydantic_decorators__", None)
+    fields = getattr(cls, "model_fields", None)
+    if decorators is None or not isinstance(fields, dict) or not fields:
+        return frozenset()
+    if decorators.field_serializers or decorators.model_serializers:
+        return frozenset()
+    if getattr(cls, "model_computed_fields", None) or cls.model_config.get("extra") == "allow":
+        return frozenset()
+    if any(f.exclude for f in fields.values()):
+        return frozenset()
+    return frozenset(fields)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -14,11 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from casemill.case.ids import (
     IdentityMemo,
+    NotPlain,
     canonical_array,
     canonical_bytes,
     canonical_member,
     canonical_object,
+    canonical_pruned,
     id_of_canonical,
+    member_of_pruned,
+    prune_plain,
 )
 
 SCHEMA_VERSION = 1
@@ -250,7 +254,10 @@ class Case(Frozen):
 
 
 def _canonical_dump(model: BaseModel) -> bytes:
-    return canonical_bytes(model.model_dump(mode="json"))
+    try:  # read from the fields: the same as the dump's for plain data, without the copy
+        return canonical_pruned(prune_plain(model))
+    except NotPlain:
+        return canonical_bytes(model.model_dump(mode="json"))
 
 
 # the canonical JSON of a frozen model's JSON dump, remembered for as long as the model lives
@@ -258,6 +265,11 @@ canonical_dump = IdentityMemo(_canonical_dump)
 
 
 def _environment_parts(env: Environment) -> tuple[bytes | None, bytes | None, bool]:
+    try:  # plain data is its own dump (see `_canonical_dump`)
+        faults = member_of_pruned(prune_plain(env.faults)) if env.faults else None
+        return faults, member_of_pruned(prune_plain(env.state)), True
+    except NotPlain:
+        pass
     dumped = env.model_dump(mode="json")
     state = dumped["state"]
     return canonical_member(dumped["faults"]), canonical_member(state), state == env.state

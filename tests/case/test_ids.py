@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -16,13 +17,16 @@ from pydantic import ValidationError
 from casemill.case import Case, canonical_json, content_id, derive
 from casemill.case.ids import (
     IdentityMemo,
+    NotPlain,
     canonical_array,
     canonical_bytes,
     canonical_member,
     canonical_object,
+    canonical_pruned,
+    prune_plain,
     short_hash,
 )
-from casemill.case.model import MAX_TEXT
+from casemill.case.model import MAX_TEXT, Environment, _canonical_dump, environment_parts
 
 MINIMAL = {
     "domain": "support",
@@ -308,3 +312,49 @@ def test_derive_keeps_the_parents_parts_and_validates_the_new_ones():
         derive(case, expected=no_steps)
     kept_calls = derive(case, expected=case.expected.model_copy(update={"outcome": "refuse"}))
     assert kept_calls.expected.tool_calls[0] is case.expected.tool_calls[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(oracle_values)
+def test_plain_data_prunes_like_its_json_dump(value):
+    """`prune_plain` reads plain data and frozen models without dumping them: the same canonical
+    JSON as the dump's (the state of an environment is an `Any` dict, so it is dumped as is)."""
+    env = Environment(state={"v": value})
+    dumped = env.model_dump(mode="json")
+    assert _canonical_dump(env) == canonical_bytes(dumped)
+    assert environment_parts(env)[1] == canonical_member(dumped["state"])
+    try:
+        assert canonical_pruned(prune_plain(env)) == canonical_bytes(dumped)
+    except NotPlain:  # orjson refuses ints over 64 bits: the dump is taken instead
+        assert any(abs(v) >= 2**63 for v in _ints(value)), value
+
+
+def _ints(value):
+    if isinstance(value, dict | list | tuple):
+        for v in value.values() if isinstance(value, dict) else value:
+            yield from _ints(v)
+    elif type(value) is int:
+        yield value
+
+
+def test_parts_of_the_seeds_and_the_corpus_read_plain_as_dumped():
+    for data in _repo_cases():
+        case = Case.model_validate(data)
+        for part in (*case.conversation, case.expected, case.environment, case.tags):
+            want = canonical_bytes(part.model_dump(mode="json"))
+            assert _canonical_dump(part) == canonical_bytes(prune_plain(part)) == want
+        faults, state, _ = environment_parts(case.environment)
+        assert faults == canonical_member(case.environment.model_dump(mode="json")["faults"])
+        assert state == canonical_member(case.environment.model_dump(mode="json")["state"])
+
+
+def test_what_is_not_plain_is_dumped_first():
+    review = Case.model_validate({**MINIMAL, "review": {"decided_at": "2026-01-02T03:04:05Z"}})
+    with pytest.raises(NotPlain):
+        prune_plain(review.review)
+    assert _canonical_dump(review.review) == canonical_bytes(review.review.model_dump(mode="json"))
+    for odd in ({"inf": math.inf}, {"set": {1}}):
+        with pytest.raises(NotPlain):
+            prune_plain(odd)
+    with pytest.raises(NotPlain):
+        canonical_pruned(prune_plain({1: "int key"}))
