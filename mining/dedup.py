@@ -7,7 +7,8 @@ shared `NearDuplicateIndex` is used as is. Within the logs, where a long log yie
 cases than fit in memory, the cases seen so far are kept on disk (SQLite in a temporary file)
 by case kind and signature, and the similarity of texts is only computed (exactly, on the same
 3-character shingles MinHash estimates from) when two cases share both, so memory does not grow
-with the size of the log. A decision-point case and a conversation-level case never duplicate
+with the size of the log (a Bloom filter of fixed size tells a new signature, the common case,
+without asking the table). A decision-point case and a conversation-level case never duplicate
 each other: they test different things.
 """
 
@@ -31,6 +32,10 @@ from casemill.dedup import (
 )
 
 Verdict = Literal["corpus", "within_logs"] | None
+
+_BLOOM_BITS = 1 << 23  # 1 MB: about 0.2% false positives at 350,000 cases (a 1 GB log)
+_BLOOM_HEX = 8  # hex digits of the signature per bit position
+_QUEUE = 1000  # new cases remembered per statement
 
 
 def _sorted_json(values) -> list[str]:
@@ -85,6 +90,12 @@ class MinedDeduper:
         self._db.execute("CREATE INDEX seen_sig ON seen (sig)")
         self._db.execute("BEGIN")
         self._pending = 0
+        # the signatures seen, as bits of a Bloom filter of fixed size: a signature it has not
+        # seen (the common case) is new for certain, and its case is queued to be remembered
+        # with others in one statement; the queue is written before any look-up, so the table
+        # always holds every case seen so far, in order, when it is asked
+        self._seen = bytearray(_BLOOM_BITS // 8)
+        self._queue: list[tuple[str, str, str]] = []
 
     def check(self, case: Case) -> tuple[Verdict, str | None]:
         """(where the duplicate is, its id), or (None, None) after remembering `case`."""
@@ -94,23 +105,47 @@ class MinedDeduper:
                 return "corpus", dup
         sig = signature(case)
         text = case_text(case)
-        # remembered at once when no case seen so far shares the signature (the common case:
-        # one statement); otherwise compared with those that do
-        added = self._db.execute(
-            "INSERT INTO seen SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM seen WHERE sig = ?)",
-            (sig, case.id, text, sig),
-        ).rowcount
-        if not added:
-            dup = self._within(sig, case.id, text)
-            if dup is not None:
-                return "within_logs", dup
-            self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", (sig, case.id, text))
+        if self._maybe_seen(sig):
+            self._flush()
+            # remembered at once when no case seen so far shares the signature (a false
+            # positive of the filter); otherwise compared with those that do
+            added = self._db.execute(
+                "INSERT INTO seen SELECT ?, ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM seen WHERE sig = ?)",
+                (sig, case.id, text, sig),
+            ).rowcount
+            if not added:
+                dup = self._within(sig, case.id, text)
+                if dup is not None:
+                    return "within_logs", dup
+                self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", (sig, case.id, text))
+        else:
+            self._queue.append((sig, case.id, text))
+            if len(self._queue) >= _QUEUE:
+                self._flush()
         self._pending += 1
         if self._pending >= 5000:
+            self._flush()
             self._db.execute("COMMIT")
             self._db.execute("BEGIN")
             self._pending = 0
         return None, None
+
+    def _maybe_seen(self, sig: str) -> bool:
+        """Whether `sig` may have been seen (no: certainly not); marks it seen."""
+        seen, maybe = self._seen, True
+        for i in range(0, 3 * _BLOOM_HEX, _BLOOM_HEX):  # 3 bit positions from the hash's hex
+            bit = int(sig[i : i + _BLOOM_HEX], 16) % _BLOOM_BITS
+            byte, mask = bit >> 3, 1 << (bit & 7)
+            if not seen[byte] & mask:
+                maybe = False
+                seen[byte] |= mask
+        return maybe
+
+    def _flush(self) -> None:
+        if self._queue:
+            self._db.executemany("INSERT INTO seen VALUES (?, ?, ?)", self._queue)
+            self._queue.clear()
 
     def _within(self, sig: str, case_id: str, text: str) -> str | None:
         """The id of a case seen with the same signature that `case_id` duplicates."""

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.corpus import CorpusStore
-from mining import merge_results, mine, mine_file
+from mining import dedup, merge_results, mine, mine_file
 
 RECORDS = sample_records(4, seed=9)
 
@@ -31,6 +31,21 @@ def test_repeated_conversations_are_dropped_within_and_across_files(tmp_path):
     merged = merge_results([mine_file(log, "openai-jsonl", redact=False), once])
     assert len(merged.cases) == len(once.cases)
     assert merged.summary.conversations_read == 9
+
+
+def test_dedup_verdicts_do_not_depend_on_the_filter_of_new_signatures(tmp_path, monkeypatch):
+    """The Bloom filter only spares the table a look-up: with a filter of 8 bits (nearly every
+    signature a false positive) the verdicts and the cases are the same."""
+    again = copy.deepcopy(RECORDS[1])
+    again["conversation_id"] = "copy-of-1"
+    log = write_jsonl(tmp_path / "a.jsonl", [*RECORDS, again, *sample_records(6, seed=3)])
+    wide = mine([log], "openai-jsonl", redact=False)
+    monkeypatch.setattr(dedup, "_BLOOM_BITS", 8)
+    monkeypatch.setattr(dedup, "_QUEUE", 2)
+    narrow = mine([log], "openai-jsonl", redact=False)
+    assert wide.summary.duplicates == narrow.summary.duplicates
+    assert wide.summary.duplicates["within_logs"] >= 1
+    assert [c.id for c in wide.cases] == [c.id for c in narrow.cases]
 
 
 def test_cases_already_in_the_corpus_are_dropped(tmp_path):
