@@ -62,6 +62,14 @@ def _alternation(needles: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
+def _overlaps(spans: list[tuple[int, int, str]], start: int, end: int) -> bool:
+    # a loop, not any() over a generator, which costs more than the check for the few spans
+    for s, e, _ in spans:  # noqa: SIM110
+        if start < e and s < end:
+            return True
+    return False
+
+
 def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
@@ -192,10 +200,10 @@ class ConversationRedactor:
             for call in m.calls:
                 c.walk(call.arguments)
         batch += c.strings
-        c.text(SEP.join(t for t in batch if SEP not in t and len(t) <= LONG), cache=False)
-        for t in batch:
-            if SEP in t or len(t) > LONG:
-                c.text(t)
+        alone = [t for t in batch if SEP in t or len(t) > LONG]
+        c.text(SEP.join([t for t in batch if SEP not in t and len(t) <= LONG]), cache=False)
+        for t in alone:
+            c.text(t)
         return c
 
     # -- surrogates -------------------------------------------------------------------------
@@ -294,10 +302,10 @@ class ConversationRedactor:
             at = low.find(needle)
             while at != -1:
                 end = at + length
-                if (
-                    not (left and at and ((c := low[at - 1]).isalnum() or c == "_"))
-                    and not (right and end < size and ((c := low[end]).isalnum() or c == "_"))
-                    and not any(at < e and s < end for s, e, _ in spans)
+                if not (
+                    (left and at and ((c := low[at - 1]).isalnum() or c == "_"))
+                    or (right and end < size and ((c := low[end]).isalnum() or c == "_"))
+                    or _overlaps(spans, at, end)
                 ):
                     spans.append((at, end, needle))
                 at = low.find(needle, at + 1)
