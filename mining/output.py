@@ -31,8 +31,8 @@ class _Pending:
     def write(self, record: dict) -> None:
         self.fh.write(orjson.dumps(record) + b"\n")
 
-    def write_json(self, line: str) -> None:
-        self.fh.write(line.encode())
+    def write_json(self, line: bytes) -> None:
+        self.fh.write(line)
         self.fh.write(b"\n")
 
     def commit(self) -> None:
@@ -70,13 +70,14 @@ def mine_to_files(
     if keep_raw is not None:
         files["raw"] = _Pending(keep_raw)
     tally = Tally()
+    # pydantic's JSON is byte for byte orjson's of `model_dump(mode="json")`, without the
+    # intermediate dicts; taken as the serialiser's bytes (what model_dump_json decodes)
+    write_case = files["out"].write_json
     try:
         with MinedDeduper(existing, options.dedup_threshold) as deduper:
             for item in iter_mine(paths, fmt, options, tally, deduper, progress):
                 if isinstance(item, Case):
-                    # pydantic's JSON is byte for byte orjson's of `model_dump(mode="json")`,
-                    # without the intermediate dicts
-                    files["out"].write_json(item.model_dump_json())
+                    write_case(item.__pydantic_serializer__.to_json(item))
                 elif isinstance(item, Quarantined):
                     files["quarantine"].write(item.model_dump(mode="json"))
                 elif "raw" in files:
