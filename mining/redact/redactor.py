@@ -33,6 +33,7 @@ TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 C_ID = re.compile(r"^C(\d{4,6})$")
 NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
+WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,26 @@ def _alternation(needles: tuple[str, ...]) -> re.Pattern[str]:
         right = r"(?!\w)" if n[-1].isalnum() or n[-1] == "_" else ""
         parts.append(f"{left}{re.escape(n)}{right}")
     return re.compile("|".join(parts), re.IGNORECASE)
+
+
+@lru_cache(maxsize=256)
+def _long(text: str) -> list:
+    """A long text lower-cased, and (from its second conversation on: instructions repeated in
+    every conversation) its words; filled in by `_lowered`."""
+    return [text.lower(), None, False]
+
+
+def _lowered(text: str) -> tuple[str, frozenset[str] | None]:
+    """A needle found with its word boundaries is made of whole words of the text, so a needle
+    with a word the text lacks cannot occur in it."""
+    entry = _long(text)
+    low, words, seen = entry
+    if words is None:
+        if seen:
+            entry[1] = words = frozenset(WORDS.findall(low))
+        else:
+            entry[2] = True
+    return low, words
 
 
 def _overlaps(spans: list[tuple[int, int, str]], start: int, end: int) -> bool:
@@ -176,6 +197,7 @@ class ConversationRedactor:
         self.needles: list[str] = []  # lowered raw values, longest first
         # each needle, its length, and whether it starts / ends with a word character
         self.bounds: list[tuple[str, int, bool, bool]] = []
+        self.words: list[tuple[str, ...]] = []  # the words of each needle
         self._c_avoid: frozenset[str] | None = None
         self.parsed: dict[int, Any] = {}
 
@@ -232,6 +254,7 @@ class ConversationRedactor:
             self.originals[key] = value
         self.needles = sorted(self.map, key=lambda n: (-len(n), n))
         self.bounds = [(n, len(n), _word(n[0]), _word(n[-1])) for n in self.needles]
+        self.words = [tuple(WORDS.findall(n)) for n in self.needles]
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
@@ -274,11 +297,17 @@ class ConversationRedactor:
     def text(self, text: str) -> str:
         if not text or not self.map:
             return text
-        low = text.lower()
+        if len(text) > LONG:
+            low, words = _lowered(text)
+            bounds = self.bounds
+            if words is not None:
+                bounds = [b for b, w in zip(bounds, self.words, strict=True) if words.issuperset(w)]
+        else:
+            low, bounds = text.lower(), self.bounds
         if len(low) != len(text):  # lower-casing changed offsets: use the regex path
             present = tuple(n for n in self.needles if n in low)
             return _alternation(present).sub(self._replace, text) if present else text
-        spans = self._spans(low)
+        spans = self._spans(low, bounds) if bounds else None
         if not spans:
             return text
         spans.sort()
@@ -293,12 +322,13 @@ class ConversationRedactor:
         out.append(text[pos:])
         return "".join(out)
 
-    def _spans(self, low: str) -> list[tuple[int, int, str]]:
+    @staticmethod
+    def _spans(low: str, bounds: list[tuple[str, int, bool, bool]]) -> list[tuple[int, int, str]]:
         """Where the needles occur in `low`, longest first, each clear of word characters on
         a side where the needle has one, none overlapping one found before."""
         spans: list[tuple[int, int, str]] = []
         size = len(low)
-        for needle, length, left, right in self.bounds:
+        for needle, length, left, right in bounds:
             at = low.find(needle)
             while at != -1:
                 end = at + length
