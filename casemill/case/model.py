@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
+from orjson import Fragment
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from casemill.case.ids import (
@@ -17,10 +18,12 @@ from casemill.case.ids import (
     NotPlain,
     canonical_array,
     canonical_bytes,
+    canonical_fragments,
     canonical_member,
     canonical_object,
     canonical_pruned,
     id_of_canonical,
+    maybe_small_float,
     member_of_pruned,
     prune_plain,
 )
@@ -238,11 +241,26 @@ class Case(Frozen):
         faults, state, _ = environment_parts(self.environment)
         environment = canonical_object({"faults": faults, "state": state})
         expected = canonical_dump(self.expected)
-        turns = self.conversation
+        turns = [canonical_dump(t) for t in self.conversation]
+        members: dict[str, Any] = {}
+        if self.domain:
+            members["domain"] = self.domain
+        if environment != b"{}":
+            members["environment"] = Fragment(environment)
+        if turns:
+            members["conversation"] = [Fragment(t) for t in turns]
+        if self.user_scenario:
+            members["user_scenario"] = self.user_scenario
+        if expected != b"{}":
+            members["expected"] = Fragment(expected)
+        try:  # the parts are canonical already, and the two strings hold no float
+            return canonical_fragments(members)
+        except NotPlain:  # a string orjson refuses (a lone surrogate)
+            pass
         members = {
             "domain": canonical_member(self.domain),
             "environment": None if environment == b"{}" else environment,
-            "conversation": canonical_array(map(canonical_dump, turns)) if turns else None,
+            "conversation": canonical_array(turns) if turns else None,
             "user_scenario": canonical_member(self.user_scenario),
             "expected": None if expected == b"{}" else expected,
         }
@@ -254,10 +272,42 @@ class Case(Frozen):
 
 
 def _canonical_dump(model: BaseModel) -> bytes:
+    kind = type(model)
     try:  # read from the fields: the same as the dump's for plain data, without the copy
+        if kind is Turn and not model.tool_calls:
+            return _plain_turn(model)
+        if kind is Expected and model.tool_calls:
+            return _composed_expected(model)
         return canonical_pruned(prune_plain(model))
     except NotPlain:
         return canonical_bytes(model.model_dump(mode="json"))
+
+
+def _plain_turn(turn: Turn) -> bytes:
+    """A turn without calls: three strings, written at once (pruned: empty ones dropped)."""
+    fields = turn.__dict__
+    if len(fields) != 4 or turn.__pydantic_extra__:
+        raise NotPlain
+    members = {"role": fields["role"]}
+    if fields["content"]:
+        members["content"] = fields["content"]
+    if fields["tool_call_id"]:
+        members["tool_call_id"] = fields["tool_call_id"]
+    return canonical_fragments(members)
+
+
+def _composed_expected(expected: Expected) -> bytes:
+    """`expected`'s canonical JSON with each expected call's remembered (the cases of one mined
+    conversation and the dedup signature share them)."""
+    fields = expected.__dict__
+    if fields.keys() != Expected.model_fields.keys() or expected.__pydantic_extra__:
+        raise NotPlain
+    members = prune_plain({k: v for k, v in fields.items() if k != "tool_calls"})
+    members["tool_calls"] = [Fragment(canonical_dump(c)) for c in expected.tool_calls]
+    out = canonical_fragments(members)
+    if maybe_small_float(out):  # the standard library's path, for the whole
+        raise NotPlain
+    return out
 
 
 # the canonical JSON of a frozen model's JSON dump, remembered for as long as the model lives

@@ -358,3 +358,36 @@ def test_what_is_not_plain_is_dumped_first():
             prune_plain(odd)
     with pytest.raises(NotPlain):
         canonical_pruned(prune_plain({1: "int key"}))
+
+
+texts = st.text(max_size=6) | st.sampled_from(["", "0.00001", "1e-7", "é\u2028"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["customer", "system", "tool"]), texts, texts), max_size=3),
+    st.lists(st.dictionaries(st.text(max_size=3), oracle_values, max_size=3), max_size=2),
+    texts,
+    texts,
+)
+def test_canonical_meaning_written_at_once_is_the_composed_one(turns, params, domain, scenario):
+    """Turns without calls, `expected` composed from its calls' and the meaning written in one
+    pass from its parts' give the canonical JSON of the dump, whatever the strings and numbers
+    (small floats take the standard library's path)."""
+    conversation = [{"role": r, "content": c, "tool_call_id": i or None} for r, c, i in turns]
+    data = {
+        "domain": domain or "d",
+        "conversation": conversation,
+        "user_scenario": scenario or "s",
+        "expected": {
+            "tool_calls": [{"tool": "t", "params": p} for p in params],
+            "forbidden_calls": [{"tool": "f", "params": {"x": 1e-5}}] if params else [],
+            "outcome": "resolve",
+            "reply_contains": [scenario],
+            "optimal_steps": 1,
+        },
+    }
+    case = Case.model_validate(data)
+    assert case.canonical_meaning() == canonical_json(case.meaning()).encode("utf-8")
+    for part in (*case.conversation, case.expected):
+        assert _canonical_dump(part) == canonical_bytes(part.model_dump(mode="json"))
