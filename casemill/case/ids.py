@@ -265,9 +265,15 @@ def content_id(meaning: dict[str, Any]) -> str:
     return id_of_canonical(canonical_bytes(meaning))
 
 
+# a copy of an empty hash costs less than a new one (OpenSSL looks the algorithm up each time)
+_SHA256 = hashlib.sha256()
+
+
 def id_of_canonical(data: bytes) -> str:
     """The content id of a case whose meaning's canonical JSON is `data`."""
-    return ID_PREFIX + hashlib.sha256(data).hexdigest()[:ID_HEX_DIGITS]
+    digest = _SHA256.copy()
+    digest.update(data)
+    return ID_PREFIX + digest.hexdigest()[:ID_HEX_DIGITS]
 
 
 def short_hash(text: str, digits: int = 16) -> str:

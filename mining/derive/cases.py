@@ -117,11 +117,14 @@ def _drafts(conv: Conversation, domain: str, out: Derived, limit: int) -> list[_
     rebuilt = support.initial_state(conv) if domain == "support" else None
     found = bursts(conv) if conv.calls_visible else []
     out.dropped_decision_points = max(0, len(found) - limit)
-    drafts = [d for b in found[:limit] if (d := _decision(conv, b, rebuilt)) is not None]
-    return [*drafts, _whole(conv, rebuilt)]
+    done = successful_writes(conv) if conv.calls_visible else []
+    drafts = [d for b in found[:limit] if (d := _decision(conv, b, rebuilt, done)) is not None]
+    return [*drafts, _whole(conv, rebuilt, done)]
 
 
-def _decision(conv: Conversation, burst: Burst, rebuilt: support.Rebuilt | None) -> _Draft | None:
+def _decision(
+    conv: Conversation, burst: Burst, rebuilt: support.Rebuilt | None, done: list[LoggedCall]
+) -> _Draft | None:
     msgs, writes = conv.messages, burst.writes
     prefix = msgs[: burst.start]
     if not writes or not any(m.role == "customer" for m in prefix):
@@ -129,8 +132,8 @@ def _decision(conv: Conversation, burst: Burst, rebuilt: support.Rebuilt | None)
     if rebuilt is None:
         state = generic.state(msgs, burst.start, msgs)
         return _Draft("decision_point", prefix, writes, state, None, msgs)
-    done = {id(c) for c in successful_writes(conv)}
-    prior = [c for m in prefix for c in m.calls if id(c) in done]
+    ids = {id(c) for c in done}
+    prior = [c for m in prefix for c in m.calls if id(c) in ids]
     before = support.state_before(rebuilt.state, prior)
     return _Draft(
         "decision_point",
@@ -144,9 +147,8 @@ def _decision(conv: Conversation, burst: Burst, rebuilt: support.Rebuilt | None)
     )
 
 
-def _whole(conv: Conversation, rebuilt: support.Rebuilt | None) -> _Draft:
+def _whole(conv: Conversation, rebuilt: support.Rebuilt | None, writes: list[LoggedCall]) -> _Draft:
     msgs = conv.messages
-    writes = successful_writes(conv) if conv.calls_visible else []
     scenario = user_scenario(msgs)
     if rebuilt is None:
         return _Draft(
