@@ -125,9 +125,10 @@ class Tally:
     quarantined: Counter = field(default_factory=Counter)
 
     def add_case(self, case: Case) -> None:
-        kind = case.provenance.operators[-1].name if case.provenance.operators else "case"
-        self.cases[kind] += 1
-        self.confidence[case.provenance.label_confidence or "unknown"] += 1
+        provenance = case.provenance
+        operators = provenance.operators
+        self.cases[operators[-1].name if operators else "case"] += 1
+        self.confidence[provenance.label_confidence or "unknown"] += 1
         self.domains[case.domain] += 1
 
     def summary(self, redacted: bool) -> MineSummary:
@@ -221,8 +222,10 @@ def _conversation(
     if options.redact:
         red = redact_conversation(conv, options.seed, options.keep_raw)
         conv = red.conversation
-        tally.redactions.update(red.counts)
-        yield from red.raw
+        if red.counts:
+            tally.redactions.update(red.counts)
+        if red.raw:
+            yield from red.raw
     if conv.capped:
         tally.capped += 1
         yield _quarantine(
@@ -254,14 +257,16 @@ def _conversation(
             options,
             tally,
         )
-    if derived.cases:
-        tally.conversations_mined += 1
+    if not derived.cases:
+        return
+    tally.conversations_mined += 1
+    check, add_case = deduper.check, tally.add_case
     for case in derived.cases:
-        where, _ = deduper.check(case)
+        where, _ = check(case)
         if where is not None:
             tally.duplicates[where] += 1
             continue
-        tally.add_case(case)
+        add_case(case)
         yield case
 
 

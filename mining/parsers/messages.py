@@ -119,8 +119,14 @@ class _Builder:
             raise RecordProblem(
                 "bad_message", "a message must be a JSON object", f"messages[{index}]"
             )
-        role = _role(m, index)
-        content = as_text(m.get("content"))
+        raw = m.get("role")
+        # the common case first: a role already in lower case (ROLES' keys all are)
+        role = ROLES.get(raw) if type(raw) is str else None
+        if role is None:
+            role = _role(m, index)
+        content = m.get("content")
+        if type(content) is not str:
+            content = as_text(content)
         if role == "assistant":
             self.messages.append(Message("assistant", content, self._calls(index, m)))
         elif role == "tool":
