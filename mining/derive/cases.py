@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from casemill.case.model import Case, ExpectedCall
+from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, SourceRef
 from casemill.validation.semantic import semantic_findings
 from mining.derive import generic, support
 from mining.derive.common import (
@@ -253,7 +253,12 @@ def _build(
         args["tool_specs"] = len(options.tools)
     steps = (writes + 1) if d.kind == "decision_point" else (d.reads + writes + 1)
     operator = {"kind": "mine", "name": d.kind, "version": MINER_VERSION, "args": args}
-    source = {"file": conv.file, "line": conv.line, "format": conv.format}
+    source = {
+        "file": conv.file,
+        "line": conv.line,
+        "format": conv.format,
+        "conversation_id": conv.id,
+    }
     return Case.model_validate(
         {
             "domain": domain,
@@ -274,12 +279,12 @@ def _build(
             },
             "provenance": {
                 "origin": "mined",
-                "operators": [operator],
+                "operators": [parts.model(OperatorStep, d.kind, operator)],
                 "seed": options.seed,
-                "source": {**source, "conversation_id": conv.id},
+                "source": parts.model(SourceRef, None, source),
                 "label_confidence": "low" if low else "high",
                 "notes": "; ".join(notes) or None,
             },
-            "review": {"status": "pending"},
+            "review": parts.model(Review, None, {"status": "pending"}),
         }
     )

@@ -10,12 +10,16 @@ as long as the conversation is being derived.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from casemill.case.model import Environment, ExpectedCall, Turn
 from mining.derive.common import turn_data
 from mining.model import LoggedCall, Message
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class SharedParts:
@@ -24,6 +28,7 @@ class SharedParts:
         self._turns: dict[int, Turn] = {}
         self._environments: dict[int, Environment] = {}
         self._calls: dict[int, ExpectedCall] = {}
+        self._models: dict[tuple[type, Hashable], Any] = {}
 
     def turns(self, messages: list[Message]) -> tuple[Turn, ...]:
         out = []
@@ -48,3 +53,11 @@ class SharedParts:
                 call = self._calls[id(c)] = self._expected_call(c)
             out.append(call)
         return tuple(out)
+
+    def model(self, cls: type[M], key: Hashable, data: dict[str, Any]) -> M:
+        """`cls` validated from `data`, once for each `key`: for the parts that every case of the
+        conversation holds alike (its source, the miner's step for each kind of case)."""
+        found = self._models.get((cls, key))
+        if found is None:
+            found = self._models[(cls, key)] = cls.model_validate(data)
+        return found
