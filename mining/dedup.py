@@ -23,75 +23,47 @@ from typing import Literal
 
 import orjson
 
-from casemill.case.ids import IdentityMemo
-from casemill.case.model import Case, Environment, ExpectedCall, ForbiddenCall
-from casemill.dedup import DEFAULT_THRESHOLD, NearDuplicateIndex, shingles
+from casemill.case.model import Case
+from casemill.dedup import (
+    DEFAULT_THRESHOLD,
+    NearDuplicateIndex,
+    case_text,
+    shingles,
+)
 
 Verdict = Literal["corpus", "within_logs"] | None
 
 _BLOOM_BITS = 1 << 23  # 1 MB: about 0.2% false positives at 350,000 cases (a 1 GB log)
 _BLOOM_HEX = 8  # hex digits of the signature per bit position
-_BLOOM_SHIFTS = (8 * _BLOOM_HEX, 4 * _BLOOM_HEX, 0)  # of each group in the first 3 groups' value
-_BLOOM_GROUP = (1 << 4 * _BLOOM_HEX) - 1
 _QUEUE = 1000  # new cases remembered per statement
 
 
-_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-
-
-def _json(value: object) -> bytes:
-    return orjson.dumps(value, option=_OPTIONS, default=str)
-
-
-def _call_json(call: ExpectedCall | ForbiddenCall) -> str:
-    return orjson.dumps(call.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS).decode()
-
-
-def _environment_json(env: Environment) -> bytes:
-    return _json([f.model_dump(mode="json") for f in env.faults]) + b"," + _json(env.state)
-
-
-# remembered per frozen part for as long as it lives: a conversation's cases share its
-# environment and the parent's expected calls
-_call_jsons = IdentityMemo(_call_json)
-_environment_jsons = IdentityMemo(_environment_json)
+def _sorted_json(values) -> list[str]:
+    return sorted(
+        orjson.dumps(v.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS).decode()
+        for v in values
+    )
 
 
 def signature(case: Case) -> str:
     """`casemill.dedup.case_signature`'s fields (hashed with orjson, which is several times
-    faster on large environments) and the case kind: the hash of the JSON array (keys sorted)
-    of the kind, domain, outcome, the sorted JSON texts of the expected and of the forbidden
-    calls, the faults and the state, composed from the JSON of each part."""
+    faster on large environments) and the case kind."""
     e = case.expected
     ops = case.provenance.operators
-    blob = b",".join(
-        (
-            _json(ops[-1].name if ops else ""),
-            _json(case.domain),
-            _json(e.outcome),
-            _json(sorted(_call_jsons(c) for c in e.tool_calls)),
-            _json(sorted(_call_jsons(c) for c in e.forbidden_calls)),
-            _environment_jsons(case.environment),
-        )
+    blob = orjson.dumps(
+        [
+            ops[-1].name if ops else "",
+            case.domain,
+            e.outcome,
+            _sorted_json(e.tool_calls),
+            _sorted_json(e.forbidden_calls),
+            [f.model_dump(mode="json") for f in case.environment.faults],
+            case.environment.state,
+        ],
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+        default=str,
     )
-    return hashlib.sha256(b"[" + blob + b"]").hexdigest()[:32]
-
-
-def _words(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-_turn_words = IdentityMemo(lambda turn: _words(turn.content))
-
-
-def mined_text(case: Case) -> str:
-    """`casemill.dedup.case_text`, from the words of each turn (remembered per turn: a
-    conversation's cases share its turns). The same text: words never span two parts, and
-    folding to lower case neither makes nor removes white space."""
-    parts = [_turn_words(t) for t in case.conversation if t.role in ("customer", "tool")]
-    if case.user_scenario:
-        parts.append(_words(case.user_scenario))
-    return " ".join(p for p in parts if p)
+    return hashlib.sha256(blob).hexdigest()[:32]
 
 
 class MinedDeduper:
@@ -132,7 +104,7 @@ class MinedDeduper:
             if dup is not None:
                 return "corpus", dup
         sig = signature(case)
-        text = mined_text(case)
+        text = case_text(case)
         if self._maybe_seen(sig):
             self._flush()
             # remembered at once when no case seen so far shares the signature (a false
@@ -162,10 +134,8 @@ class MinedDeduper:
     def _maybe_seen(self, sig: str) -> bool:
         """Whether `sig` may have been seen (no: certainly not); marks it seen."""
         seen, maybe = self._seen, True
-        # 3 bit positions from the hash's hex: its first three groups of 8 digits, read at once
-        value = int(sig[: 3 * _BLOOM_HEX], 16)
-        for shift in _BLOOM_SHIFTS:
-            bit = (value >> shift & _BLOOM_GROUP) % _BLOOM_BITS
+        for i in range(0, 3 * _BLOOM_HEX, _BLOOM_HEX):  # 3 bit positions from the hash's hex
+            bit = int(sig[i : i + _BLOOM_HEX], 16) % _BLOOM_BITS
             byte, mask = bit >> 3, 1 << (bit & 7)
             if not seen[byte] & mask:
                 maybe = False
