@@ -274,8 +274,10 @@ class Case(Frozen):
 def _canonical_dump(model: BaseModel) -> bytes:
     kind = type(model)
     try:  # read from the fields: the same as the dump's for plain data, without the copy
-        if kind is Turn and not model.tool_calls:
+        if kind is Turn:
             return _plain_turn(model)
+        if kind is ExpectedCall:
+            return _composed_call(model)
         if kind is Expected and model.tool_calls:
             return _composed_expected(model)
         return canonical_pruned(prune_plain(model))
@@ -283,31 +285,76 @@ def _canonical_dump(model: BaseModel) -> bytes:
         return canonical_bytes(model.model_dump(mode="json"))
 
 
-def _plain_turn(turn: Turn) -> bytes:
-    """A turn without calls: three strings, written at once (pruned: empty ones dropped)."""
-    fields = turn.__dict__
-    if len(fields) != 4 or turn.__pydantic_extra__:
+def _fields(model: BaseModel) -> dict[str, Any]:
+    """The fields of a model of this module, its dump's keys (`NotPlain` if it has others or
+    lacks some: one built without validation)."""
+    fields = model.__dict__
+    if fields.keys() != _FIELD_NAMES[type(model)] or model.__pydantic_extra__:
         raise NotPlain
-    members = {"role": fields["role"]}
+    return fields
+
+
+_FIELD_NAMES = {m: frozenset(m.model_fields) for m in (Turn, ToolCall, ExpectedCall, Expected)}
+
+
+def _strings(fields: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: fields[name] for name in names if fields[name]}
+
+
+def _plain_turn(turn: Turn) -> bytes:
+    """A turn's strings and its calls' (pruned: empty ones dropped), written at once."""
+    fields = _fields(turn)
+    members = {"role": fields["role"]} if fields["role"] else {}
     if fields["content"]:
         members["content"] = fields["content"]
     if fields["tool_call_id"]:
         members["tool_call_id"] = fields["tool_call_id"]
-    return canonical_fragments(members)
+    if not turn.tool_calls:
+        return canonical_fragments(members)  # strings only: no float to check
+    calls = []
+    for call in turn.tool_calls:
+        if type(call) is not ToolCall:
+            raise NotPlain
+        got = _fields(call)
+        one = _strings(got, ("tool", "id"))
+        params = prune_plain(got["params"])
+        if params:
+            one["params"] = params
+        calls.append(one)
+    members["tool_calls"] = calls
+    return _checked(canonical_fragments(members))
+
+
+def _composed_call(call: ExpectedCall) -> bytes:
+    """An expected call's canonical JSON with each matching rule's remembered (the policy's
+    rules are shared constants)."""
+    fields = _fields(call)
+    members = _strings(fields, ("tool",))
+    params = prune_plain(fields["params"])
+    if params:
+        members["params"] = params
+    rules = {}
+    for name, rule in fields["match"].items():
+        if (got := canonical_dump(rule)) != b"{}":
+            rules[name] = Fragment(got)
+    if rules:
+        members["match"] = rules
+    return _checked(canonical_fragments(members))
+
+
+def _checked(out: bytes) -> bytes:
+    if maybe_small_float(out):  # the standard library's path, for the whole
+        raise NotPlain
+    return out
 
 
 def _composed_expected(expected: Expected) -> bytes:
     """`expected`'s canonical JSON with each expected call's remembered (the cases of one mined
     conversation and the dedup signature share them)."""
-    fields = expected.__dict__
-    if fields.keys() != Expected.model_fields.keys() or expected.__pydantic_extra__:
-        raise NotPlain
+    fields = _fields(expected)
     members = prune_plain({k: v for k, v in fields.items() if k != "tool_calls"})
     members["tool_calls"] = [Fragment(canonical_dump(c)) for c in expected.tool_calls]
-    out = canonical_fragments(members)
-    if maybe_small_float(out):  # the standard library's path, for the whole
-        raise NotPlain
-    return out
+    return _checked(canonical_fragments(members))
 
 
 # the canonical JSON of a frozen model's JSON dump, remembered for as long as the model lives

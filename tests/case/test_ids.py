@@ -371,16 +371,26 @@ texts = st.text(max_size=6) | st.sampled_from(["", "0.00001", "1e-7", "é\u2028"
     texts,
 )
 def test_canonical_meaning_written_at_once_is_the_composed_one(turns, params, domain, scenario):
-    """Turns without calls, `expected` composed from its calls' and the meaning written in one
-    pass from its parts' give the canonical JSON of the dump, whatever the strings and numbers
-    (small floats take the standard library's path)."""
+    """Turns and expected calls read from their fields, `expected` composed from its calls' and
+    the meaning written in one pass from its parts' give the canonical JSON of the dump, whatever
+    the strings and numbers (small floats take the standard library's path)."""
     conversation = [{"role": r, "content": c, "tool_call_id": i or None} for r, c, i in turns]
+    conversation.append(
+        {
+            "role": "assistant",
+            "tool_calls": [{"tool": "t", "params": p, "id": domain} for p in params],
+        }
+    )
+    rules = [{"kind": "number", "tolerance": 1e-6}, {"kind": "exact"}, {"kind": "id", "ids": True}]
     data = {
         "domain": domain or "d",
         "conversation": conversation,
         "user_scenario": scenario or "s",
         "expected": {
-            "tool_calls": [{"tool": "t", "params": p} for p in params],
+            "tool_calls": [
+                {"tool": "t", "params": p, "match": dict(zip(p, rules, strict=False))}
+                for p in params
+            ],
             "forbidden_calls": [{"tool": "f", "params": {"x": 1e-5}}] if params else [],
             "outcome": "resolve",
             "reply_contains": [scenario],
@@ -389,5 +399,5 @@ def test_canonical_meaning_written_at_once_is_the_composed_one(turns, params, do
     }
     case = Case.model_validate(data)
     assert case.canonical_meaning() == canonical_json(case.meaning()).encode("utf-8")
-    for part in (*case.conversation, case.expected):
+    for part in (*case.conversation, case.expected, *case.expected.tool_calls):
         assert _canonical_dump(part) == canonical_bytes(part.model_dump(mode="json"))
