@@ -140,11 +140,15 @@ class _Builder:
         if m.get("function_call"):
             raw_calls = [*raw_calls, {"function": m["function_call"], "id": None}]
         for j, tc in enumerate(raw_calls):
-            where = f"messages[{index}].tool_calls[{j}]"
             fn = tc.get("function") if isinstance(tc, dict) else None
             if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+                where = f"messages[{index}].tool_calls[{j}]"
                 raise RecordProblem("bad_message", "a tool call needs function.name", where)
-            args = parse_arguments(fn.get("arguments"), f"{where}.function.arguments")
+            try:
+                args = parse_arguments(fn.get("arguments"), "")
+            except RecordProblem as problem:  # named here: the field is only needed then
+                problem.field = f"messages[{index}].tool_calls[{j}].function.arguments"
+                raise
             call_id = tc.get("id") or f"call_{index}_{j}"
             call = LoggedCall(str(call_id), fn["name"], args)
             calls.append(call)
