@@ -156,7 +156,8 @@ class MinedDeduper:
         mine = shingles(text)
         for other_id, other_text in rows:
             theirs = shingles(other_text)
-            if len(mine & theirs) >= self.threshold * len(mine | theirs):
+            common = len(mine & theirs)  # the union's size follows, without building it
+            if common >= self.threshold * (len(mine) + len(theirs) - common):
                 return other_id
         return None
 
