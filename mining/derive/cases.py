@@ -118,19 +118,26 @@ def _drafts(conv: Conversation, domain: str, out: Derived, limit: int) -> list[_
     found = bursts(conv) if conv.calls_visible else []
     out.dropped_decision_points = max(0, len(found) - limit)
     done = successful_writes(conv) if conv.calls_visible else []
-    drafts = [d for b in found[:limit] if (d := _decision(conv, b, rebuilt, done)) is not None]
-    return [*drafts, _whole(conv, rebuilt, done)]
+    answers = generic.Answers()  # the generic drafts' reads, worked out once
+    drafts = [
+        d for b in found[:limit] if (d := _decision(conv, b, rebuilt, done, answers)) is not None
+    ]
+    return [*drafts, _whole(conv, rebuilt, done, answers)]
 
 
 def _decision(
-    conv: Conversation, burst: Burst, rebuilt: support.Rebuilt | None, done: list[LoggedCall]
+    conv: Conversation,
+    burst: Burst,
+    rebuilt: support.Rebuilt | None,
+    done: list[LoggedCall],
+    answers: generic.Answers,
 ) -> _Draft | None:
     msgs, writes = conv.messages, burst.writes
     prefix = msgs[: burst.start]
     if not writes or not any(m.role == "customer" for m in prefix):
         return None
     if rebuilt is None:
-        state = generic.state(msgs, burst.start, msgs)
+        state = generic.state(msgs, burst.start, msgs, answers)
         return _Draft("decision_point", prefix, writes, state, None, msgs)
     ids = {id(c) for c in done}
     prior = [c for m in prefix for c in m.calls if id(c) in ids]
@@ -147,7 +154,12 @@ def _decision(
     )
 
 
-def _whole(conv: Conversation, rebuilt: support.Rebuilt | None, writes: list[LoggedCall]) -> _Draft:
+def _whole(
+    conv: Conversation,
+    rebuilt: support.Rebuilt | None,
+    writes: list[LoggedCall],
+    answers: generic.Answers,
+) -> _Draft:
     msgs = conv.messages
     scenario = user_scenario(msgs)
     if rebuilt is None:
@@ -155,7 +167,7 @@ def _whole(conv: Conversation, rebuilt: support.Rebuilt | None, writes: list[Log
             "conversation",
             opening(msgs),
             writes,
-            generic.state(msgs, None, msgs),
+            generic.state(msgs, None, msgs, answers),
             scenario,
             msgs,
             reads=generic.reads_needed(msgs),

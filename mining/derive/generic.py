@@ -35,8 +35,11 @@ def record_key(arguments: dict[str, Any]) -> str:
     return canonical_json(arguments) if arguments else "-"
 
 
-def records(messages: list[Message], *, latest: bool) -> dict[str, dict[str, Any]]:
+def records(
+    messages: list[Message], *, latest: bool, answers: Answers | None = None
+) -> dict[str, dict[str, Any]]:
     """What read calls returned: the first answer to each question, or the latest one."""
+    answers = answers or Answers()
     out: dict[str, dict[str, Any]] = {}
     for m in messages:
         for call in m.calls:
@@ -44,15 +47,38 @@ def records(messages: list[Message], *, latest: bool) -> dict[str, dict[str, Any
                 continue
             if call.result is None:
                 continue
+            name, key, value = answers(call)
+            bucket = out.setdefault(name, {})
+            if latest or key not in bucket:
+                bucket[key] = value
+    return out
+
+
+class Answers:
+    """(collection, record key, parsed result) of read calls, each worked out once: the drafts
+    of one conversation share them (keyed by the call's `id()`, which the conversation keeps
+    alive; the parsed values are shared, never changed). Also the tools the conversation shows,
+    the same for all its drafts."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[str, str, Any]] = {}
+        self._tools: dict[int, dict[str, dict[str, Any]]] = {}
+
+    def __call__(self, call: LoggedCall) -> tuple[str, str, Any]:
+        found = self._seen.get(id(call))
+        if found is None:
             try:
                 value: Any = orjson.loads(call.result)
             except orjson.JSONDecodeError:
                 value = call.result
-            bucket = out.setdefault(collection(call.tool), {})
-            key = record_key(call.arguments)
-            if latest or key not in bucket:
-                bucket[key] = value
-    return out
+            found = (collection(call.tool), record_key(call.arguments), value)
+            self._seen[id(call)] = found
+        return found
+
+    def tools(self, messages: list[Message]) -> dict[str, dict[str, Any]]:
+        if id(messages) not in self._tools:
+            self._tools[id(messages)] = observed_tools(messages)
+        return self._tools[id(messages)]
 
 
 def observed_tools(messages: list[Message]) -> dict[str, dict[str, Any]]:
@@ -78,13 +104,19 @@ def observed_results(messages: list[Message]) -> list[Any]:
     return out
 
 
-def state(messages: list[Message], upto: int | None, all_messages: list[Message]) -> dict[str, Any]:
+def state(
+    messages: list[Message],
+    upto: int | None,
+    all_messages: list[Message],
+    answers: Answers | None = None,
+) -> dict[str, Any]:
     seen = messages if upto is None else messages[:upto]
     if not any(m.calls for m in all_messages):
         return {"records": {"observed": observed_results(seen)}}
+    answers = answers or Answers()
     return {
-        "records": records(seen, latest=upto is not None),
-        "tools": observed_tools(all_messages),
+        "records": records(seen, latest=upto is not None, answers=answers),
+        "tools": answers.tools(all_messages),
     }
 
 

@@ -131,6 +131,7 @@ def test_the_cases_of_a_conversation_share_their_validated_parts(tmp_path):
     assert point.expected.tool_calls[0] is level.expected.tool_calls[0]
     assert all(a is b for a, b in zip(point.conversation, level.conversation, strict=False))
     assert len(level.conversation) == 2 and len(point.conversation) == 4
+    assert point.provenance.source is level.provenance.source and point.review is level.review
 
 
 def test_unresolved_conversations_are_low_confidence_and_need_a_label(tmp_path):
@@ -216,3 +217,27 @@ def test_generic_logs_keep_the_calls_as_made_and_the_records_read(tmp_path):
         "params": ["force", "reservation_id"],
     }
     assert semantic_findings(level) == []
+
+
+def test_generic_drafts_share_their_reads_and_keep_the_answers_each_sees(tmp_path):
+    from mining.derive import generic
+    from mining.parsers.openai_jsonl import parse
+
+    messages = [
+        {"role": "user", "content": "look up ABC123 twice, then cancel it"},
+        call_msg("a", "get_reservation_details", {"reservation_id": "ABC123"}),
+        result_msg("a", json.dumps({"status": "ok"})),
+        call_msg("b", "get_reservation_details", {"reservation_id": "ABC123"}),
+        result_msg("b", "not JSON"),
+        call_msg("c", "cancel_reservation", {"reservation_id": "ABC123"}),
+        result_msg("c", json.dumps({"status": "cancelled"})),
+    ]
+    log = write_jsonl(tmp_path / "log.jsonl", [chat("air-2", messages)])
+    msgs = next(iter(parse(log, max_turns=500))).messages
+    answers = generic.Answers()
+    for upto in (None, 2, 4, len(msgs)):
+        alone = generic.state(msgs, upto, msgs)
+        assert generic.state(msgs, upto, msgs, answers) == alone
+    first = generic.state(msgs, None, msgs, answers)["records"]["reservation_details"]
+    latest = generic.state(msgs, len(msgs), msgs, answers)["records"]["reservation_details"]
+    assert first == {"ABC123": {"status": "ok"}} and latest == {"ABC123": "not JSON"}
