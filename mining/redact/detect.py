@@ -167,16 +167,12 @@ def _scan_cached(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(_scan(text))
 
 
-def _positions(low: str, hint: str):
-    """Offsets just after each occurrence of `hint` in `low`."""
-    at = low.find(hint)
-    while at != -1:
-        yield at + len(hint)
-        at = low.find(hint, at + 1)
-
-
 def _emails(text: str) -> list[str]:
     """EMAIL's matches, found from each `@` back to the start of its local part."""
+    return [value for _, value in _emails_at(text)]
+
+
+def _emails_at(text: str) -> list[tuple[int, str]]:
     found = []
     end = 0  # where the last match ended: the next cannot start before it
     at = text.find("@")
@@ -186,7 +182,7 @@ def _emails(text: str) -> list[str]:
             start -= 1
         m = EMAIL.match(text, start) if start < at else None
         if m is not None:
-            found.append(m.group(0))
+            found.append((start, m.group(0)))
             end = m.end()
         at = text.find("@", max(at + 1, end))
     return found
@@ -197,8 +193,13 @@ def _is_word(ch: str) -> bool:
 
 
 def _user_ids(text: str) -> list[str]:
-    """USER_ID's matches, in order: customer ids, and tau-bench ids found from their first
-    underscore back to the start of the word."""
+    """USER_ID's matches, in order."""
+    return [value for _, value in _user_ids_at(text)]
+
+
+def _user_ids_at(text: str) -> list[tuple[int, str]]:
+    """Customer ids, and tau-bench ids found from their first underscore back to the start of
+    the word, with where each starts, in order."""
     found = [(m.start(), m.group(0)) for m in _C_ID.finditer(text)] if "C" in text else []
     for m in _TAU_TAIL.finditer(text):
         start = m.start()
@@ -207,44 +208,90 @@ def _user_ids(text: str) -> list[str]:
         if start < m.start() and not (start > 0 and _is_word(text[start - 1])):
             found.append((start, text[start : m.end()]))
     found.sort()
-    return [value for _, value in found]
+    return found
 
 
 def _scan(text: str) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
+    return [(kind, value) for _, kind, value in _scan_at(text)]
+
+
+def _scan_at(text: str) -> list[tuple[int, str, str]]:
+    """(where, kind, value) of everything the detectors find in `text`; `where` is in the
+    text the value came from (the phone or name after a hint: where the hint ends)."""
+    found: list[tuple[int, str, str]] = []
     if "@" in text:
-        found += [("email", value) for value in _emails(text)]
-    if _HAS_DIGIT.search(text) is None:
-        digits = False
-    else:
-        digits = True
-        for m in _DIGITS_FAST.finditer(text):
-            kind = m.lastgroup
-            value = m.group(0)
-            if kind == "card":
-                plain = value.replace(" ", "").replace("-", "")
-                if 13 <= len(plain) <= 19 and luhn_ok(plain):
-                    found.append(("card", value))
-            elif kind == "address":
-                if _address_ok(value):
-                    found.append(("address", value))
-            elif kind == "phone":
-                found.append(("phone", value))
-        found += [("user_id", value) for value in _user_ids(text)]
+        found += [(at, "email", value) for at, value in _emails_at(text)]
+    digits = _HAS_DIGIT.search(text) is not None
+    if digits:
+        found += _digit_values(text)
+        found += [(at, "user_id", value) for at, value in _user_ids_at(text)]
     low = text.lower()
     if digits:
         for hint in _PHONE_HINTS:
-            for at in _positions(low, hint):
-                m = _PHONE_AFTER.match(text, at)
+            at = low.find(hint)
+            while at != -1:
+                m = _PHONE_AFTER.match(text, at + len(hint))
                 if m:
-                    found.append(("phone", m.group(1)))
+                    found.append((at + len(hint), "phone", m.group(1)))
+                at = low.find(hint, at + 1)
     for hint in _NAME_HINTS:
-        for at in _positions(low, hint):
-            if at - len(hint) > 0 and low[at - len(hint) - 1].isalnum():
-                continue
-            m = _NAME_AFTER.match(text, at)
-            if m and m.group(1).split()[0] not in _NOT_NAMES:
-                found.append(("name", m.group(1)))
+        at = low.find(hint)
+        while at != -1:  # after the hint, unless the hint is the end of a longer word
+            if not (at > 0 and low[at - 1].isalnum()):
+                m = _NAME_AFTER.match(text, at + len(hint))
+                if m and m.group(1).split()[0] not in _NOT_NAMES:
+                    found.append((at + len(hint), "name", m.group(1)))
+            at = low.find(hint, at + 1)
+    return found
+
+
+def _digit_values(text: str) -> list[tuple[int, str, str]]:
+    found = []
+    for m in _DIGITS_FAST.finditer(text):
+        kind = m.lastgroup
+        value = m.group(0)
+        if kind == "card":
+            plain = value.replace(" ", "").replace("-", "")
+            if 13 <= len(plain) <= 19 and luhn_ok(plain):
+                found.append((m.start(), "card", value))
+        elif kind == "address":
+            if _address_ok(value):
+                found.append((m.start(), "address", value))
+        elif kind == "phone":
+            found.append((m.start(), "phone", value))
+    return found
+
+
+# what the detectors found in a short text seen before (record values and phrases recur from
+# conversation to conversation); emptied when full
+_FOUND: dict[str, tuple[tuple[str, str], ...]] = {}
+_FOUND_MAX = 32768
+
+
+def scan_many(texts: list[str], sep: str = "\x00") -> list[tuple[str, str]]:
+    """(kind, value) for what the detectors find in each of `texts` (none holding `sep`, which
+    no detector matches across): texts seen before answered from memory, the others scanned
+    together in one pass, joined by `sep`. Values come in another order than text by text."""
+    found: list[tuple[str, str]] = []
+    fresh: list[str] = []
+    known = _FOUND.get
+    for text in texts:
+        values = known(text)
+        if values is None:
+            fresh.append(text)
+        elif values:
+            found += values
+    if not fresh:
+        return found
+    joined = sep.join(fresh)
+    each: dict[int, list[tuple[str, str]]] = {}
+    for where, kind, value in _scan_at(joined):
+        found.append((kind, value))
+        each.setdefault(joined.count(sep, 0, where), []).append((kind, value))
+    if len(_FOUND) + len(fresh) > _FOUND_MAX:
+        _FOUND.clear()
+    for i, text in enumerate(fresh):
+        _FOUND[text] = tuple(each[i]) if i in each else ()
     return found
 
 

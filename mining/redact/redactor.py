@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, _scan, scan
+from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, scan, scan_many
 from mining.redact.surrogates import Surrogates
 
 AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
@@ -129,11 +129,21 @@ class _Collector:
             is_first = part == "first" or (part is None and i == 0 and len(tokens) > 1)
             (self.first if is_first else self.last).add(token.lower())
 
-    def text(self, text: str, cache: bool = True) -> None:
+    def text(self, text: str) -> None:
         if not text:
             return
-        for kind, value in scan(text) if cache else _scan(text):
+        for kind, value in scan(text):
             self.add(kind, value)
+        self.signed_in(text)
+
+    def texts(self, texts: list[str]) -> None:
+        """`text` over short texts free of the separator, as if they were one text joined by it
+        (remembered text by text)."""
+        for kind, value in scan_many(texts, SEP):
+            self.add(kind, value)
+        self.signed_in(SEP.join(texts))
+
+    def signed_in(self, text: str) -> None:
         if "Authenticated customer" in text:
             for m in AUTH.finditer(text):
                 self.add("user_id", m.group(1))
@@ -143,31 +153,64 @@ class _Collector:
     def walk(self, value: Any) -> None:
         """Known fields of a structured record; its other strings (values, not keys or
         numbers) are kept in `strings` for one pass of the text detectors."""
-        if isinstance(value, dict):
-            person = not PERSON_MARKERS.isdisjoint(value)
-            for key, item in value.items():
-                if isinstance(item, str):
-                    lowered = key.lower() if isinstance(key, str) else ""
-                    kind = FIELD_KINDS.get(lowered)
-                    if kind == "name":
-                        self.add_name(item, NAME_PARTS.get(lowered))
-                    elif kind:
-                        self.add(kind, item)
-                    elif lowered == "name" and person:
+        self._items([value])
+
+    def _record(self, value: dict) -> None:
+        person = not PERSON_MARKERS.isdisjoint(value)
+        strings = self.strings
+        for key, item in value.items():
+            if isinstance(item, str):
+                field_ = _FIELDS.get(key) or _field(key)
+                action = field_[0]
+                if not action:
+                    pass
+                elif action == "name":
+                    self.add_name(item, field_[1])
+                elif action == "person":
+                    if person:
                         self.add_name(item)
-                    elif lowered == "address" and not item.startswith("{"):
+                elif action == "plain_address":
+                    if not item.startswith("{"):
                         self.add("address", item)
-                    self.strings.append(item)
-                elif isinstance(item, dict | list):
-                    self.walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict | list):
-                    self.walk(item)
-                elif isinstance(item, str):
-                    self.strings.append(item)
-        elif isinstance(value, str):
-            self.strings.append(value)
+                else:
+                    self.add(action, item)
+                strings.append(item)
+            elif isinstance(item, dict):
+                self._record(item)
+            elif isinstance(item, list):
+                self._items(item)
+
+    def _items(self, value: list) -> None:
+        for item in value:
+            if isinstance(item, dict):
+                self._record(item)
+            elif isinstance(item, list):
+                self._items(item)
+            elif isinstance(item, str):
+                self.strings.append(item)
+
+
+# what `_Collector.walk` does with a string under a key: (action, name part), remembered per key
+_FIELDS: dict[Any, tuple[str, str | None]] = {}
+
+
+def _field(key: Any) -> tuple[str, str | None]:
+    lowered = key.lower() if isinstance(key, str) else ""
+    kind = FIELD_KINDS.get(lowered)
+    if kind == "name":
+        found = ("name", NAME_PARTS.get(lowered))
+    elif kind:
+        found = (kind, None)
+    elif lowered == "name":  # a person's name when the record is a person's
+        found = ("person", None)
+    elif lowered == "address":  # a plain address, not one serialised as JSON
+        found = ("plain_address", None)
+    else:
+        found = ("", None)
+    if len(_FIELDS) >= 4096:  # keys of logs are few; bound them anyway
+        _FIELDS.clear()
+    _FIELDS[key] = found
+    return found
 
 
 def _digits(value: str) -> str:
@@ -197,7 +240,7 @@ class ConversationRedactor:
         self.needles: list[str] = []  # lowered raw values, longest first
         # each needle, its length, and whether it starts / ends with a word character
         self.bounds: list[tuple[str, int, bool, bool]] = []
-        self.words: list[tuple[str, ...]] = []  # the words of each needle
+        self.words: list[tuple[str, ...]] | None = None  # the words of each needle, once asked
         self._c_avoid: frozenset[str] | None = None
         self.parsed: dict[int, Any] = {}
 
@@ -223,7 +266,7 @@ class ConversationRedactor:
                 c.walk(call.arguments)
         batch += c.strings
         alone = [t for t in batch if SEP in t or len(t) > LONG]
-        c.text(SEP.join([t for t in batch if SEP not in t and len(t) <= LONG]), cache=False)
+        c.texts([t for t in batch if SEP not in t and len(t) <= LONG] if alone else batch)
         for t in alone:
             c.text(t)
         return c
@@ -254,7 +297,6 @@ class ConversationRedactor:
             self.originals[key] = value
         self.needles = sorted(self.map, key=lambda n: (-len(n), n))
         self.bounds = [(n, len(n), _word(n[0]), _word(n[-1])) for n in self.needles]
-        self.words = [tuple(WORDS.findall(n)) for n in self.needles]
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
@@ -301,6 +343,8 @@ class ConversationRedactor:
             low, words = _lowered(text)
             bounds = self.bounds
             if words is not None:
+                if self.words is None:
+                    self.words = [tuple(WORDS.findall(n)) for n in self.needles]
                 bounds = [b for b, w in zip(bounds, self.words, strict=True) if words.issuperset(w)]
         else:
             low, bounds = text.lower(), self.bounds

@@ -74,6 +74,19 @@ def test_fast_scanners_find_what_the_patterns_define(text):
     assert detect._user_ids(text) == [m.group(0) for m in detect.USER_ID.finditer(text)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=8).map("".join), max_size=6))
+def test_scan_many_finds_what_each_text_holds_from_memory_too(texts):
+    """Texts scanned together (and texts seen before, answered from memory) give what each
+    text's own scan gives."""
+    expected = {found for text in texts for found in detect._scan(text)}
+    assert set(detect.scan_many(texts)) == expected
+    assert set(detect.scan_many(texts)) == expected
+    assert set(detect.scan_many([*texts, "my name is Ana Diaz"])) == expected | {
+        ("name", "Ana Diaz")
+    }
+
+
 def test_card_numbers_must_pass_luhn():
     assert luhn_ok("4111111111111111")
     assert not luhn_ok("4111111111111112")
@@ -221,3 +234,25 @@ def test_property_no_raw_value_survives(name, number, house, street, kind):
     blob = json.dumps([[m.content, [x.arguments for x in m.calls]] for m in out.messages]).lower()
     for raw in (first, last, email, phone, address, uid):
         assert raw.lower() not in blob
+
+
+def test_long_texts_seen_again_are_searched_for_the_needles_they_hold():
+    """Long instructions repeated in every conversation: from the second one on, only the
+    needles made of words they hold are searched for, with the same replacements."""
+    padding = "Follow the policy. " * 120
+    outputs = []
+    for n in range(3):
+        instructions = f"{padding}Escalate to ana.diaz@example.com or call Diaz (ANA) at end."
+        c = conv(
+            [
+                Message("system", instructions),
+                Message("customer", f"Hi, my name is Ana Diaz. Ticket {n}."),
+                Message("customer", "my name is Bo Li, write to ana.diaz@example.com"),
+            ]
+        )
+        red = redact_conversation(c, seed=1).conversation
+        outputs.append(red.messages[0].content)
+        assert "ana.diaz@example.com" not in red.messages[0].content
+        assert "Diaz" not in red.messages[0].content and "ANA" not in red.messages[0].content
+        assert red.messages[0].content.startswith(padding)
+    assert outputs[0] == outputs[1] == outputs[2]
