@@ -416,19 +416,26 @@ class ConversationRedactor:
 
     def many(self, texts: list[str]) -> list[str]:
         """`text` over many strings in one pass (joined by a separator none of them holds)."""
-        short = [i for i, t in enumerate(texts) if len(t) <= LONG and SEP not in t]
         out = list(texts)
-        if short:
-            done = self.text(SEP.join(texts[i] for i in short)).split(SEP)
-            if len(done) == len(short):
-                for i, t in zip(short, done, strict=True):
-                    out[i] = t
-            else:  # pragma: no cover - a surrogate never holds the separator
-                short = []
-        joined = set(short)
+        short, pieces, alone = [], [], []
         for i, t in enumerate(texts):
-            if i not in joined:
-                out[i] = self.text(t)
+            if len(t) > LONG or SEP in t:
+                alone.append(i)
+            else:
+                short.append(i)
+                pieces.append(t)
+        if short:
+            joined = SEP.join(pieces)
+            done = self.text(joined)
+            if done is not joined:  # something replaced
+                parts = done.split(SEP)
+                if len(parts) == len(short):
+                    for i, t in zip(short, parts, strict=True):
+                        out[i] = t
+                else:  # pragma: no cover - a surrogate never holds the separator
+                    alone = sorted(alone + short)
+        for i in alone:
+            out[i] = self.text(texts[i])
         return out
 
     def run(self) -> Redaction:
