@@ -36,6 +36,7 @@ Verdict = Literal["corpus", "within_logs"] | None
 _BLOOM_BITS = 1 << 23  # 1 MB: about 0.2% false positives at 350,000 cases (a 1 GB log)
 _BLOOM_HEX = 8  # hex digits of the signature per bit position
 _QUEUE = 1000  # new cases remembered per statement
+_SHINGLES_KEPT = 200_000  # shingles of recently compared texts kept (about 10 MB), by text
 
 
 def _sorted_json(values) -> list[str]:
@@ -96,6 +97,10 @@ class MinedDeduper:
         # always holds every case seen so far, in order, when it is asked
         self._seen = bytearray(_BLOOM_BITS // 8)
         self._queue: list[tuple[str, str, str]] = []
+        # the shingles of texts compared lately: a group of cases sharing a signature compares
+        # each newcomer with the same earlier texts; bounded, least recently used out first
+        self._shingles: dict[str, set[bytes]] = {}
+        self._shingles_kept = 0
 
     def check(self, case: Case) -> tuple[Verdict, str | None]:
         """(where the duplicate is, its id), or (None, None) after remembering `case`."""
@@ -153,13 +158,25 @@ class MinedDeduper:
         for other_id, other_text in rows:
             if other_id == case_id or other_text == text:
                 return other_id
-        mine = shingles(text)
+        mine = self._shingles_of(text)
         for other_id, other_text in rows:
-            theirs = shingles(other_text)
+            theirs = self._shingles_of(other_text)
             common = len(mine & theirs)  # the union's size follows, without building it
             if common >= self.threshold * (len(mine) + len(theirs) - common):
                 return other_id
         return None
+
+    def _shingles_of(self, text: str) -> set[bytes]:
+        """`shingles(text)`, remembered for the texts compared lately."""
+        kept = self._shingles
+        found = kept.pop(text, None)
+        if found is None:
+            found = shingles(text)
+            self._shingles_kept += len(found)
+            while self._shingles_kept > _SHINGLES_KEPT and kept:
+                self._shingles_kept -= len(kept.pop(next(iter(kept))))
+        kept[text] = found  # the most recently used last
+        return found
 
     def close(self) -> None:
         try:
