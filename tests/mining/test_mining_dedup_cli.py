@@ -130,3 +130,19 @@ def test_airline_accuracy_meets_the_targets(shared_data, root: Path):
         assert precision >= 0.95 and recall >= 0.90, lines[kind]
     assert "without tool specs:" in done.stdout and "with tool specs:" in done.stdout
     assert "needs_label: 69/69" in done.stdout
+
+
+def test_shingles_of_compared_texts_are_kept_within_their_bound(monkeypatch):
+    """The shingles kept for comparisons are those of `shingles`, and no more of them than the
+    bound (the text at hand aside) stay kept."""
+    from casemill.dedup import shingles
+
+    monkeypatch.setattr(dedup, "_SHINGLES_KEPT", 50)
+    texts = [f"customer {i} wants a refund for order {i * 7}" for i in range(20)]
+    with dedup.MinedDeduper() as deduper:
+        for text in [*texts, *texts[::-1]]:
+            assert deduper._shingles_of(text) == shingles(text)
+            kept = sum(len(s) for s in deduper._shingles.values())
+            assert kept == deduper._shingles_kept
+            assert kept <= 50 + len(shingles(text))
+        assert texts[0] in deduper._shingles  # the most recently used stays
