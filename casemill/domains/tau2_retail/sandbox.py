@@ -128,20 +128,27 @@ class Tau2RetailSandbox(Sandbox):
             diff += variant["price"] - old["price"]
         return None, round(diff, 2)
 
-    def _swap_checked(
+    def _swap(
         self,
-        order: dict[str, Any],
+        order_id: str,
+        status: str,
+        verb: str,
         item_ids: list[str],
         new_item_ids: list[str],
         payment_method_id: str,
-    ) -> tuple[str | None, float]:
-        """The problem with swapping `item_ids` for `new_item_ids` paid by `payment_method_id`
-        (items, the method, its balance), or None, and the price difference."""
+    ) -> ToolResult | tuple[dict[str, Any], dict[str, Any], float]:
+        """The order, the payment method and the price difference of swapping `item_ids` for
+        `new_item_ids` paid by `payment_method_id`, or the refusal (the order's status, the
+        items, the method, its balance)."""
+        order = self._order(order_id, status, verb)
+        if isinstance(order, ToolResult):
+            return order
         problem, diff = self._swap_problem(order, item_ids, new_item_ids)
         method = self._payment(order, payment_method_id)
         if problem is None and method is None:
             problem = f"payment method {payment_method_id} not found"
-        return problem or self._balance_problem(method, diff), diff
+        problem = problem or self._balance_problem(method, diff)
+        return _policy(problem) if problem else (order, method, diff)
 
     def _balance_problem(self, method: dict[str, Any], amount: float) -> str | None:
         if method.get("source") == "gift_card" and method.get("balance", 0) < amount:
@@ -252,12 +259,12 @@ class Tau2RetailSandbox(Sandbox):
     def _t_exchange_delivered_order_items(
         self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
     ) -> ToolResult:
-        order = self._order(order_id, "delivered", "exchanged")
-        if isinstance(order, ToolResult):
-            return order
-        problem, diff = self._swap_checked(order, item_ids, new_item_ids, payment_method_id)
-        if problem:
-            return _policy(problem)
+        checked = self._swap(
+            order_id, "delivered", "exchanged", item_ids, new_item_ids, payment_method_id
+        )
+        if isinstance(checked, ToolResult):
+            return checked
+        order, _, diff = checked
         order["status"] = "exchange requested"
         order["exchange_items"] = sorted(item_ids)
         order["exchange_new_items"] = sorted(new_item_ids)
@@ -268,13 +275,12 @@ class Tau2RetailSandbox(Sandbox):
     def _t_modify_pending_order_items(
         self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
     ) -> ToolResult:
-        order = self._order(order_id, "pending", "modified")
-        if isinstance(order, ToolResult):
-            return order
-        problem, diff = self._swap_checked(order, item_ids, new_item_ids, payment_method_id)
-        if problem:
-            return _policy(problem)
-        method = self._payment(order, payment_method_id)
+        checked = self._swap(
+            order_id, "pending", "modified", item_ids, new_item_ids, payment_method_id
+        )
+        if isinstance(checked, ToolResult):
+            return checked
+        order, method, diff = checked
         kind = "payment" if diff > 0 else "refund"
         order["payment_history"] = [
             *(order.get("payment_history") or []),
