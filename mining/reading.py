@@ -90,6 +90,18 @@ def json_problem(data: bytes, exc: orjson.JSONDecodeError) -> tuple[str, str]:
     return "invalid_json", f"not valid JSON{where}: {getattr(exc, 'msg', 'parse error')}"
 
 
+def too_long(file: str, line: int) -> Quarantined:
+    """The quarantine record of a line over the size limit (`RawLine.too_long`)."""
+    from mining.model import Quarantined
+
+    return Quarantined(
+        file=file,
+        line=line,
+        reason="line_too_long",
+        message="the line is over the 16 MiB limit; skipped",
+    )
+
+
 def json_objects(file: str, lines: Iterable[RawLine]) -> Iterator[tuple[int, dict] | Quarantined]:
     """Each non-blank line parsed as a JSON object, as `(line number, object)`; a line that is
     over the size limit, not JSON or not an object comes back as a `Quarantined` record."""
@@ -97,12 +109,7 @@ def json_objects(file: str, lines: Iterable[RawLine]) -> Iterator[tuple[int, dic
 
     for raw in lines:
         if raw.too_long:
-            yield Quarantined(
-                file=file,
-                line=raw.number,
-                reason="line_too_long",
-                message="the line is over the 16 MiB limit; skipped",
-            )
+            yield too_long(file, raw.number)
             continue
         if not raw.data.strip():
             continue

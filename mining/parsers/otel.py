@@ -30,7 +30,7 @@ import orjson
 
 from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, as_text, build_conversation
-from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem
+from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem, too_long
 
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
@@ -113,12 +113,7 @@ def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any
     first_bad: Quarantined | None = None
     for raw in lines:
         if raw.too_long:
-            yield Quarantined(
-                file=file,
-                line=raw.number,
-                reason="line_too_long",
-                message="the line is over the 16 MiB limit; skipped",
-            )
+            yield too_long(file, raw.number)
             continue
         if not raw.data.strip():
             continue
