@@ -65,10 +65,6 @@ NEGATION_RE = re.compile(
     r"(?:\s+\w+){0,3}\s*$",
     re.IGNORECASE,
 )
-CHANGE_OF_MIND_RE = re.compile(
-    r"\b(?:actually|instead|never\s*mind|changed\s+my\s+mind|scratch\s+that|forget)\b",
-    re.IGNORECASE,
-)
 AFFIRM_RE = re.compile(
     r"^\W*(?:yes|yeah|yep|sure|ok|okay|alright|please\s+do|go\s+ahead|that\s+works|sounds\s+good|deal|fine)\b",
     re.IGNORECASE,
@@ -274,15 +270,12 @@ def _damage_beside_other_requests(
     return out
 
 
-def _implied(clauses: list[Clause], *, damage_only: bool = False) -> list[Mention]:
+def _implied(clauses: list[Clause]) -> list[Mention]:
     """A turn with no intent word: words about an item's condition (damage words, even negated:
     "nothing is wrong, I changed my mind") read as a refund request, a full new address as an
     address change."""
     from evaluation.reference.slots import address_in
 
-    if damage_only:  # beside other requests, only damage stated outright counts
-        damaged = next((c for c in clauses if damage_in(c.text) and not intents_in(c)), None)
-        return [Mention("refund", damaged)] if damaged is not None else []
     damaged = next((c for c in clauses if DAMAGE_RE.search(c.text)), None)
     if damaged is not None:
         return [Mention("refund", damaged)]
