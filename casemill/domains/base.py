@@ -60,6 +60,21 @@ def _validator_for(parameters: dict[str, Any]) -> tuple[Draft202012Validator, An
     return validator, accept
 
 
+# Tool specs by name, by the identity of a domain's spec tuple (kept alive beside its index).
+_SPECS: dict[int, tuple[Any, dict[str, dict[str, Any]]]] = {}
+
+
+def specs_by_name(specs: tuple[dict[str, Any], ...]) -> dict[str, dict[str, Any]]:
+    """A domain's tool specs by tool name, built once per spec tuple (do not change it)."""
+    hit = _SPECS.get(id(specs))
+    if hit is not None and hit[0] is specs:
+        return hit[1]
+    index = {s["function"]["name"]: s for s in specs}
+    if len(_SPECS) < 256:
+        _SPECS[id(specs)] = (specs, index)
+    return index
+
+
 def param_errors(spec: dict[str, Any], params: dict[str, Any]) -> list[str]:
     """Problems of `params` against a tool spec's JSON Schema, in words."""
     validator, accept = _validator_for(spec["function"]["parameters"])

@@ -4,37 +4,21 @@ replay check passes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from casemill.case.model import Case
 from casemill.domains import Domain, Problem, get_domain
-from casemill.domains.base import param_errors
+from casemill.domains.base import param_errors, specs_by_name
 from casemill.replay import replay
 from casemill.validation.findings import Finding
-
-# tool specs by name, per domain spec tuple (kept alive beside the index, so ids stay unique)
-_SPECS: dict[int, tuple[Any, dict[str, dict[str, Any]]]] = {}
 
 
 def _f(problem: Problem, case: Case) -> Finding:
     return Finding("semantic", problem.rule, problem.message, field=problem.field, case_id=case.id)
 
 
-def _specs(domain: Domain) -> dict[str, dict[str, Any]]:
-    specs = domain.tool_specs
-    hit = _SPECS.get(id(specs))
-    if hit is not None and hit[0] is specs:
-        return hit[1]
-    index = {s["function"]["name"]: s for s in specs}
-    if len(_SPECS) < 256:
-        _SPECS[id(specs)] = (specs, index)
-    return index
-
-
 def tool_findings(case: Case, domain: Domain) -> list[Finding]:
     """Unknown tools (expected, forbidden, faults) and expected parameters that do not fit the
     tool's parameter schema."""
-    specs = _specs(domain)
+    specs = specs_by_name(domain.tool_specs)
     if not specs:
         return []
     findings: list[Finding] = []

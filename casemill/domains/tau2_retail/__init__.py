@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casemill.case.model import Case, Environment
-from casemill.domains.base import Problem, Sandbox
+from casemill.domains.base import Problem, Sandbox, specs_by_name
 from casemill.domains.tau2_retail.sandbox import Tau2RetailSandbox
 from casemill.domains.tau2_retail.specs import is_read_tool, load_tool_specs
 
@@ -52,8 +52,7 @@ class Tau2RetailDomain:
         return _names(self.tool_specs) - self.read_tools
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
-        specs = {s["function"]["name"]: s for s in self.tool_specs}
-        return Tau2RetailSandbox(environment, specs, faults=faults)
+        return Tau2RetailSandbox(environment, specs_by_name(self.tool_specs), faults=faults)
 
     def state_problems(self, state: dict[str, Any]) -> list[Problem]:
         problems = []
