@@ -118,12 +118,15 @@ def _encode(pruned: Any) -> bytes | str:
     try:
         out = orjson.dumps(pruned, option=orjson.OPT_SORT_KEYS)
     except TypeError:
-        out = None
-    if out is None or maybe_small_float(out):
-        return json.dumps(
-            pruned, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
-    return out
+        return _standard(pruned)
+    return _standard(pruned) if maybe_small_float(out) else out
+
+
+def _standard(pruned: Any) -> str:
+    """The standard library's canonical JSON text of a pruned value."""
+    return json.dumps(
+        pruned, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def canonical_json(value: Any) -> str:
@@ -207,7 +210,7 @@ def canonical_pruned(pruned: Any) -> bytes:
         out = orjson.dumps(pruned, option=orjson.OPT_SORT_KEYS)
     except TypeError as exc:
         raise NotPlain from exc
-    return _utf8(_encode(pruned) if maybe_small_float(out) else out)
+    return _utf8(_standard(pruned) if maybe_small_float(out) else out)
 
 
 def member_of_pruned(pruned: Any) -> bytes | None:

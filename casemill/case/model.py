@@ -304,11 +304,7 @@ def _strings(fields: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 def _plain_turn(turn: Turn) -> bytes:
     """A turn's strings and its calls' (pruned: empty ones dropped), written at once."""
     fields = _fields(turn)
-    members = {"role": fields["role"]} if fields["role"] else {}
-    if fields["content"]:
-        members["content"] = fields["content"]
-    if fields["tool_call_id"]:
-        members["tool_call_id"] = fields["tool_call_id"]
+    members = _strings(fields, ("role", "content", "tool_call_id"))
     if not turn.tool_calls:
         return canonical_fragments(members)  # strings only: no float to check
     calls = []
