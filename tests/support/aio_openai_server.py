@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.openai_server import Reply, completion
+from tests.support.openai_server import answer
 
 
 class AioOpenAIServer:
@@ -39,14 +39,15 @@ class AioOpenAIServer:
         body = json.loads(await request.read() or b"{}")
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        out = self.responder(body)
-        if not isinstance(out, Reply):
-            out = Reply(body=completion(out, model=body.get("model", "test-model")))
+        out = answer(self.responder, body)
         if out.delay_s:
             await asyncio.sleep(out.delay_s)
-        payload = out.body if isinstance(out.body, str) else json.dumps(out.body)
         return web.Response(
-            status=out.status, text=payload, content_type="application/json", headers=out.headers
+            status=out.status,
+            body=out.payload(),
+            content_type="application/json",
+            charset="utf-8",
+            headers=out.headers,
         )
 
     async def _start(self) -> str:

@@ -27,8 +27,21 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
 
+    def payload(self) -> bytes:
+        return (self.body if isinstance(self.body, str) else json.dumps(self.body)).encode()
 
-def completion(message: dict[str, Any], model: str = "test-model", usage: tuple[int, int] = (10, 5)) -> dict[str, Any]:
+
+def answer(responder: Callable[[dict[str, Any]], Any], body: dict[str, Any]) -> Reply:
+    """The responder's answer to a request body, a chat message wrapped as a completion."""
+    out = responder(body)
+    if isinstance(out, Reply):
+        return out
+    return Reply(body=completion(out, model=body.get("model", "test-model")))
+
+
+def completion(
+    message: dict[str, Any], model: str = "test-model", usage: tuple[int, int] = (10, 5)
+) -> dict[str, Any]:
     msg = {"role": "assistant", "content": message.get("content")}
     finish = "stop"
     if message.get("tool_calls"):
@@ -36,7 +49,12 @@ def completion(message: dict[str, Any], model: str = "test-model", usage: tuple[
             {
                 "id": tc.get("id", f"call_{i}"),
                 "type": "function",
-                "function": {"name": tc["name"], "arguments": tc["arguments"] if isinstance(tc["arguments"], str) else json.dumps(tc["arguments"])},
+                "function": {
+                    "name": tc["name"],
+                    "arguments": tc["arguments"]
+                    if isinstance(tc["arguments"], str)
+                    else json.dumps(tc["arguments"]),
+                },
             }
             for i, tc in enumerate(message["tool_calls"])
         ]
@@ -47,7 +65,11 @@ def completion(message: dict[str, Any], model: str = "test-model", usage: tuple[
         "created": 0,
         "model": model,
         "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        },
     }
 
 
@@ -87,16 +109,12 @@ class OpenAIServer:
                     return
                 if server.delay_s:
                     time.sleep(server.delay_s)
-                out = server.responder(body)
-                if not isinstance(out, Reply):
-                    out = Reply(body=completion(out, model=body.get("model", "test-model")))
-                self._send(out)
+                self._send(answer(server.responder, body))
 
             def _send(self, reply: Reply) -> None:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
-                data = payload.encode()
+                data = reply.payload()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
