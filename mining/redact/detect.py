@@ -167,12 +167,9 @@ def _scan_cached(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(_scan(text))
 
 
-def _emails(text: str) -> list[str]:
-    """EMAIL's matches, found from each `@` back to the start of its local part."""
-    return [value for _, value in _emails_at(text)]
-
-
 def _emails_at(text: str) -> list[tuple[int, str]]:
+    """EMAIL's matches with where each starts, found from each `@` back to the start of its
+    local part."""
     found = []
     end = 0  # where the last match ended: the next cannot start before it
     at = text.find("@")
@@ -188,24 +185,20 @@ def _emails_at(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def _is_word(ch: str) -> bool:
+def is_word(ch: str) -> bool:
+    """Whether `ch` is a word character (what `\\w` and `\\b` go by)."""
     return ch.isalnum() or ch == "_"
 
 
-def _user_ids(text: str) -> list[str]:
-    """USER_ID's matches, in order."""
-    return [value for _, value in _user_ids_at(text)]
-
-
 def _user_ids_at(text: str) -> list[tuple[int, str]]:
-    """Customer ids, and tau-bench ids found from their first underscore back to the start of
-    the word, with where each starts, in order."""
+    """USER_ID's matches with where each starts, in order: customer ids, and tau-bench ids
+    found from their first underscore back to the start of the word."""
     found = [(m.start(), m.group(0)) for m in _C_ID.finditer(text)] if "C" in text else []
     for m in _TAU_TAIL.finditer(text):
         start = m.start()
         while start > 0 and "a" <= text[start - 1] <= "z":
             start -= 1
-        if start < m.start() and not (start > 0 and _is_word(text[start - 1])):
+        if start < m.start() and not (start > 0 and is_word(text[start - 1])):
             found.append((start, text[start : m.end()]))
     found.sort()
     return found

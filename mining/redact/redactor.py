@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, scan, scan_many
+from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, is_word, scan, scan_many
 from mining.redact.surrogates import Surrogates
 
 AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
@@ -89,10 +89,6 @@ def _overlaps(spans: list[tuple[int, int, str]], start: int, end: int) -> bool:
         if start < e and s < end:
             return True
     return False
-
-
-def _word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
 
 
 def _shape(raw: str, surrogate: str) -> str:
@@ -296,7 +292,7 @@ class ConversationRedactor:
             self.map[key] = (kind, surrogate)
             self.originals[key] = value
         self.needles = sorted(self.map, key=lambda n: (-len(n), n))
-        self.bounds = [(n, len(n), _word(n[0]), _word(n[-1])) for n in self.needles]
+        self.bounds = [(n, len(n), is_word(n[0]), is_word(n[-1])) for n in self.needles]
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
@@ -481,7 +477,6 @@ class ConversationRedactor:
                 if call.result is not None:
                     redone = results.get(call.id)
                     call.result = redone if redone is not None else self.text(call.result)
-        src = self.source
         conv = Conversation(
             id=done[0],
             messages=messages,

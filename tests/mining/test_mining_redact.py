@@ -67,11 +67,13 @@ PIECES = [
 @given(st.lists(st.sampled_from(PIECES), max_size=14).map("".join))
 def test_fast_scanners_find_what_the_patterns_define(text):
     """EMAIL, DIGITS and USER_ID define what is found; `_scan` runs faster forms of them."""
-    assert detect._emails(text) == [m.group(0) for m in detect.EMAIL.finditer(text)]
+    assert detect._emails_at(text) == [(m.start(), m.group(0)) for m in detect.EMAIL.finditer(text)]
     assert [(m.lastgroup, m.group(0)) for m in detect._DIGITS_FAST.finditer(text)] == [
         (m.lastgroup, m.group(m.lastgroup)) for m in detect.DIGITS.finditer(text)
     ]
-    assert detect._user_ids(text) == [m.group(0) for m in detect.USER_ID.finditer(text)]
+    assert detect._user_ids_at(text) == [
+        (m.start(), m.group(0)) for m in detect.USER_ID.finditer(text)
+    ]
 
 
 @settings(max_examples=300, deadline=None)
