@@ -157,10 +157,8 @@ def main() -> int:
     args = parser.parse_args()
     logs = args.data / "support_logs.jsonl"
     truth = load_truth(args.data / "ground_truth.jsonl")
-    resolved = {
-        json.loads(line)["conversation_id"]: json.loads(line)["resolved"]
-        for line in logs.read_text(encoding="utf-8").splitlines()
-    }
+    rows = [json.loads(line) for line in logs.read_text(encoding="utf-8").splitlines()]
+    resolved = {row["conversation_id"]: row["resolved"] for row in rows}
     specs = load_tools_file(args.tools)
     for options in (MineOptions(), MineOptions(tools=specs)):
         started = time.perf_counter()
