@@ -26,7 +26,6 @@ SUPPORTED = ANNOTATIONS | {
     "$defs",
     "$id",
     "$schema",
-    "format",
     "type",
     "properties",
     "required",

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from casemill.case.model import Case
 from casemill.errors import UserError
+from casemill.gctune import YOUNG_THRESHOLD
 from casemill.io.jsonl import Line, read_jsonl
 from casemill.validation.findings import Finding
 from casemill.validation.schema import SchemaLayer
@@ -100,7 +101,7 @@ def bulk_allocation() -> Iterator[None]:
     old = gc.get_threshold()
     owns_freeze = gc.get_freeze_count() == 0
     _BULK.append(owns_freeze)
-    gc.set_threshold(max(old[0], 50_000), old[1], old[2])
+    gc.set_threshold(max(old[0], YOUNG_THRESHOLD), old[1], old[2])
     try:
         yield
     finally:
