@@ -154,9 +154,14 @@ def _address_ok(text: str) -> bool:
     return not any(w.lower().strip(".,") in _STOP for w in words[1:-1])
 
 
+# a text longer than this (instructions repeated in every conversation) is scanned alone and
+# its findings remembered; shorter ones are scanned in batches (`scan_many`)
+LONG = 2048
+
+
 def scan(text: str) -> Iterator[tuple[str, str]]:
     """(kind, value) for every piece of personal data the detectors find in `text`."""
-    if len(text) > 2048:
+    if len(text) > LONG:
         yield from _scan_cached(text)
     else:
         yield from _scan(text)

@@ -23,12 +23,11 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, is_word, scan, scan_many
+from mining.redact.detect import FIELD_KINDS, LONG, PERSON_MARKERS, is_word, scan, scan_many
 from mining.redact.surrogates import Surrogates
 
 AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
 SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches across it
-LONG = 2048
 TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 C_ID = re.compile(r"^C(\d{4,6})$")
 NAME_PARTS = {"first_name": "first", "last_name": "last"}
