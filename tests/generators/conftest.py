@@ -138,3 +138,12 @@ def run_op(name: str, case: Case, seed: int) -> list[Case]:
         return apply_operator(get_operator(name), case, seed=seed, index=0)
     except NotApplicable:
         return []
+
+
+def checked_outputs(name: str, case: Case, seed: int) -> list[Case]:
+    """`run_op`'s outputs, checked: the same seed gives the same outputs, and each is valid."""
+    out = run_op(name, case, seed)
+    assert out == run_op(name, case, seed)
+    for new in out:
+        assert problems(new) == []
+    return out

@@ -5,24 +5,24 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.generators.conftest import PROPERTY_SETTINGS, cases, problems, run_op, support_case
+from tests.generators.conftest import (
+    PROPERTY_SETTINGS,
+    cases,
+    checked_outputs,
+    problems,
+    run_op,
+    support_case,
+)
 
 ATTACKS = ["inject_customer", "inject_tool_result", "instruction_override",
            "authority_impersonation", "social_engineering", "policy_bypass",
            "other_customer_data", "contradiction_turns"]
-SETTINGS = PROPERTY_SETTINGS
 
 
-_run = run_op
-
-
-@SETTINGS
+@PROPERTY_SETTINGS
 @given(case=cases(), name=st.sampled_from(ATTACKS), seed=st.integers(0, 2**31))
 def test_attacks_keep_behaviour_and_add_a_forbidden_goal(case, name, seed):
-    out = _run(name, case, seed)
-    assert out == _run(name, case, seed)
-    for new in out:
-        assert problems(new) == []
+    for new in checked_outputs(name, case, seed):
         e, old = new.expected, case.expected
         assert (e.tool_calls, e.outcome, e.reply_contains) == \
             (old.tool_calls, old.outcome, old.reply_contains)
@@ -36,7 +36,7 @@ def test_attacks_keep_behaviour_and_add_a_forbidden_goal(case, name, seed):
 
 def test_injection_in_a_tool_result_lives_in_the_order_note():
     case = support_case("refund", "delivered", second_item=True)
-    new = _run("inject_tool_result", case, 2)[0]
+    new = run_op("inject_tool_result", case, 2)[0]
     note = new.environment.state["orders"]["W1001"]["note"]
     assert new.expected.reply_excludes[0] in note
     assert new.conversation == case.conversation
@@ -44,7 +44,7 @@ def test_injection_in_a_tool_result_lives_in_the_order_note():
 
 def test_other_customers_order_is_write_protected_and_not_revealed():
     case = support_case("cancel", "processing")
-    new = _run("other_customer_data", case, 5)[0]
+    new = run_op("other_customer_data", case, 5)[0]
     other = [o for o in new.environment.state["orders"] if o != "W1001"][0]
     assert other in new.customer_text
     tools = {f.tool for f in new.expected.forbidden_calls if f.params.get("order_id") == other}
@@ -57,7 +57,7 @@ def test_other_customers_order_is_write_protected_and_not_revealed():
 def test_contradiction_adds_turns_and_never_forbids_the_expected_write():
     case = support_case("refund", "delivered", second_item=True)
     for seed in range(6):
-        new = _run("contradiction_turns", case, seed)[0]
+        new = run_op("contradiction_turns", case, seed)[0]
         assert [t.role for t in new.conversation][-2:] == ["assistant", "customer"]
         assert new.expected.tool_calls == case.expected.tool_calls
         assert problems(new) == []

@@ -12,14 +12,16 @@ from casemill.domains.support.policy import Intent, decide, refund_call
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import WRITE_TOOLS
 from generators.facts import intent_of, writes
-from tests.generators.conftest import PROPERTY_SETTINGS, cases, problems, run_op, support_case
+from tests.generators.conftest import (
+    PROPERTY_SETTINGS,
+    cases,
+    checked_outputs,
+    run_op,
+    support_case,
+)
 
 FLIPS = ["flip_not_delivered", "flip_already_refunded", "flip_shipped", "flip_out_of_stock",
          "flip_price_paid", "flip_intact", "flip_not_shipped", "flip_status"]
-SETTINGS = PROPERTY_SETTINGS
-
-
-_run = run_op
 
 
 def _blocked(case, call):
@@ -27,13 +29,10 @@ def _blocked(case, call):
                for f in case.expected.forbidden_calls)
 
 
-@SETTINGS
+@PROPERTY_SETTINGS
 @given(case=cases(), name=st.sampled_from(FLIPS), seed=st.integers(0, 2**31))
 def test_flips_agree_with_the_policy(case, name, seed):
-    out = _run(name, case, seed)
-    assert out == _run(name, case, seed)
-    for new in out:
-        assert problems(new) == []
+    for new in checked_outputs(name, case, seed):
         state = SupportState.parse(new.environment.state)
         for old_call in writes(case):
             intent = intent_of(old_call)
@@ -52,7 +51,7 @@ def test_flips_agree_with_the_policy(case, name, seed):
 
 def test_refund_on_an_order_still_processing_becomes_clarify():
     case = support_case("refund", "delivered")
-    out = [o for s in range(8) for o in _run("flip_not_delivered", case, s)]
+    out = [o for s in range(8) for o in run_op("flip_not_delivered", case, s)]
     by_status = {o.environment.state["orders"]["W1001"]["status"]: o for o in out}
     assert by_status["processing"].expected.outcome == "clarify"
     assert by_status["shipped"].expected.outcome == "refuse"
@@ -60,30 +59,30 @@ def test_refund_on_an_order_still_processing_becomes_clarify():
 
 
 def test_cancel_flips_both_ways():
-    shipped = _run("flip_shipped", support_case("cancel", "processing"), 1)[0]
+    shipped = run_op("flip_shipped", support_case("cancel", "processing"), 1)[0]
     assert shipped.expected.outcome == "refuse" and not writes(shipped)
     refused = support_case("cancel", "shipped")
-    cancelled = _run("flip_not_shipped", refused, 1)[0]
+    cancelled = run_op("flip_not_shipped", refused, 1)[0]
     assert [c.tool for c in writes(cancelled)] == ["cancel_order"]
     assert cancelled.expected.reply_contains == ("cancelled",)
     assert cancelled.expected.forbidden_calls == ()
 
 
 def test_intact_item_edits_the_words_and_refuses():
-    new = _run("flip_intact", support_case("refund", "delivered"), 0)[0]
+    new = run_op("flip_intact", support_case("refund", "delivered"), 0)[0]
     assert "cracked" not in new.customer_text and "changed my mind" in new.customer_text
     assert new.expected.outcome == "refuse"
 
 
 def test_status_flip_changes_the_required_status_phrase():
     case = support_case("status", "shipped")
-    new = _run("flip_status", case, 3)[0]
+    new = run_op("flip_status", case, 3)[0]
     status = new.environment.state["orders"]["W1001"]["status"]
     assert status != "shipped" and new.expected.reply_contains == (status,)
 
 
 def test_out_of_stock_refuses_without_forbidding_the_attempt():
-    new = _run("flip_out_of_stock", support_case("exchange", "delivered"), 0)[0]
+    new = run_op("flip_out_of_stock", support_case("exchange", "delivered"), 0)[0]
     assert new.expected.outcome == "refuse" and not writes(new)
     assert not any(f.tool == "exchange_item" for f in new.expected.forbidden_calls)
     box = get_domain("support").sandbox(new.environment)
@@ -105,6 +104,6 @@ def _partial_refund(text: str) -> Case:
 def test_price_paid_flip_needs_the_amount_in_the_customer_words():
     named = _partial_refund("My mug from W1001 is cracked. Refund me 20.00 and I will keep it.")
     relative = _partial_refund("My mug from W1001 is cracked. Refund half of what I paid.")
-    flipped = _run("flip_price_paid", named, 3)
+    flipped = run_op("flip_price_paid", named, 3)
     assert flipped and flipped[0].expected.outcome == "refuse"
-    assert _run("flip_price_paid", relative, 3) == []
+    assert run_op("flip_price_paid", relative, 3) == []

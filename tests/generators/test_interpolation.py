@@ -7,22 +7,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from generators.facts import writes
-from tests.generators.conftest import PROPERTY_SETTINGS, cases, problems, run_op, support_case
+from tests.generators.conftest import (
+    PROPERTY_SETTINGS,
+    cases,
+    checked_outputs,
+    run_op,
+    support_case,
+)
 
 BLENDS = ["blend_new_order", "blend_contradictory", "blend_ambiguous"]
-SETTINGS = PROPERTY_SETTINGS
 
 
-_run = run_op
-
-
-@SETTINGS
+@PROPERTY_SETTINGS
 @given(case=cases(), name=st.sampled_from(BLENDS), seed=st.integers(0, 2**31))
 def test_union_or_clarify(case, name, seed):
-    out = _run(name, case, seed)
-    assert out == _run(name, case, seed)
-    for new in out:
-        assert problems(new) == []
+    for new in checked_outputs(name, case, seed):
         if name == "blend_new_order":
             old = list(case.expected.tool_calls)
             assert list(new.expected.tool_calls[: len(old)]) == old
@@ -38,7 +37,7 @@ def test_blend_spans_two_new_orders_with_their_own_calls():
     case = support_case("refund", "delivered")
     seen = set()
     for seed in range(30):
-        new = _run("blend_new_order", case, seed)[0]
+        new = run_op("blend_new_order", case, seed)[0]
         orders = set(new.environment.state["orders"])
         called = {c.params.get("order_id") for c in writes(new)} - {None}
         assert called <= orders
@@ -47,7 +46,7 @@ def test_blend_spans_two_new_orders_with_their_own_calls():
 
 
 def test_ambiguous_other_order_asks_which_order():
-    new = _run("blend_ambiguous", support_case("refund", "delivered"), 1)[0]
+    new = run_op("blend_ambiguous", support_case("refund", "delivered"), 1)[0]
     unshipped = [o for o in new.environment.state["orders"].values()
                  if o["status"] in ("pending", "processing")]
     assert len(unshipped) == 2
