@@ -314,12 +314,17 @@ def apply_judge(
     case_map = {c.id: c for c in cases}
     todo = [t for t in trajectories if t.case_id in case_map and t.final_reply]
     kept = _reusable(judge, run_dir)
-    fresh = [t for t in todo if (t.case_id, t.trial, trajectory_hash(t)) not in kept]
+    reused: list[JudgeVerdict] = []
+    fresh: list[Trajectory] = []
+    for t in todo:
+        found = kept.get((t.case_id, t.trial, trajectory_hash(t))) if kept else None
+        if found:
+            reused += found
+        else:
+            fresh.append(t)
     with ThreadPoolExecutor(max_workers=max(1, judge.concurrency)) as pool:
         results = list(pool.map(lambda t: judge.judge_one(case_map[t.case_id], t), fresh))
-    verdicts = [v for group in results for v in group]
-    for t in todo:
-        verdicts += kept.get((t.case_id, t.trial, trajectory_hash(t)), [])
+    verdicts = [v for group in results for v in group] + reused
     verdicts.sort(key=lambda v: (v.case_id, v.trial, v.criterion))
     by_key: dict[tuple[str, int], dict[str, float | None]] = {}
     for v in verdicts:
