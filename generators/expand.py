@@ -10,6 +10,7 @@ is byte-identical for the same seed whatever the order or process.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,7 +84,13 @@ class _Run:
     gate: Gate
     endpoint: Any
     result: ExpandResult = field(default_factory=ExpandResult)
-    kept_by_kind: dict[str, int] = field(default_factory=dict)
+    kept: Counter[str] = field(default_factory=Counter)  # by kind and by 'kind:intent'
+
+    def at_quota(self, key: str) -> bool:
+        """Whether the candidates kept under `key` (a kind or a 'kind:intent') reached its
+        quota."""
+        cap = self.config.quotas.get(key)
+        return cap is not None and self.kept[key] >= cap
 
     def reject(self, chain: str, parent: Case, index: int, reason: str, detail: str = "",
                case: Case | None = None, **extra: Any) -> None:
@@ -131,8 +138,7 @@ class _Run:
                         "; ".join(f"{p.field}: {p.message}" for p in problems), case=case)
             return
         cell = f"{kind}:{case.tags.intents[0]}" if case.tags.intents else None
-        cap = self.config.quotas.get(cell) if cell else None
-        if cap is not None and self.kept_by_kind.get(cell, 0) >= cap:
+        if cell and self.at_quota(cell):
             summary.quota_stopped += 1
             return
         dup = self.gate.duplicate_of(case)
@@ -142,9 +148,9 @@ class _Run:
                         duplicate_of=dup)
             return
         self.result.candidates.append(case)
-        self.kept_by_kind[kind] = self.kept_by_kind.get(kind, 0) + 1
+        self.kept[kind] += 1
         if cell:
-            self.kept_by_kind[cell] = self.kept_by_kind.get(cell, 0) + 1
+            self.kept[cell] += 1
         summary.accepted_by_operator[chain] = summary.accepted_by_operator.get(chain, 0) + 1
 
 
@@ -185,8 +191,7 @@ def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
     for done, seed_case in enumerate(good, start=1):
         for chain, specs in chains:
             for index in range(config.per_seed):
-                quota = config.quotas.get(specs[0].kind)
-                if quota is not None and run.kept_by_kind.get(specs[0].kind, 0) >= quota:
+                if run.at_quota(specs[0].kind):
                     summary.quota_stopped += 1
                     continue
                 run.attempt(chain, specs, seed_case, index)
