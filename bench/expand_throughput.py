@@ -29,14 +29,14 @@ from _report import figure  # noqa: E402
 from casemill.case.model import Case  # noqa: E402
 from casemill.dedup import NearDuplicateIndex  # noqa: E402
 from casemill.io.jsonl import atomic_write_jsonl  # noqa: E402
-from casemill.validation import load_cases  # noqa: E402
 from generators import DETERMINISTIC_CHAINS, apply_operator, get_operator, parse_chain  # noqa: E402
 from generators.framework import NotApplicable  # noqa: E402
 from generators.quality import Gate  # noqa: E402
+from generators.seeds import load_seeds  # noqa: E402
 
 
 def bench_seeds(count: int) -> list[Case]:
-    seeds = [c.case for c in load_cases([ROOT / "seeds"]).cases]
+    seeds, _ = load_seeds(ROOT / "seeds")
     swap = get_operator("swap_customer")
     extra, index = [], 0
     while len(seeds) + len(extra) < count:
@@ -135,8 +135,13 @@ def main() -> None:
     if args.tracemalloc:
         print(f"peak traced Python memory {tracemalloc.get_traced_memory()[1] / 2**20:.0f} MB")
     rate = n / cpu
-    figure("expand: overall, one core (CPU time)", round(rate), ">= 1,000", "candidates/s",
-           rate >= 1000)
+    figure(
+        "expand: overall, one core (CPU time)",
+        round(rate),
+        ">= 1,000",
+        "candidates/s",
+        rate >= 1000,
+    )
     figure("expand: overall (wall time)", round(n / wall), "—", "candidates/s")
     figure("expand: peak memory (max RSS)", round(peak_rss_mb), "—", "MB")
 
