@@ -49,29 +49,6 @@ def check_agent(agent: str) -> None:
     load_agent(agent)
 
 
-def run_batch_fn(
-    agent: str,
-    cases: list[Case],
-    batch_dir: Path,
-    *,
-    trials: int,
-    concurrency: int,
-    timeout_s: float,
-    max_steps: int,
-) -> list[Trajectory]:
-    from evaluation.runner import run
-
-    return run(
-        agent,
-        cases,
-        batch_dir,
-        trials=trials,
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        max_steps=max_steps,
-    )
-
-
 @task(name="run-agent-batch", retries=2, retry_delay_seconds=[2, 10], cache_policy=NO_CACHE)
 def run_batch(
     agent: str,
@@ -84,7 +61,9 @@ def run_batch(
 ) -> list[Trajectory]:
     """One batch of cases, given as JSON Lines text: a string crosses to a Dask worker as is,
     and Prefect does not walk it looking for futures (it would visit every field of every case)."""
-    return run_batch_fn(
+    from evaluation.runner import run
+
+    return run(
         agent,
         [Case.model_validate_json(line) for line in cases_jsonl.splitlines()],
         Path(batch_dir),
