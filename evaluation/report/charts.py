@@ -44,7 +44,7 @@ def _text(x: float, y: float, content: str, **attrs: object) -> str:
 def _svg(height: float, title: str, parts: list[str]) -> Markup:
     head = f'<svg xmlns="http://www.w3.org/2000/svg" {_attrs({"width": WIDTH, "height": height})}'
     head += f' role="img" aria-label="{escape(title)}">'
-    heading = _text(0, 14, title, font_weight="bold").replace('font-size="11"', 'font-size="13"')
+    heading = _el("text", escape(title), x=0, y=14, font_size=13, font_weight="bold")
     return Markup(head + heading + "".join(parts) + "</svg>")
 
 
