@@ -37,8 +37,6 @@ MINER = """
 import gc, json, resource, sys, time
 from pathlib import Path
 from mining.output import mine_to_files
-from casemill.cli.mine import tune_gc
-tune_gc()
 log, out = Path(sys.argv[1]), Path(sys.argv[2])
 cpu, wall = time.process_time(), time.perf_counter()
 summary = mine_to_files([log], "openai-jsonl", out)

@@ -30,6 +30,7 @@ from _report import figure  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
 from casemill.domains import get_domain  # noqa: E402
+from casemill.gctune import bulk_allocation, checkpoint  # noqa: E402
 from casemill.io.jsonl import read_jsonl  # noqa: E402
 from casemill.validation import (  # noqa: E402
     BatchRules,
@@ -40,7 +41,6 @@ from casemill.validation import (  # noqa: E402
     semantic_findings,
     validate_paths,
 )
-from casemill.validation.loading import bulk_allocation, checkpoint  # noqa: E402
 
 TARGET = 5_000
 

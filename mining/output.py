@@ -15,6 +15,7 @@ from typing import IO
 import orjson
 
 from casemill.case.model import Case
+from casemill.gctune import fewer_collections
 from mining.dedup import MinedDeduper
 from mining.model import Quarantined
 from mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_record
@@ -74,7 +75,7 @@ def mine_to_files(
     # intermediate dicts; taken as the serialiser's bytes (what model_dump_json decodes)
     write_case = files["out"].write_json
     try:
-        with MinedDeduper(existing, options.dedup_threshold) as deduper:
+        with fewer_collections(), MinedDeduper(existing, options.dedup_threshold) as deduper:
             for item in iter_mine(paths, fmt, options, tally, deduper, progress):
                 if isinstance(item, Case):
                     write_case(item.__pydantic_serializer__.to_json(item))

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from casemill.case.model import Case
 from casemill.dedup import DEFAULT_THRESHOLD
+from casemill.gctune import fewer_collections
 from mining.dedup import MinedDeduper
 from mining.derive.cases import DeriveOptions, derive_cases
 from mining.model import Conversation, Quarantined
@@ -275,7 +276,7 @@ def _collect(
 ) -> MineResult:
     tally = Tally()
     cases, quarantined, raw = [], [], []
-    with MinedDeduper(existing, options.dedup_threshold) as deduper:
+    with fewer_collections(), MinedDeduper(existing, options.dedup_threshold) as deduper:
         for item in iter_mine(paths, fmt, options, tally, deduper):
             if isinstance(item, Case):
                 cases.append(item)

@@ -13,10 +13,8 @@ finding on the second record (the first is kept).
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from pydantic import ValidationError
 
 from casemill.case.model import Case
 from casemill.errors import UserError
-from casemill.gctune import YOUNG_THRESHOLD
+from casemill.gctune import bulk_allocation, checkpoint
 from casemill.io.jsonl import Line, read_jsonl
 from casemill.validation.findings import Finding
 from casemill.validation.schema import SchemaLayer
@@ -87,37 +85,6 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise UserError(f"{path}: no such file or folder")
     return out
-
-
-FREEZE_EVERY = 10_000  # records between garbage-collector freezes during a bulk load
-
-
-@contextmanager
-def bulk_allocation() -> Iterator[None]:
-    """Fewer garbage-collector passes while many long-lived objects are built (the cases kept):
-    with the default thresholds the collector rescans the growing heap over and over. Inside,
-    `checkpoint()` also freezes what was built so far (when nothing else froze objects), so
-    later passes skip it. Everything is restored on exit."""
-    old = gc.get_threshold()
-    owns_freeze = gc.get_freeze_count() == 0
-    _BULK.append(owns_freeze)
-    gc.set_threshold(max(old[0], YOUNG_THRESHOLD), old[1], old[2])
-    try:
-        yield
-    finally:
-        _BULK.pop()
-        gc.set_threshold(*old)
-        if owns_freeze and not _BULK:
-            gc.unfreeze()
-
-
-_BULK: list[bool] = []
-
-
-def checkpoint(count: int) -> None:
-    """Called as records accumulate: inside `bulk_allocation`, freeze every FREEZE_EVERY."""
-    if _BULK and _BULK[0] and count % FREEZE_EVERY == 0:
-        gc.freeze()
 
 
 def clip(text: str, limit: int = MAX_MESSAGE) -> str:

@@ -22,11 +22,12 @@ from typing import Any
 from casemill.case.model import Case
 from casemill.domains import Domain, get_domain
 from casemill.errors import UserError
+from casemill.gctune import bulk_allocation
 from casemill.io.jsonl import atomic_write_jsonl
 from casemill.validation.batch import BatchRules, Row, batch_findings
 from casemill.validation.findings import Finding
 from casemill.validation.lints import lint_findings
-from casemill.validation.loading import BadRecord, LoadedCase, bulk_allocation, load_cases
+from casemill.validation.loading import BadRecord, LoadedCase, load_cases
 from casemill.validation.semantic import semantic_findings
 
 log = logging.getLogger(__name__)
