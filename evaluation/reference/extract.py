@@ -361,25 +361,21 @@ def _assign_orders(
         index = clauses.index(mention.clause)
         own = find_order_ids(mention.clause.text)
         before = [i for c in clauses[:index] for i in find_order_ids(c.text)]
-        after = [
-            i
-            for c in clauses[index + 1 :]
-            if c.turn > mention.clause.turn or _free_id_clause(c, mentions)
-            for i in find_order_ids(c.text)
-        ]
         other = OTHER_ORDER_RE.search(mention.clause.text)
         if other and not own and not NEGATION_RE.search(mention.clause.text[: other.start()]):
             mention.order_id = None  # "my other order": not the one named before
             mention.not_orders = tuple(dict.fromkeys(before + own))
             out.append(mention)
             continue
-        if any(NO_ID_RE.search(c.text) for c in clauses if c.turn == mention.clause.turn):
-            after = [
-                i
-                for c in clauses[index + 1 :]
-                if c.turn > mention.clause.turn
-                for i in find_order_ids(c.text)
-            ]
+        turn = mention.clause.turn
+        # "I don't have the order number": an id later in the same turn is not this request's
+        no_id = any(NO_ID_RE.search(c.text) for c in clauses if c.turn == turn)
+        after = [
+            i
+            for c in clauses[index + 1 :]
+            if c.turn > turn or (not no_id and _free_id_clause(c, mentions))
+            for i in find_order_ids(c.text)
+        ]
         mention.order_id = (own or before[-1:] or after[:1] or [None])[0]
         key = (mention.kind, mention.order_id)
         if key not in seen:
