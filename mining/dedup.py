@@ -30,6 +30,7 @@ from casemill.dedup import (
     case_text,
     shingles,
 )
+from mining.model import PackedCase
 
 Verdict = Literal["corpus", "within_logs"] | None
 
@@ -102,14 +103,16 @@ class MinedDeduper:
         self._shingles: dict[str, set[bytes]] = {}
         self._shingles_kept = 0
 
-    def check(self, case: Case) -> tuple[Verdict, str | None]:
+    def check(self, case: Case | PackedCase) -> tuple[Verdict, str | None]:
         """(where the duplicate is, its id), or (None, None) after remembering `case`."""
         if self.corpus is not None:
-            dup = self.corpus.duplicate_of(case)
+            dup = self.corpus.duplicate_of(case.case() if isinstance(case, PackedCase) else case)
             if dup is not None:
                 return "corpus", dup
-        sig = signature(case)
-        text = case_text(case)
+        if isinstance(case, PackedCase):
+            sig, text = case.signature, case.text
+        else:
+            sig, text = signature(case), case_text(case)
         if self._maybe_seen(sig):
             self._flush()
             # remembered at once when no case seen so far shares the signature (a false

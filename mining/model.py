@@ -1,9 +1,10 @@
 """The common intermediate shape every log parser produces, and the records mining reports.
 
 `Conversation`, `Message` and `LoggedCall` are plain slotted dataclasses rather than pydantic
-models: they live only inside one mining pass, are built millions of times on large logs, and
-never cross a process boundary. What mining hands back (`Quarantined`, the summary) is typed
-and frozen.
+models: they live only inside one mining pass and are built millions of times on large logs
+(with workers, `mining.parallel`, they are pickled to the worker that mines them). What mining
+hands back (`Quarantined`, the summary) is typed and frozen; a worker hands back each case as a
+`PackedCase`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,26 @@ class Conversation:
 
     def calls(self) -> list[LoggedCall]:
         return [c for m in self.messages for c in m.calls]
+
+
+@dataclass(frozen=True, slots=True)
+class PackedCase:
+    """A mined case as a worker process hands it back: its JSON line and what deduplication and
+    the summary read from it, worked out in the worker (cheaper to send than the model)."""
+
+    json: bytes  # the case's JSON, byte for byte what the Case model serialises to
+    id: str
+    signature: str  # mining.dedup.signature
+    text: str  # casemill.dedup.case_text
+    kind: str  # the miner's step: decision_point or conversation
+    confidence: str
+    domain: str
+
+    def case(self) -> Any:
+        """The `Case` model again (for deduplication against a corpus)."""
+        from casemill.case.model import Case
+
+        return Case.model_validate_json(self.json)
 
 
 class Quarantined(BaseModel):

@@ -17,7 +17,7 @@ import orjson
 from casemill.case.model import Case
 from casemill.gctune import fewer_collections
 from mining.dedup import MinedDeduper
-from mining.model import Quarantined
+from mining.model import PackedCase, Quarantined
 from mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_record
 
 
@@ -79,6 +79,8 @@ def mine_to_files(
             for item in iter_mine(paths, fmt, options, tally, deduper, progress):
                 if isinstance(item, Case):
                     write_case(item.__pydantic_serializer__.to_json(item))
+                elif isinstance(item, PackedCase):  # from a worker process
+                    write_case(item.json)
                 elif isinstance(item, Quarantined):
                     files["quarantine"].write(item.model_dump(mode="json"))
                 elif "raw" in files:

@@ -23,7 +23,7 @@ from casemill.dedup import DEFAULT_THRESHOLD
 from casemill.gctune import fewer_collections
 from mining.dedup import MinedDeduper
 from mining.derive.cases import DeriveOptions, derive_cases
-from mining.model import Conversation, Quarantined
+from mining.model import Conversation, PackedCase, Quarantined
 from mining.parsers import get_parser
 from mining.redact.redactor import RawValue, redact_conversation, scrub_text
 from mining.toolspec import ToolSpecs
@@ -77,6 +77,7 @@ class MineOptions:
     validate: bool = True
     dedup_threshold: float = DEFAULT_THRESHOLD
     tools: ToolSpecs | None = None  # for logs that carry no tool specs (a line's own win)
+    workers: int = 1  # processes that redact and derive (`mining.parallel`); 1: this one
 
 
 class MineSummary(BaseModel):
@@ -125,11 +126,16 @@ class Tally:
     redactions: Counter = field(default_factory=Counter)
     quarantined: Counter = field(default_factory=Counter)
 
-    def add_case(self, case: Case) -> None:
-        provenance = case.provenance
-        operators = provenance.operators
-        self.cases[operators[-1].name if operators else "case"] += 1
-        self.confidence[provenance.label_confidence or "unknown"] += 1
+    def add_case(self, case: Case | PackedCase) -> None:
+        if isinstance(case, PackedCase):
+            kind, confidence = case.kind, case.confidence
+        else:
+            provenance = case.provenance
+            operators = provenance.operators
+            kind = operators[-1].name if operators else "case"
+            confidence = provenance.label_confidence or "unknown"
+        self.cases[kind] += 1
+        self.confidence[confidence] += 1
         self.domains[case.domain] += 1
 
     def summary(self, redacted: bool) -> MineSummary:
@@ -174,7 +180,27 @@ def iter_mine(
     deduper: MinedDeduper,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[Item]:
-    """Stream the cases, quarantined records and (with keep_raw) raw values of `paths`."""
+    """Stream the cases, quarantined records and (with keep_raw) raw values of `paths`; with
+    `options.workers` > 1 the records are mined in worker processes (`mining.parallel`), with
+    the same output."""
+    records = parsed(paths, fmt, options, tally, progress)
+    if options.workers > 1:
+        from mining.parallel import mine_in_workers
+
+        yield from mine_in_workers(records, options, tally, deduper)
+        return
+    for derive, item in records:
+        yield from account(work(item, options, derive), tally, deduper)
+
+
+def parsed(
+    paths: Iterable[Path],
+    fmt: str,
+    options: MineOptions,
+    tally: Tally,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[tuple[DeriveOptions, Conversation | Quarantined]]:
+    """Each record the parser reads from `paths`, with the derivation options of its file."""
     parser = get_parser(fmt)
 
     def counted(n: int) -> None:
@@ -196,73 +222,92 @@ def iter_mine(
             path, max_turns=options.max_turns, progress=counted, csv_mapping=options.csv_mapping
         )
         for item in items:
-            if isinstance(item, Quarantined):
-                yield _quarantine(item, options, tally)
-            else:
-                yield from _conversation(item, options, derive, tally, deduper)
+            yield derive, item
 
 
-def _quarantine(item: Quarantined, options: MineOptions, tally: Tally) -> Quarantined:
-    tally.quarantined[item.reason] += 1
+@dataclass
+class Worked:
+    """What mining one parsed record gives before deduplication: worked out on its own (here or
+    in a worker process, `mining.parallel`), then accounted for in input order by `account`."""
+
+    quarantined: list[Quarantined] = field(default_factory=list)
+    raw: list[RawValue] = field(default_factory=list)
+    cases: list[Any] = field(default_factory=list)  # Case, or PackedCase from a worker
+    redactions: Counter | None = None
+    dropped_decision_points: int = 0
+    conversation: bool = False  # a conversation was read (not a record the parser quarantined)
+    capped: bool = False
+
+
+def work(item: Conversation | Quarantined, options: MineOptions, derive: DeriveOptions) -> Worked:
+    """Redact one parsed conversation and derive its cases (a quarantined record: its id
+    scrubbed). Depends on nothing but its arguments, so it can run in any process."""
+    if isinstance(item, Quarantined):
+        return Worked(quarantined=[_scrubbed(item, options)])
+    conv, worked = item, Worked(conversation=True)
+    if options.redact:
+        red = redact_conversation(conv, options.seed, options.keep_raw)
+        conv, worked.redactions, worked.raw = red.conversation, red.counts, red.raw
+    if conv.capped:
+        worked.capped = True
+        worked.quarantined.append(
+            _problem(
+                conv,
+                "too_many_turns",
+                f"conversation has {conv.total_messages:,} messages; its cases keep the "
+                f"first {len(conv.messages):,} (the rest is not mined)",
+                options,
+            )
+        )
+    derived = derive_cases(conv, derive)
+    worked.dropped_decision_points = derived.dropped_decision_points
+    for problem in derived.problems:
+        reason = "no_customer_turn" if problem == "no customer turn" else "invalid_case"
+        worked.quarantined.append(_problem(conv, reason, problem, options))
+    worked.cases = derived.cases
+    return worked
+
+
+def _problem(conv: Conversation, reason: str, message: str, options: MineOptions) -> Quarantined:
+    return _scrubbed(
+        Quarantined(
+            file=conv.file,
+            line=conv.line,
+            reason=reason,
+            message=message,
+            conversation_id=conv.id,
+        ),
+        options,
+    )
+
+
+def _scrubbed(item: Quarantined, options: MineOptions) -> Quarantined:
     if options.redact and item.conversation_id:
         item = item.model_copy(
             update={"conversation_id": scrub_text(item.conversation_id, options.seed)}
         )
-    log.info("quarantined %s", item)
     return item
 
 
-def _conversation(
-    conv: Conversation,
-    options: MineOptions,
-    derive: DeriveOptions,
-    tally: Tally,
-    deduper: MinedDeduper,
-) -> Iterator[Item]:
-    tally.conversations_read += 1
-    if options.redact:
-        red = redact_conversation(conv, options.seed, options.keep_raw)
-        conv = red.conversation
-        if red.counts:
-            tally.redactions.update(red.counts)
-        if red.raw:
-            yield from red.raw
-    if conv.capped:
-        tally.capped += 1
-        yield _quarantine(
-            Quarantined(
-                file=conv.file,
-                line=conv.line,
-                reason="too_many_turns",
-                conversation_id=conv.id,
-                message=(
-                    f"conversation has {conv.total_messages:,} messages; its cases keep the "
-                    f"first {len(conv.messages):,} (the rest is not mined)"
-                ),
-            ),
-            options,
-            tally,
-        )
-    derived = derive_cases(conv, derive)
-    tally.capped_decisions += derived.dropped_decision_points
-    for problem in derived.problems:
-        reason = "no_customer_turn" if problem == "no customer turn" else "invalid_case"
-        yield _quarantine(
-            Quarantined(
-                file=conv.file,
-                line=conv.line,
-                reason=reason,
-                message=problem,
-                conversation_id=conv.id,
-            ),
-            options,
-            tally,
-        )
-    if not derived.cases:
+def account(worked: Worked, tally: Tally, deduper: MinedDeduper) -> Iterator[Item]:
+    """Count what one record gave, deduplicate its cases against everything before it, and
+    yield what is kept: raw values, quarantined records and cases."""
+    if worked.conversation:
+        tally.conversations_read += 1
+    if worked.redactions:
+        tally.redactions.update(worked.redactions)
+    yield from worked.raw
+    tally.capped += worked.capped
+    tally.capped_decisions += worked.dropped_decision_points
+    for item in worked.quarantined:
+        tally.quarantined[item.reason] += 1
+        log.info("quarantined %s", item)
+        yield item
+    if not worked.cases:
         return
     tally.conversations_mined += 1
     check, add_case = deduper.check, tally.add_case
-    for case in derived.cases:
+    for case in worked.cases:
         where, _ = check(case)
         if where is not None:
             tally.duplicates[where] += 1
@@ -280,6 +325,8 @@ def _collect(
         for item in iter_mine(paths, fmt, options, tally, deduper):
             if isinstance(item, Case):
                 cases.append(item)
+            elif isinstance(item, PackedCase):  # from a worker process
+                cases.append(item.case())
             elif isinstance(item, Quarantined):
                 quarantined.append(item)
             else:

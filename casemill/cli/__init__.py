@@ -19,7 +19,7 @@ app = typer.Typer(
 )
 
 # Each stage registers its commands here (one import a stage, in data-flow order).
-from casemill.cli import core as _core  # noqa: E402,F401
+from casemill.cli import core as _core  # noqa: E402,F401,I001 (data-flow order)
 from casemill.cli import agents as _agents  # noqa: E402,F401
 from casemill.cli import mine as _mine  # noqa: E402,F401
 from casemill.cli import expand as _expand  # noqa: E402,F401

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -54,6 +55,13 @@ def mine_command(
     ),
     seed: int = typer.Option(0, help="seed of the surrogates"),
     max_turns: int = typer.Option(500, help="messages kept of one conversation"),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        "-w",
+        min=0,
+        help="processes that redact and derive cases, same output as one (0: one per core)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Mine support logs into candidate cases (review status pending)."""
@@ -80,6 +88,7 @@ def mine_command(
         domain_label=domain,
         csv_mapping=mapping,
         tools=specs,
+        workers=workers or os.cpu_count() or 1,
     )
     total = sum(file_size(p) for p in logs)
     with Progress(

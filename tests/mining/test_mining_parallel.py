@@ -1,0 +1,130 @@
+"""mining.parallel: worker processes give byte for byte the output of one process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mining_helpers import chat, sample_records, write_jsonl
+
+from mining import MineOptions, mine
+from mining.output import mine_to_files
+from mining.parallel import BATCH, _batches
+from mining.pipeline import Tally, parsed
+
+
+def _logs(tmp_path: Path) -> list[Path]:
+    """Two files of support conversations (the second repeats part of the first, so later
+    cases are duplicates of earlier ones) with bad records between good ones."""
+    records = sample_records(count=3 * BATCH, seed=5)
+    bad = [
+        b'{"conversation_id": "cut-off", "messages": [',
+        b"not json at all",
+        chat("who", [{"role": "wizard", "content": "hello"}]),
+        chat("mute", [{"role": "assistant", "content": "Anyone there?"}]),
+    ]
+    first = records[:40] + bad[:2] + records[40:150] + bad[2:] + records[150:]
+    return [
+        write_jsonl(tmp_path / "support_a.jsonl", first),
+        write_jsonl(tmp_path / "support_b.jsonl", records[100:] + bad[:1]),
+    ]
+
+
+def _mine_to_folder(logs: list[Path], folder: Path, workers: int, existing=()) -> tuple:
+    folder.mkdir()
+    summary = mine_to_files(
+        logs,
+        "openai-jsonl",
+        folder / "out.jsonl",
+        keep_raw=folder / "raw.jsonl",
+        options=MineOptions(workers=workers),
+        existing=existing,
+    )
+    files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    return summary, files
+
+
+def test_workers_write_the_same_files_as_one_process(tmp_path):
+    logs = _logs(tmp_path)
+    one, one_files = _mine_to_folder(logs, tmp_path / "one", workers=1)
+    two, two_files = _mine_to_folder(logs, tmp_path / "two", workers=2)
+
+    assert two_files == one_files
+    assert two == one
+    # every good conversation, and the one without a customer turn (the parser read it)
+    assert one.conversations_read == 3 * BATCH + 1 + (3 * BATCH - 100)
+    assert one.duplicates["within_logs"] > 0  # the second file's repeats, found in order
+    assert one.quarantined == {
+        "invalid_json": 1,
+        "no_customer_turn": 1,
+        "truncated": 2,
+        "unknown_role": 1,
+    }
+    assert one.redactions and one_files["raw.jsonl"]
+
+
+def test_workers_deduplicate_against_a_corpus_as_one_process(tmp_path):
+    logs = _logs(tmp_path)[:1]
+    corpus = mine(logs, "openai-jsonl", options=MineOptions()).cases[:30]
+    one, one_files = _mine_to_folder(logs, tmp_path / "one", workers=1, existing=corpus)
+    two, two_files = _mine_to_folder(logs, tmp_path / "two", workers=2, existing=corpus)
+
+    assert two_files == one_files
+    assert one.duplicates["corpus"] == 30
+
+
+def test_mine_in_memory_with_workers_gives_the_same_cases(tmp_path):
+    logs = _logs(tmp_path)
+    one = mine(logs, "openai-jsonl")
+    two = mine(logs, "openai-jsonl", options=MineOptions(workers=2))
+
+    assert [c.id for c in two.cases] == [c.id for c in one.cases]
+    assert two.cases == one.cases
+    assert two.quarantined == one.quarantined
+    assert two.summary == one.summary
+
+
+def test_batches_keep_order_and_never_mix_files(tmp_path):
+    logs = _logs(tmp_path)
+    records = list(parsed(logs, "openai-jsonl", MineOptions(), Tally()))
+    batches = list(_batches(records))
+
+    assert [item for _, batch in batches for item in batch] == [item for _, item in records]
+    assert all(len(batch) <= BATCH for _, batch in batches)
+    for derive, batch in batches:
+        files = {item.file for item in batch}
+        assert len(files) == 1
+        assert derive is next(d for d, item in records if item.file in files)
+
+
+@pytest.mark.slow
+def test_cli_workers_option_writes_the_same_candidates(tmp_path):
+    casemill = Path(sys.executable).parent / "casemill"
+    log = _logs(tmp_path)[1]
+    outs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"cands_{workers}.jsonl"
+        done = subprocess.run(
+            [
+                str(casemill),
+                "mine",
+                str(log),
+                "-f",
+                "openai-jsonl",
+                "-o",
+                str(out),
+                "--json",
+                "--workers",
+                workers,
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["conversations_read"] == 3 * BATCH - 100
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0].count(b"\n") > 3 * BATCH - 100
