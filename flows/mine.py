@@ -55,11 +55,12 @@ def mine_file_task(
     seed: int,
     code: str,
     tools: list[dict[str, Any]] | None = None,
+    workers: int = 1,
 ) -> Any:
     from mining import MineOptions, mine_file
     from mining.toolspec import parse_tools
 
-    options = MineOptions(tools=parse_tools(tools) if tools else None)
+    options = MineOptions(tools=parse_tools(tools) if tools else None, workers=workers)
     return mine_file(Path(path), fmt, redact=redact, seed=seed, options=options)
 
 
@@ -92,9 +93,12 @@ def mine_logs(
     redact: bool = True,
     seed: int = 0,
     tools: str | None = None,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Mine every file matched by `logs` and write the candidates (review pending) to `out`;
-    `tools` is a JSON file of the agent's tool specs for logs that carry none."""
+    `tools` is a JSON file of the agent's tool specs for logs that carry none; `workers`
+    processes mine each file (the same candidates as one; on the Dask runner, whose worker
+    processes cannot start their own, each file is mined in its task's process)."""
     from mining.toolspec import load_tools_file
 
     logger = get_run_logger()
@@ -105,7 +109,14 @@ def mine_logs(
     )
     futures = [
         mine_file_task.submit(
-            str(p), file_fingerprint(p), fmt, redact, seed, code_fingerprint("mining"), specs
+            str(p),
+            file_fingerprint(p),
+            fmt,
+            redact,
+            seed,
+            code_fingerprint("mining"),
+            specs,
+            workers,
         )
         for p in files
     ]

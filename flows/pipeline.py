@@ -41,6 +41,7 @@ def full_pipeline(
     logs: list[str] | None = None,
     log_format: str = "openai-jsonl",
     log_tools: str | None = None,
+    mine_workers: int = 1,
     workdir: str = ".casemill/pipeline",
     corpus_dir: str = "corpus",
     review: str = "human",
@@ -69,6 +70,7 @@ def full_pipeline(
             corpus_dir=corpus_dir,
             seed=seed,
             tools=log_tools,
+            workers=mine_workers,
         )
         candidate_files.append(mined["candidates"])
     expanded = expand_corpus(

@@ -9,6 +9,7 @@ memory (flows fan out with `mine_file`, one file per task, and merge with `merge
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -184,13 +185,21 @@ def iter_mine(
     `options.workers` > 1 the records are mined in worker processes (`mining.parallel`), with
     the same output."""
     records = parsed(paths, fmt, options, tally, progress)
-    if options.workers > 1:
+    if options.workers > 1 and not _daemon():
         from mining.parallel import mine_in_workers
 
         yield from mine_in_workers(records, options, tally, deduper)
         return
     for derive, item in records:
         yield from account(work(item, options, derive), tally, deduper)
+
+
+def _daemon() -> bool:
+    """Whether this is a daemonic process (a Dask worker's), which cannot start workers."""
+    if multiprocessing.current_process().daemon:
+        log.warning("a daemonic process cannot start mining workers: mining in this one")
+        return True
+    return False
 
 
 def parsed(

@@ -37,6 +37,7 @@ def test_full_pipeline_mines_expands_reviews_evaluates(
     result = full_pipeline(
         seeds=str(small_seeds),
         logs=[str(ROOT / "samples" / "support_logs.jsonl")],
+        mine_workers=2,  # mined in worker processes: the same candidates as in one
         workdir=str(tmp_path / "work"),
         corpus_dir=str(small_corpus),
         review="auto",

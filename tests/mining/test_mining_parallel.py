@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,22 @@ def test_cli_workers_option_writes_the_same_candidates(tmp_path):
         assert summary["conversations_read"] == 3 * BATCH - 100
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] and outs[0].count(b"\n") > 3 * BATCH - 100
+
+
+def _ids_mined_with_workers(log: Path, queue) -> None:
+    result = mine([log], "openai-jsonl", options=MineOptions(workers=2))
+    queue.put([c.id for c in result.cases])
+
+
+def test_a_daemonic_process_mines_in_itself(tmp_path):
+    """A Dask worker's process is daemonic and may not start processes of its own: asked for
+    workers there, mining runs in that process, with the same cases."""
+    log = _logs(tmp_path)[1]
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    process = ctx.Process(target=_ids_mined_with_workers, args=(log, queue), daemon=True)
+    process.start()
+    ids = queue.get(timeout=120)
+    process.join(timeout=30)
+    assert process.exitcode == 0
+    assert ids == [c.id for c in mine([log], "openai-jsonl").cases]
