@@ -11,13 +11,19 @@ conversations per second, and the process's peak resident memory.
 With `--source airline` the log is made of variants of the real tau-bench airline conversations
 instead (real shapes and sizes, about 17 KiB a conversation, `generic:` cases).
 
+With `--workers N ...` each log is also mined with N worker processes (`casemill mine --workers`):
+MB/s over wall time, the speed-up over one process, whether the candidates are byte for byte
+those of one process, and the peak memory of the whole process tree (sampled).
+
     uv run python bench/mine_throughput.py [--sizes-mb 100 1024] [--source support|airline]
+                                           [--workers 2 4]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -34,15 +40,34 @@ PEAK_LIMIT_MB = 300
 PEAK_GROWTH = 0.20  # "independent of file size": the biggest log's peak within 20% of the smallest's
 
 MINER = """
-import gc, json, resource, sys, time
+import json, resource, sys, threading, time
 from pathlib import Path
+import psutil
 from mining.output import mine_to_files
-log, out = Path(sys.argv[1]), Path(sys.argv[2])
-cpu, wall = time.process_time(), time.perf_counter()
-summary = mine_to_files([log], "openai-jsonl", out)
-print(json.dumps({"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "summary": summary.model_dump(mode="json")}))
+from mining.pipeline import MineOptions
+log, out, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+me, tree_peak, done = psutil.Process(), [0], threading.Event()
+
+def sample():  # resident memory of this process and every process it started
+    while not done.wait(0.25):
+        rss = 0
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                rss += p.memory_info().rss
+            except psutil.Error:
+                pass
+        tree_peak[0] = max(tree_peak[0], rss)
+
+if __name__ == "__main__":
+    threading.Thread(target=sample, daemon=True).start()
+    cpu, wall = time.process_time(), time.perf_counter()
+    summary = mine_to_files([log], "openai-jsonl", out, options=MineOptions(workers=workers))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    done.set()
+    print(json.dumps({"cpu_s": cpu, "wall_s": wall,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "tree_peak_mb": tree_peak[0] / 2**20,
+                      "summary": summary.model_dump(mode="json")}))
 """
 
 
@@ -107,15 +132,36 @@ def generate(path: Path, size_mb: int, source: str, seed: int = 0) -> tuple[int,
     return written, count, time.perf_counter() - started
 
 
-def run(log: Path, out: Path) -> dict:
+def run(log: Path, out: Path, workers: int = 1) -> dict:
     done = subprocess.run(
-        [sys.executable, "-c", MINER, str(log), str(out)],
+        [sys.executable, "-c", MINER, str(log), str(out), str(workers)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def parallel(log: Path, folder: Path, source: str, size: int, workers: int, mb: float,
+             one: dict) -> None:
+    """Mine `log` again with `workers` processes and compare with one process's run."""
+    out = folder / f"candidates_{source}_{size}mb_w{workers}.jsonl"
+    result = run(log, out, workers)
+    same = out.read_bytes() == (folder / f"candidates_{source}_{size}mb.jsonl").read_bytes()
+    rate, speedup = mb / result["wall_s"], one["wall_s"] / result["wall_s"]
+    print(
+        f"  {workers} workers: {rate:.1f} MB/s wall ({result['wall_s']:.0f} s), {speedup:.2f}x "
+        f"one process's wall time on {os.cpu_count()} cores, candidates "
+        f"{'byte for byte the same' if same else 'DIFFERENT'}; main process CPU "
+        f"{result['cpu_s']:.0f} s, peak memory {result['tree_peak_mb']:.0f} MB in all "
+        f"({result['peak_rss_mb']:.0f} MB the main process)"
+    )
+    figure(f"mining throughput, {size} MB log, {workers} workers (wall time)", round(rate, 1),
+           "—", "MB/s")
+    figure(f"mining with {workers} workers: candidates the same as one process's, {size} MB log",
+           float(same), "1 (the same)", "", same)
+    out.unlink() if out.exists() else None
 
 
 def main() -> int:
@@ -128,6 +174,13 @@ def main() -> int:
         default="support",
         help="support: synthetic support-domain conversations; airline: variants "
         "of the real tau-bench airline logs (needs ../shared/data)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also mine each log with this many worker processes (wall-time MB/s)",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="casemill-bench-") as tmp:
@@ -163,6 +216,8 @@ def main() -> int:
                    ">= 20", "MB/s", rate >= 20)
             figure(f"mining peak memory, {size} MB log", round(peak), f"< {PEAK_LIMIT_MB}", "MB",
                    peak < PEAK_LIMIT_MB)
+            for workers in args.workers:
+                parallel(log, folder, args.source, size, workers, mb, result)
             log.unlink() if not args.keep else None
         if len(peaks) > 1:
             print(
