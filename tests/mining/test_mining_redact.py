@@ -89,6 +89,21 @@ def test_scan_many_finds_what_each_text_holds_from_memory_too(texts):
     }
 
 
+def test_scan_many_remembers_by_shape_and_checks_each_card_number():
+    """Texts that differ only in their digits share what is remembered; each card number is
+    still checked on its own digits."""
+    passing, failing = "card 4111 1111 1111 1111 ok", "card 4111 1111 1111 1112 ok"
+    assert detect.shape(passing) == detect.shape(failing) == "card 0000 0000 0000 0000 ok"
+    assert detect.shape("é ٣ 9\ud800") == "é ٣ 0\ud800"
+    for texts in ([passing, failing], [failing, passing], [failing], [passing]):
+        expected = {found for text in texts for found in detect._scan(text)}
+        assert set(detect.scan_many(texts)) == expected
+    assert detect.scan_many(["order W2001 for C2002", "order W3001 for C3003"]) == [
+        ("user_id", "C2002"),
+        ("user_id", "C3003"),
+    ]
+
+
 def test_card_numbers_must_pass_luhn():
     assert luhn_ok("4111111111111111")
     assert not luhn_ok("4111111111111112")
