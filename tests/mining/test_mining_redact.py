@@ -11,6 +11,7 @@ from mining.model import Conversation, LoggedCall, Message
 from mining.redact import detect
 from mining.redact.detect import luhn_ok, scan
 from mining.redact.redactor import redact_conversation, scrub_text
+from mining.redact.surrogates import SHIPPED, draw, pools
 
 
 def conv(messages: list[Message], conv_id: str = "c-1") -> Conversation:
@@ -273,3 +274,11 @@ def test_long_texts_seen_again_are_searched_for_the_needles_they_hold():
         assert "Diaz" not in red.messages[0].content and "ANA" not in red.messages[0].content
         assert red.messages[0].content.startswith(padding)
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_shipped_pools_are_what_faker_draws():
+    """The pools shipped for the default seed are Faker's draw; after a Faker upgrade changes
+    it, `mining.redact.surrogates.write_shipped()` writes them afresh."""
+    for seed in SHIPPED:
+        assert pools(seed) == draw(seed)
+    assert pools(7) == draw(7) != pools(0)
