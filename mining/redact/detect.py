@@ -14,6 +14,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import compress
 
 KINDS = ("email", "phone", "card", "address", "name", "user_id", "dob")
 
@@ -283,27 +284,37 @@ def shape(text: str) -> str:
     return raw.decode("utf-8", "surrogatepass")
 
 
-def scan_many(texts: list[str], sep: str = "\x00") -> list[tuple[str, str]]:
-    """(kind, value) for what the detectors find in each of `texts` (none holding `sep`, which
-    no detector matches across): texts of a shape seen before answered from memory, the others
-    scanned together in one pass, joined by `sep`. Values come in another order than text by
+def scan_many(
+    texts: list[str], sep: str = "\x00", joined: str | None = None
+) -> list[tuple[str, str]]:
+    """(kind, value) for what the detectors find in each of `texts`: texts of a shape seen
+    before answered from memory, the others scanned together in one pass, joined by `sep`
+    (`joined`, when the caller has it), which no detector matches across; texts holding `sep`
+    or longer than `LONG` are scanned alone (`scan`). Values come in another order than text by
     text."""
     found: list[tuple[str, str]] = []
     if not texts:
         return found
-    fresh: list[int] = []
-    known = _FOUND.get
-    shapes = shape(sep.join(texts)).split(sep)
-    for i, key in enumerate(shapes):
-        spans = known(key)
-        if spans is None:
-            fresh.append(i)
-        elif spans:
-            text = texts[i]
-            for start, end, kind in spans:
-                value = text[start:end]
-                if kind != "card" or card_ok(value):
-                    found.append((kind, value))
+    shapes = shape(sep.join(texts) if joined is None else joined).split(sep)
+    if len(shapes) != len(texts):  # some texts hold the separator
+        found = scan_many([t for t in texts if sep not in t], sep)
+        for text in texts:
+            if sep in text:
+                found += scan(text)
+        return found
+    known = list(map(_FOUND.get, shapes))  # None for a shape not seen, () for no findings
+    for i in compress(range(len(known)), known):
+        text = texts[i]
+        for start, end, kind in known[i]:
+            value = text[start:end]
+            if kind != "card" or card_ok(value):
+                found.append((kind, value))
+    fresh = [i for i, spans in enumerate(known) if spans is None] if None in known else []
+    if fresh and any(len(shapes[i]) > LONG for i in fresh):  # never remembered
+        for i in fresh:
+            if len(shapes[i]) > LONG:
+                found += scan(texts[i])
+        fresh = [i for i in fresh if len(shapes[i]) <= LONG]
     if not fresh:
         return found
     starts, at = [], 0

@@ -23,6 +23,7 @@ from pathlib import Path
 import orjson
 
 POOL = 600
+_sha256 = hashlib.sha256
 
 
 @dataclass(frozen=True)
@@ -92,13 +93,12 @@ class Surrogates:
         self.pools = pools(seed)
         self.taken: set[str] = set()
         # a value's start in its pool: the SHA-256 of seed, conversation id, kind and value
-        # joined by \x1f (its first 8 bytes), hashed on from the part all picks share
-        self._prefix = hashlib.sha256(f"{seed}\x1f{conversation_id}\x1f".encode())
+        # joined by \x1f (its first 8 bytes)
+        self._prefix = f"{seed}\x1f{conversation_id}\x1f"
 
     def _start(self, kind: str, value: str) -> int:
-        digest = self._prefix.copy()
-        digest.update(f"{kind}\x1f{value}".encode())
-        return int.from_bytes(digest.digest()[:8], "big")
+        digest = _sha256(f"{self._prefix}{kind}\x1f{value}".encode()).digest()
+        return int.from_bytes(digest[:8], "big")
 
     def pick(
         self, kind: str, value: str, pool: tuple[str, ...], avoid: frozenset[str] = frozenset()

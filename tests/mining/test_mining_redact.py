@@ -105,6 +105,16 @@ def test_scan_many_remembers_by_shape_and_checks_each_card_number():
     ]
 
 
+def test_scan_many_scans_long_texts_and_texts_holding_the_separator_alone():
+    long = "filler " * 400 + "my name is Ana Diaz, card 4111 1111 1111 1111"
+    held = "call me at 4155550134\x00C1001"
+    texts = ["mia_li_3668", long, held, long]
+    expected = {found for text in texts for found in detect._scan(text)}
+    assert len(long) > detect.LONG and expected >= {("card", "4111 1111 1111 1111")}
+    assert set(detect.scan_many(texts)) == expected
+    assert set(detect.scan_many(texts[:2])) == {("user_id", "mia_li_3668"), *detect._scan(long)}
+
+
 def test_card_numbers_must_pass_luhn():
     assert luhn_ok("4111111111111111")
     assert not luhn_ok("4111111111111112")
