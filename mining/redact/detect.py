@@ -309,7 +309,7 @@ def scan_many(
             value = text[start:end]
             if kind != "card" or card_ok(value):
                 found.append((kind, value))
-    fresh = [i for i, spans in enumerate(known) if spans is None] if None in known else []
+    fresh = [i for i, spans in enumerate(known) if spans is None]
     if fresh and any(len(shapes[i]) > LONG for i in fresh):  # never remembered
         for i in fresh:
             if len(shapes[i]) > LONG:

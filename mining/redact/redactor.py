@@ -144,9 +144,10 @@ class _Collector:
         self._items([value])
 
     def _record(self, value: dict) -> None:
-        person = not PERSON_MARKERS.isdisjoint(value)
         strings = self.strings
         for key, item in value.items():
+            if item is None:
+                continue
             if isinstance(item, str):
                 field_ = _FIELDS.get(key) or _field(key)
                 action = field_[0]
@@ -154,8 +155,8 @@ class _Collector:
                     pass
                 elif action == "name":
                     self.add_name(item, field_[1])
-                elif action == "person":
-                    if person:
+                elif action == "person":  # a name when the record is a person's
+                    if not PERSON_MARKERS.isdisjoint(value):
                         self.add_name(item)
                 elif action == "plain_address":
                     if not item.startswith("{"):
