@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, SourceRef
+from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, SourceRef, Tags
 from casemill.validation.semantic import semantic_findings
 from mining.derive import generic, support
 from mining.derive.common import (
@@ -271,6 +271,13 @@ def _build(
     if options.tools is not None:
         args["tool_specs"] = len(options.tools)
     step_key = (d.kind, conv.format, args.get("tool_specs"))
+    difficulty = "easy" if writes <= 1 else "medium" if writes == 2 else "hard"
+    tags = {
+        "category": "capability",
+        "intents": intents,
+        "difficulty": difficulty,
+        "labels": labels,
+    }
     steps = (writes + 1) if d.kind == "decision_point" else (d.reads + writes + 1)
     operator = {"kind": "mine", "name": d.kind, "version": MINER_VERSION, "args": args}
     source = {
@@ -291,12 +298,7 @@ def _build(
                 "reply_contains": d.phrases,
                 "optimal_steps": max(1, steps),
             },
-            "tags": {
-                "category": "capability",
-                "intents": intents,
-                "difficulty": "easy" if writes <= 1 else "medium" if writes == 2 else "hard",
-                "labels": labels,
-            },
+            "tags": parts.lasting(Tags, (tuple(intents), difficulty, tuple(labels)), tags),
             "provenance": {
                 "origin": "mined",
                 "operators": [parts.lasting(OperatorStep, step_key, operator)],

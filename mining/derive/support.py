@@ -11,7 +11,7 @@ constructors, so matching rules are those of every other support case.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -36,10 +36,14 @@ INTENTS = {
 
 
 def is_support(conversation: Conversation) -> bool:
-    calls = conversation.calls()
-    if calls:
-        return all(c.tool in SUPPORT_TOOLS for c in calls)
-    return any(m.role == "system" and _auth(m.content) for m in conversation.messages)
+    """All its calls are support tools; without calls, a system turn names the customer."""
+    called = False
+    for m in conversation.messages:
+        for c in m.calls:
+            if c.tool not in SUPPORT_TOOLS:
+                return False
+            called = True
+    return called or any(m.role == "system" and _auth(m.content) for m in conversation.messages)
 
 
 def _auth(text: str) -> bool:
@@ -52,7 +56,7 @@ def without_instructions(conversation: Conversation) -> Conversation:
     kept = [m for m in conversation.messages if m.role != "system" or _auth(m.content)]
     if len(kept) == len(conversation.messages):
         return conversation
-    return replace(conversation, messages=kept)
+    return conversation.with_messages(kept)
 
 
 def _order_key(value: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
 from mining_helpers import call_msg, chat, result_msg, write_jsonl
 
@@ -13,6 +14,7 @@ from casemill.validation.semantic import semantic_findings
 from mining import mine
 from mining.derive import support
 from mining.derive.common import bursts, successful_writes
+from mining.model import Conversation
 from mining.parsers import get_parser
 
 STATE = {
@@ -285,3 +287,13 @@ def test_the_states_the_drafts_parse_equal_the_parse_of_their_dumps(tmp_path):
             assert parsed == SupportState.parse(got.state)
             assert parsed.model_dump() == SupportState.parse(got.state).model_dump()
             assert got.take_parsed(got.state) is None  # handed over once
+
+
+def test_with_messages_keeps_every_other_field():
+    values = {f.name: object() for f in fields(Conversation)}
+    conv = Conversation(**values)
+    other = conv.with_messages([])
+    assert other.messages == []
+    for f in fields(Conversation):
+        if f.name != "messages":
+            assert getattr(other, f.name) is values[f.name]
