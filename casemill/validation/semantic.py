@@ -87,7 +87,10 @@ def semantic_findings(
         return findings
     sandbox = None
     if parsed is not None and domain.has_simulator:
-        # the tool stage found every expected call's parameters fit its tool's specification:
-        # the replay does not check them again
-        sandbox = domain.sandbox(case.environment, faults=False, parsed=parsed, checked_params=True)
+        # the tool stage found every expected call's parameters fit its tool's specification
+        # (when the domain has specifications): the replay does not check them again
+        checked = bool(specs_by_name(domain.tool_specs))
+        sandbox = domain.sandbox(
+            case.environment, faults=False, parsed=parsed, checked_params=checked
+        )
     return [_f(p, case) for p in replay(case, domain, states=False, sandbox=sandbox).problems]
