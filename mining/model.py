@@ -77,6 +77,22 @@ class Conversation:
     def calls(self) -> list[LoggedCall]:
         return [c for m in self.messages for c in m.calls]
 
+    def with_messages(self, messages: list[Message]) -> Conversation:
+        """This conversation with other messages: `dataclasses.replace(self, messages=...)`
+        without its per-call look-up of the fields."""
+        return Conversation(
+            self.id,
+            messages,
+            self.file,
+            self.line,
+            self.format,
+            self.resolved,
+            self.calls_visible,
+            self.total_messages,
+            self.capped,
+            self.tools,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PackedCase:

@@ -50,6 +50,8 @@ def _prune_dict(value: dict, other: Callable[[Any], Any] | None = None) -> dict:
     other = other or _prune
     out = {}
     for k, v in value.items():
+        if v is None:  # dropped (checked first: the commonest value of a dumped model)
+            continue
         kind = type(v)
         if kind is str:
             if v:
@@ -65,7 +67,7 @@ def _prune_dict(value: dict, other: Callable[[Any], Any] | None = None) -> dict:
             out[k] = v
         elif kind is float:
             out[k] = _float(v)
-        elif v is not None:
+        else:
             pv = other(v)
             if _keep(pv):
                 out[k] = pv

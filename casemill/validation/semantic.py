@@ -4,6 +4,8 @@ replay check passes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from casemill.case.model import Case
 from casemill.domains import Domain, Problem, get_domain
 from casemill.domains.base import param_errors, specs_by_name
@@ -56,14 +58,21 @@ def tool_findings(case: Case, domain: Domain) -> list[Finding]:
     return findings
 
 
-def semantic_findings(case: Case, domain: Domain | None = None) -> list[Finding]:
+def semantic_findings(
+    case: Case, domain: Domain | None = None, *, parsed: Any = None
+) -> list[Finding]:
     """Every semantic finding of one model-valid case; stops after the first stage that fails
-    (tools, environment shape, references, replay)."""
+    (tools, environment shape, references, replay). `parsed`: for a domain with `check_state`,
+    the case's state already parsed by the caller, equal to what the domain's parse makes of
+    it; the check then owns it (the replay changes it)."""
     domain = domain or get_domain(case.domain)
     findings = tool_findings(case, domain)
     check_state = getattr(domain, "check_state", None)
     if check_state is not None:  # parse the state once for every stage (support domain)
-        parsed, problems = check_state(case.environment.state)
+        if parsed is not None:
+            parsed, problems = check_state(case.environment.state, parsed=parsed)
+        else:
+            parsed, problems = check_state(case.environment.state)
     else:
         parsed, problems = None, domain.state_problems(case.environment.state)
     findings += [_f(p, case) for p in problems]
@@ -78,5 +87,10 @@ def semantic_findings(case: Case, domain: Domain | None = None) -> list[Finding]
         return findings
     sandbox = None
     if parsed is not None and domain.has_simulator:
-        sandbox = domain.sandbox(case.environment, faults=False, parsed=parsed)
+        # the tool stage found every expected call's parameters fit its tool's specification
+        # (when the domain has specifications): the replay does not check them again
+        checked = bool(specs_by_name(domain.tool_specs))
+        sandbox = domain.sandbox(
+            case.environment, faults=False, parsed=parsed, checked_params=checked
+        )
     return [_f(p, case) for p in replay(case, domain, states=False, sandbox=sandbox).problems]

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, SourceRef
+from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, SourceRef, Tags
 from casemill.validation.semantic import semantic_findings
 from mining.derive import generic, support
 from mining.derive.common import (
@@ -70,6 +70,7 @@ class _Draft:
     phrases: list[str] = field(default_factory=list)
     reads: int = 0
     info: list[str] = field(default_factory=list)  # notes that do not
+    rebuilt: support.Rebuilt | None = None  # support: the conversation's states parsed so far
 
 
 def _confidence_notes(conv: Conversation) -> list[str]:
@@ -142,6 +143,7 @@ def _decision(
     ids = {id(c) for c in done}
     prior = [c for m in prefix for c in m.calls if id(c) in ids]
     before = support.state_before(rebuilt.state, prior)
+    rebuilt.parsed.update(before.parsed)
     return _Draft(
         "decision_point",
         prefix,
@@ -151,6 +153,7 @@ def _decision(
         msgs,
         rebuilt.problems + before.problems,
         support.phrases(writes, before.state, rebuilt.parsed),
+        rebuilt=rebuilt,
     )
 
 
@@ -182,6 +185,7 @@ def _whole(
         list(rebuilt.problems),
         support.phrases(writes, rebuilt.state, rebuilt.parsed),
         support.reads_needed(writes),
+        rebuilt=rebuilt,
     )
 
 
@@ -234,7 +238,10 @@ def _case(
         # environment and calls: check them once
         key = (id(d.state), tuple(id(c) for c in d.writes), outcome)
         if key not in checked:
-            checked[key] = [f"{f.field}: {f.message}" for f in semantic_findings(case)[:3]]
+            # the state as the drafts parsed it, if they did, instead of parsing it again
+            parsed = d.rebuilt.take_parsed(d.state) if d.rebuilt is not None else None
+            found = semantic_findings(case, parsed=parsed)
+            checked[key] = [f"{f.field}: {f.message}" for f in found[:3]]
         if checked[key]:
             low.append("semantic check: " + "; ".join(checked[key]))
             case = _build(conv, domain, d, calls, outcome, intents, low, info, options, parts)
@@ -263,6 +270,14 @@ def _build(
     args: dict[str, Any] = {"format": conv.format}
     if options.tools is not None:
         args["tool_specs"] = len(options.tools)
+    step_key = (d.kind, conv.format, args.get("tool_specs"))
+    difficulty = "easy" if writes <= 1 else "medium" if writes == 2 else "hard"
+    tags = {
+        "category": "capability",
+        "intents": intents,
+        "difficulty": difficulty,
+        "labels": labels,
+    }
     steps = (writes + 1) if d.kind == "decision_point" else (d.reads + writes + 1)
     operator = {"kind": "mine", "name": d.kind, "version": MINER_VERSION, "args": args}
     source = {
@@ -283,20 +298,15 @@ def _build(
                 "reply_contains": d.phrases,
                 "optimal_steps": max(1, steps),
             },
-            "tags": {
-                "category": "capability",
-                "intents": intents,
-                "difficulty": "easy" if writes <= 1 else "medium" if writes == 2 else "hard",
-                "labels": labels,
-            },
+            "tags": parts.lasting(Tags, (tuple(intents), difficulty, tuple(labels)), tags),
             "provenance": {
                 "origin": "mined",
-                "operators": [parts.model(OperatorStep, d.kind, operator)],
+                "operators": [parts.lasting(OperatorStep, step_key, operator)],
                 "seed": options.seed,
                 "source": parts.model(SourceRef, None, source),
                 "label_confidence": "low" if low else "high",
                 "notes": "; ".join(notes) or None,
             },
-            "review": parts.model(Review, None, {"status": "pending"}),
+            "review": parts.lasting(Review, None, {"status": "pending"}),
         }
     )

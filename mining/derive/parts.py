@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from casemill.case.model import Environment, ExpectedCall, Turn
 from mining.derive.common import turn_data
 from mining.model import LoggedCall, Message
 
 M = TypeVar("M", bound=BaseModel)
+_TURNS = TypeAdapter(list[Turn])
 
 
 class SharedParts:
@@ -31,13 +32,16 @@ class SharedParts:
         self._models: dict[tuple[type, Hashable], Any] = {}
 
     def turns(self, messages: list[Message]) -> tuple[Turn, ...]:
-        out = []
-        for m in messages:
-            turn = self._turns.get(id(m))
-            if turn is None:
-                turn = self._turns[id(m)] = Turn.model_validate(turn_data(m))
-            out.append(turn)
-        return tuple(out)
+        known = self._turns
+        new = list({id(m): m for m in messages if id(m) not in known}.values())
+        if new:
+            try:  # one validation call for the new turns
+                made = _TURNS.validate_python([turn_data(m) for m in new])
+            except ValidationError:  # the first bad turn's error, as validated on its own
+                made = [Turn.model_validate(turn_data(m)) for m in new]
+            for m, turn in zip(new, made, strict=True):
+                known[id(m)] = turn
+        return tuple([known[id(m)] for m in messages])
 
     def environment(self, state: dict[str, Any]) -> Environment:
         env = self._environments.get(id(state))
@@ -61,3 +65,19 @@ class SharedParts:
         if found is None:
             found = self._models[(cls, key)] = cls.model_validate(data)
         return found
+
+    @staticmethod
+    def lasting(cls: type[M], key: Hashable, data: dict[str, Any]) -> M:
+        """`cls` validated from `data`, once for each `key` in the process: for the parts that
+        cases of every conversation may hold alike (the review status, the miner's step for
+        each kind of case and log format); `key` must determine `data`."""
+        found = _LASTING.get((cls, key))
+        if found is None:
+            if len(_LASTING) >= _LASTING_MAX:
+                _LASTING.clear()
+            found = _LASTING[(cls, key)] = cls.model_validate(data)
+        return found
+
+
+_LASTING: dict[tuple[type, Hashable], Any] = {}
+_LASTING_MAX = 256

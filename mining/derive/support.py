@@ -11,7 +11,7 @@ constructors, so matching rules are those of every other support case.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -36,10 +36,14 @@ INTENTS = {
 
 
 def is_support(conversation: Conversation) -> bool:
-    calls = conversation.calls()
-    if calls:
-        return all(c.tool in SUPPORT_TOOLS for c in calls)
-    return any(m.role == "system" and _auth(m.content) for m in conversation.messages)
+    """All its calls are support tools; without calls, a system turn names the customer."""
+    called = False
+    for m in conversation.messages:
+        for c in m.calls:
+            if c.tool not in SUPPORT_TOOLS:
+                return False
+            called = True
+    return called or any(m.role == "system" and _auth(m.content) for m in conversation.messages)
 
 
 def _auth(text: str) -> bool:
@@ -52,7 +56,7 @@ def without_instructions(conversation: Conversation) -> Conversation:
     kept = [m for m in conversation.messages if m.role != "system" or _auth(m.content)]
     if len(kept) == len(conversation.messages):
         return conversation
-    return replace(conversation, messages=kept)
+    return conversation.with_messages(kept)
 
 
 def _order_key(value: Any) -> str:
@@ -70,12 +74,19 @@ def _loads(text: str | None) -> Any:
 class Rebuilt:
     state: dict[str, Any]
     problems: list[str] = field(default_factory=list)
-    # states of the conversation parsed so far, by `id()` (see `phrases`)
+    # states of the conversation parsed so far, by `id()` (see `phrases`): each as
+    # `SupportState.parse` makes it (None: it does not parse); the semantic check of a case
+    # holding the state may take one over (`take_parsed`)
     parsed: dict[int, SupportState | None] = field(default_factory=dict)
+
+    def take_parsed(self, state: dict[str, Any]) -> SupportState | None:
+        """The parsed `state`, handed over (it is forgotten here), or None if not parsed yet."""
+        return self.parsed.pop(id(state), None)
 
 
 def initial_state(conversation: Conversation) -> Rebuilt:
     orders: dict[str, dict] = {}
+    models: dict[str, Order] = {}
     customers: dict[str, dict] = {}
     written: set[str] = set()
     problems: list[str] = []
@@ -90,7 +101,7 @@ def initial_state(conversation: Conversation) -> Rebuilt:
             if call.error:
                 continue
             if call.tool == "get_order":
-                _observe_order(call, orders, written, problems)
+                _observe_order(call, orders, models, written, problems)
             elif call.tool == "get_customer":
                 value = _loads(call.result)
                 if isinstance(value, dict) and value.get("id") and not value.get("error"):
@@ -106,10 +117,22 @@ def initial_state(conversation: Conversation) -> Rebuilt:
         customers.setdefault(
             order["customer_id"], {"id": order["customer_id"], "name": "", "email": ""}
         )
-    return Rebuilt({"customers": customers, "orders": orders}, problems)
+    state = {"customers": customers, "orders": orders}
+    return Rebuilt(state, problems, {id(state): _parsed(customers, models)})
 
 
-def _observe_order(call: LoggedCall, orders: dict, written: set[str], problems: list[str]) -> None:
+def _parsed(customers: dict[str, dict], orders: dict[str, Order]) -> SupportState | None:
+    """`SupportState.parse` of the rebuilt state, from the orders already validated (each order
+    in the state is the dump of its model, which validates back to an equal model)."""
+    try:
+        return SupportState.model_validate({"customers": customers, "orders": orders})
+    except ValidationError:
+        return None
+
+
+def _observe_order(
+    call: LoggedCall, orders: dict, models: dict[str, Order], written: set[str], problems: list[str]
+) -> None:
     value = _loads(call.result)
     if not isinstance(value, dict) or value.get("error") or not value.get("id"):
         return
@@ -117,7 +140,8 @@ def _observe_order(call: LoggedCall, orders: dict, written: set[str], problems: 
     if key in orders or key in written:
         return
     try:
-        orders[key] = Order.model_validate(value).model_dump(mode="json")
+        model = models[key] = Order.model_validate(value)
+        orders[key] = model.model_dump(mode="json")
     except ValidationError as exc:
         problems.append(
             f"get_order result for {key} is not an order ({exc.error_count()} problems)"
@@ -134,7 +158,8 @@ def state_before(initial: dict[str, Any], prior: list[LoggedCall]) -> Rebuilt:
         result = sandbox.call(call.tool, call.arguments)
         if not result.ok:
             problems.append(f"replaying the logged {call.tool} failed ({result.error})")
-    return Rebuilt(sandbox.final_state(), problems)
+    state = sandbox.final_state()
+    return Rebuilt(state, problems, {id(state): sandbox.state})  # its dump parses back equal
 
 
 def expected_call(call: LoggedCall) -> ExpectedCall:

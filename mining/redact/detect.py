@@ -11,8 +11,10 @@ left alone so cases stay checkable.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import compress
 
 KINDS = ("email", "phone", "card", "address", "name", "user_id", "dob")
 
@@ -213,15 +215,16 @@ def _scan(text: str) -> list[tuple[str, str]]:
     return [(kind, value) for _, kind, value in _scan_at(text)]
 
 
-def _scan_at(text: str) -> list[tuple[int, str, str]]:
-    """(where, kind, value) of everything the detectors find in `text`; `where` is in the
-    text the value came from (the phone or name after a hint: where the hint ends)."""
+def _scan_at(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
+    """(where, kind, value) of everything the detectors find in `text`, `where` being where
+    the value starts; card numbers only pass when their digits pass the Luhn check unless
+    `luhn` is False (then every candidate the pattern finds is given)."""
     found: list[tuple[int, str, str]] = []
     if "@" in text:
         found += [(at, "email", value) for at, value in _emails_at(text)]
     digits = _HAS_DIGIT.search(text) is not None
     if digits:
-        found += _digit_values(text)
+        found += _digit_values(text, luhn)
         found += [(at, "user_id", value) for at, value in _user_ids_at(text)]
     low = text.lower()
     if digits:
@@ -230,7 +233,7 @@ def _scan_at(text: str) -> list[tuple[int, str, str]]:
             while at != -1:
                 m = _PHONE_AFTER.match(text, at + len(hint))
                 if m:
-                    found.append((at + len(hint), "phone", m.group(1)))
+                    found.append((m.start(1), "phone", m.group(1)))
                 at = low.find(hint, at + 1)
     for hint in _NAME_HINTS:
         at = low.find(hint)
@@ -238,19 +241,24 @@ def _scan_at(text: str) -> list[tuple[int, str, str]]:
             if not (at > 0 and low[at - 1].isalnum()):
                 m = _NAME_AFTER.match(text, at + len(hint))
                 if m and m.group(1).split()[0] not in _NOT_NAMES:
-                    found.append((at + len(hint), "name", m.group(1)))
+                    found.append((m.start(1), "name", m.group(1)))
             at = low.find(hint, at + 1)
     return found
 
 
-def _digit_values(text: str) -> list[tuple[int, str, str]]:
+def card_ok(value: str) -> bool:
+    """Whether a candidate card number (digits, spaces and dashes) passes the Luhn check."""
+    plain = value.replace(" ", "").replace("-", "")
+    return 13 <= len(plain) <= 19 and luhn_ok(plain)
+
+
+def _digit_values(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
     found = []
     for m in _DIGITS_FAST.finditer(text):
         kind = m.lastgroup
         value = m.group(0)
         if kind == "card":
-            plain = value.replace(" ", "").replace("-", "")
-            if 13 <= len(plain) <= 19 and luhn_ok(plain):
+            if not luhn or card_ok(value):
                 found.append((m.start(), "card", value))
         elif kind == "address":
             if _address_ok(value):
@@ -260,36 +268,70 @@ def _digit_values(text: str) -> list[tuple[int, str, str]]:
     return found
 
 
-# what the detectors found in a short text seen before (record values and phrases recur from
-# conversation to conversation); emptied when full
-_FOUND: dict[str, tuple[tuple[str, str], ...]] = {}
+# What the detectors find depends on where a text has digits, not on which digits (but for the
+# Luhn check of a card number, made on the value): a text's shape (every digit 1-9 made 0) holds
+# the findings of every text of that shape. Record values and phrases recur from conversation to
+# conversation with other ids and numbers in them, so a text's findings are remembered by shape:
+# (start, end, kind) of each, card numbers before their Luhn check. Emptied when full.
+_FOUND: dict[str, tuple[tuple[int, int, str], ...]] = {}
 _FOUND_MAX = 32768
+_SHAPE = bytes.maketrans(b"123456789", b"000000000")
 
 
-def scan_many(texts: list[str], sep: str = "\x00") -> list[tuple[str, str]]:
-    """(kind, value) for what the detectors find in each of `texts` (none holding `sep`, which
-    no detector matches across): texts seen before answered from memory, the others scanned
-    together in one pass, joined by `sep`. Values come in another order than text by text."""
+def shape(text: str) -> str:
+    """`text` with every ASCII digit made 0 (UTF-8 holds no byte of a digit but the digit)."""
+    raw = text.encode("utf-8", "surrogatepass").translate(_SHAPE)
+    return raw.decode("utf-8", "surrogatepass")
+
+
+def scan_many(
+    texts: list[str], sep: str = "\x00", joined: str | None = None
+) -> list[tuple[str, str]]:
+    """(kind, value) for what the detectors find in each of `texts`: texts of a shape seen
+    before answered from memory, the others scanned together in one pass, joined by `sep`
+    (`joined`, when the caller has it), which no detector matches across; texts holding `sep`
+    or longer than `LONG` are scanned alone (`scan`). Values come in another order than text by
+    text."""
     found: list[tuple[str, str]] = []
-    fresh: list[str] = []
-    known = _FOUND.get
-    for text in texts:
-        values = known(text)
-        if values is None:
-            fresh.append(text)
-        elif values:
-            found += values
+    if not texts:
+        return found
+    shapes = shape(sep.join(texts) if joined is None else joined).split(sep)
+    if len(shapes) != len(texts):  # some texts hold the separator
+        found = scan_many([t for t in texts if sep not in t], sep)
+        for text in texts:
+            if sep in text:
+                found += scan(text)
+        return found
+    known = list(map(_FOUND.get, shapes))  # None for a shape not seen, () for no findings
+    for i in compress(range(len(known)), known):
+        text = texts[i]
+        for start, end, kind in known[i]:
+            value = text[start:end]
+            if kind != "card" or card_ok(value):
+                found.append((kind, value))
+    fresh = [i for i, spans in enumerate(known) if spans is None]
+    if fresh and any(len(shapes[i]) > LONG for i in fresh):  # never remembered
+        for i in fresh:
+            if len(shapes[i]) > LONG:
+                found += scan(texts[i])
+        fresh = [i for i in fresh if len(shapes[i]) <= LONG]
     if not fresh:
         return found
-    joined = sep.join(fresh)
-    each: dict[int, list[tuple[str, str]]] = {}
-    for where, kind, value in _scan_at(joined):
-        found.append((kind, value))
-        each.setdefault(joined.count(sep, 0, where), []).append((kind, value))
+    starts, at = [], 0
+    for i in fresh:
+        starts.append(at)
+        at += len(texts[i]) + 1
+    each: dict[int, list[tuple[int, int, str]]] = {}
+    for where, kind, value in _scan_at(sep.join([texts[i] for i in fresh]), luhn=False):
+        n = bisect_right(starts, where) - 1
+        start = where - starts[n]
+        each.setdefault(n, []).append((start, start + len(value), kind))
+        if kind != "card" or card_ok(value):
+            found.append((kind, value))
     if len(_FOUND) + len(fresh) > _FOUND_MAX:
         _FOUND.clear()
-    for i, text in enumerate(fresh):
-        _FOUND[text] = tuple(each[i]) if i in each else ()
+    for n, i in enumerate(fresh):
+        _FOUND[shapes[i]] = tuple(each[n]) if n in each else ()
     return found
 
 

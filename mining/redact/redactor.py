@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.detect import FIELD_KINDS, LONG, PERSON_MARKERS, is_word, scan, scan_many
+from mining.redact.detect import FIELD_KINDS, LONG, PERSON_MARKERS, scan, scan_many
 from mining.redact.surrogates import Surrogates
 
 AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
@@ -82,14 +82,6 @@ def _lowered(text: str) -> tuple[str, frozenset[str] | None]:
     return low, words
 
 
-def _overlaps(spans: list[tuple[int, int, str]], start: int, end: int) -> bool:
-    # a loop, not any() over a generator, which costs more than the check for the few spans
-    for s, e, _ in spans:  # noqa: SIM110
-        if start < e and s < end:
-            return True
-    return False
-
-
 def _shape(raw: str, surrogate: str) -> str:
     if raw.isupper() and len(raw) > 1:
         return surrogate.upper()
@@ -132,11 +124,12 @@ class _Collector:
         self.signed_in(text)
 
     def texts(self, texts: list[str]) -> None:
-        """`text` over short texts free of the separator, as if they were one text joined by it
-        (remembered text by text)."""
-        for kind, value in scan_many(texts, SEP):
+        """`text` over many texts, as if they were one text joined by the separator (short ones
+        remembered by shape)."""
+        joined = SEP.join(texts)
+        for kind, value in scan_many(texts, SEP, joined):
             self.add(kind, value)
-        self.signed_in(SEP.join(texts))
+        self.signed_in(joined)
 
     def signed_in(self, text: str) -> None:
         if "Authenticated customer" in text:
@@ -151,9 +144,10 @@ class _Collector:
         self._items([value])
 
     def _record(self, value: dict) -> None:
-        person = not PERSON_MARKERS.isdisjoint(value)
         strings = self.strings
         for key, item in value.items():
+            if item is None:
+                continue
             if isinstance(item, str):
                 field_ = _FIELDS.get(key) or _field(key)
                 action = field_[0]
@@ -161,8 +155,8 @@ class _Collector:
                     pass
                 elif action == "name":
                     self.add_name(item, field_[1])
-                elif action == "person":
-                    if person:
+                elif action == "person":  # a name when the record is a person's
+                    if not PERSON_MARKERS.isdisjoint(value):
                         self.add_name(item)
                 elif action == "plain_address":
                     if not item.startswith("{"):
@@ -235,7 +229,8 @@ class ConversationRedactor:
         self.needles: list[str] = []  # lowered raw values, longest first
         # each needle, its length, and whether it starts / ends with a word character
         self.bounds: list[tuple[str, int, bool, bool]] = []
-        self.words: list[tuple[str, ...]] | None = None  # the words of each needle, once asked
+        self.words: list[Any] | None = None  # the words of each needle, once asked
+        self.values: frozenset[str] = frozenset()  # the collected values, lowered
         self._c_avoid: frozenset[str] | None = None
         self.parsed: dict[int, Any] = {}
 
@@ -247,51 +242,56 @@ class ConversationRedactor:
         c = _Collector()
         batch = [self.source.id]
         for index, m in enumerate(self.source.messages):
+            content = m.content
             if m.role == "tool":
-                value = _parse_json(m.content)
+                value = _parse_json(content)
                 if value is not None:
                     self.parsed[index] = value
                     c.walk(value)
                     continue
-            if len(m.content) > LONG:
-                c.text(m.content)
+            if len(content) > LONG:
+                c.text(content)
             else:
-                batch.append(m.content)
+                batch.append(content)
             for call in m.calls:
                 c.walk(call.arguments)
         batch += c.strings
-        alone = [t for t in batch if SEP in t or len(t) > LONG]
-        c.texts([t for t in batch if SEP not in t and len(t) <= LONG] if alone else batch)
-        for t in alone:
-            c.text(t)
+        c.texts(batch)
         return c
 
     # -- surrogates -------------------------------------------------------------------------
     def build(self, c: _Collector) -> None:
-        p = self.sur.pools
-        raws = frozenset(v.lower() for v in c.values) | c.first | c.last
+        sur, mapping, originals = self.sur, self.map, self.originals
+        p, pick = sur.pools, sur.pick
+        first, last = c.first, c.last
+        lowered = {value: value.lower() for value in c.values}
+        self.values = frozenset(lowered.values())
+        raws = self.values | first | last
         names: dict[str, str] = {}
-        for token in sorted(c.first | c.last):
-            pool = p.first if token in c.first else p.last
-            names[token] = self.sur.pick("name", token, pool, raws)
-            self.map[token] = ("name", names[token])
-            self.originals[token] = token
+        for token in sorted(first | last):
+            surrogate = pick("name", token, p.first if token in first else p.last, raws)
+            names[token] = surrogate
+            mapping[token] = ("name", surrogate)
+            originals[token] = token
         by_digits: dict[str, str] = {}
-        for value, kind in sorted(c.values.items(), key=lambda kv: (kv[1], kv[0])):
-            key = value.lower()
-            if key in self.map:
+        for kind, value in sorted([(kind, value) for value, kind in c.values.items()]):
+            key = lowered[value]
+            if key in mapping:
                 continue
-            if kind in ("phone", "card"):
+            if kind == "phone" or kind == "card":
                 digits = _digits(value)
-                if digits not in by_digits:
-                    by_digits[digits] = self._surrogate(kind, value, names, raws)
-                surrogate = by_digits[digits]
+                surrogate = by_digits.get(digits)
+                if surrogate is None:
+                    surrogate = by_digits[digits] = self._surrogate(kind, value, names, raws)
             else:
                 surrogate = self._surrogate(kind, value, names, raws)
-            self.map[key] = (kind, surrogate)
-            self.originals[key] = value
-        self.needles = sorted(self.map, key=lambda n: (-len(n), n))
-        self.bounds = [(n, len(n), is_word(n[0]), is_word(n[-1])) for n in self.needles]
+            mapping[key] = (kind, surrogate)
+            originals[key] = value
+        self.needles = needles = sorted(mapping, key=lambda n: (-len(n), n))
+        self.bounds = [
+            (n, len(n), (a := n[0]).isalnum() or a == "_", (z := n[-1]).isalnum() or z == "_")
+            for n in needles
+        ]
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
@@ -326,7 +326,8 @@ class ConversationRedactor:
         m = C_ID.match(value)
         if m:
             if self._c_avoid is None:  # the digits of every customer id in the conversation
-                self._c_avoid = frozenset(r[1:] for r in raws if C_ID.match(r.upper()))
+                # (names, the other raws, hold no digits)
+                self._c_avoid = frozenset(r[1:] for r in self.values if C_ID.match(r.upper()))
             return "C" + s.number("cid", value, len(m.group(1)), self._c_avoid)
         return "user_" + s.number("uid", value, 6, raws)
 
@@ -338,11 +339,15 @@ class ConversationRedactor:
             low, words = _lowered(text)
             bounds = self.bounds
             if words is not None:
-                if self.words is None:
-                    self.words = [tuple(WORDS.findall(n)) for n in self.needles]
+                if self.words is None:  # (a needle all letters and digits is one word)
+                    self.words = [(n,) if n.isalnum() else WORDS.findall(n) for n in self.needles]
                 bounds = [b for b, w in zip(bounds, self.words, strict=True) if words.issuperset(w)]
         else:
             low, bounds = text.lower(), self.bounds
+        return self._replaced(text, low, bounds)
+
+    def _replaced(self, text: str, low: str, bounds: list[tuple[str, int, bool, bool]]) -> str:
+        """`text` with the needles of `bounds` replaced, found in `low`, `text` lower-cased."""
         if len(low) != len(text):  # lower-casing changed offsets: use the regex path
             present = tuple(n for n in self.needles if n in low)
             return _alternation(present).sub(self._replace, text) if present else text
@@ -374,9 +379,12 @@ class ConversationRedactor:
                 if not (
                     (left and at and ((c := low[at - 1]).isalnum() or c == "_"))
                     or (right and end < size and ((c := low[end]).isalnum() or c == "_"))
-                    or _overlaps(spans, at, end)
                 ):
-                    spans.append((at, end, needle))
+                    for s, e, _ in spans:  # clear of the spans found before
+                        if at < e and s < end:
+                            break
+                    else:
+                        spans.append((at, end, needle))
                 at = low.find(needle, at + 1)
         return spans
 
@@ -421,7 +429,7 @@ class ConversationRedactor:
                 pieces.append(t)
         if short:
             joined = SEP.join(pieces)
-            done = self.text(joined)
+            done = self._replaced(joined, joined.lower(), self.bounds)
             if done is not joined:  # something replaced
                 parts = done.split(SEP)
                 if len(parts) == len(short):

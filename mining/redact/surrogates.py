@@ -5,17 +5,25 @@ is picked from its pool by the SHA-256 of (seed, conversation id, kind, value). 
 the same conversation therefore always gets the same surrogate, on every machine, and drawing is
 cheap (no Faker call per value). `Surrogates.pick` probes onward when the pick is already taken by
 another value of the conversation, so two people never merge into one.
+
+The pools of the default seed (0) are shipped drawn (`pools_seed0.json`, written by
+`write_shipped` and checked against a fresh draw by a test): mining with it
+needs neither Faker's import nor its draws, which take longer than redacting a few thousand
+conversations.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
+from pathlib import Path
 
-from faker import Faker
+import orjson
 
 POOL = 600
+_sha256 = hashlib.sha256
 
 
 @dataclass(frozen=True)
@@ -30,8 +38,24 @@ class Pools:
     domain: tuple[str, ...] = ("example.com", "example.org", "example.net")
 
 
+SHIPPED = {0: Path(__file__).with_name("pools_seed0.json")}
+_DRAWN = tuple(f.name for f in fields(Pools) if f.name != "domain")
+
+
 @lru_cache(maxsize=8)
 def pools(seed: int) -> Pools:
+    """The pools of `seed`: as shipped for the default seed, drawn from Faker for the others."""
+    shipped = SHIPPED.get(seed)
+    if shipped is not None:
+        found = orjson.loads(shipped.read_bytes())
+        return Pools(**{name: tuple(found[name]) for name in _DRAWN})
+    return draw(seed)
+
+
+def draw(seed: int) -> Pools:
+    """Pools drawn from a Faker seeded with `seed`."""
+    from faker import Faker  # imported here: mining with the default seed never needs it
+
     fake = Faker("en_US")
     fake.seed_instance(seed)
 
@@ -69,13 +93,12 @@ class Surrogates:
         self.pools = pools(seed)
         self.taken: set[str] = set()
         # a value's start in its pool: the SHA-256 of seed, conversation id, kind and value
-        # joined by \x1f (its first 8 bytes), hashed on from the part all picks share
-        self._prefix = hashlib.sha256(f"{seed}\x1f{conversation_id}\x1f".encode())
+        # joined by \x1f (its first 8 bytes)
+        self._prefix = f"{seed}\x1f{conversation_id}\x1f"
 
     def _start(self, kind: str, value: str) -> int:
-        digest = self._prefix.copy()
-        digest.update(f"{kind}\x1f{value}".encode())
-        return int.from_bytes(digest.digest()[:8], "big")
+        digest = _sha256(f"{self._prefix}{kind}\x1f{value}".encode()).digest()
+        return int.from_bytes(digest[:8], "big")
 
     def pick(
         self, kind: str, value: str, pool: tuple[str, ...], avoid: frozenset[str] = frozenset()
@@ -97,3 +120,11 @@ class Surrogates:
                 self.taken.add(choice)
                 return choice
         raise RuntimeError(f"surrogate numbers for {kind} exhausted in one conversation")
+
+
+def write_shipped() -> None:
+    """Write the shipped pools afresh from Faker (after a Faker upgrade changes its draws)."""
+    for seed, path in SHIPPED.items():
+        drawn = asdict(draw(seed))
+        lines = [f"{json.dumps(name)}: {json.dumps(drawn[name])}" for name in _DRAWN]
+        path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")

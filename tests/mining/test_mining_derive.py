@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
 from mining_helpers import call_msg, chat, result_msg, write_jsonl
 
 from casemill.case.model import Environment
 from casemill.domains.support.sandbox import SupportSandbox
+from casemill.domains.support.state import SupportState
 from casemill.validation.semantic import semantic_findings
 from mining import mine
+from mining.derive import support
+from mining.derive.common import bursts, successful_writes
+from mining.model import Conversation
+from mining.parsers import get_parser
 
 STATE = {
     "customers": {"C1001": {"id": "C1001", "name": "Ana Diaz", "email": "ana@example.com"}},
@@ -241,3 +247,53 @@ def test_generic_drafts_share_their_reads_and_keep_the_answers_each_sees(tmp_pat
     first = generic.state(msgs, None, msgs, answers)["records"]["reservation_details"]
     latest = generic.state(msgs, len(msgs), msgs, answers)["records"]["reservation_details"]
     assert first == {"ABC123": {"status": "ok"}} and latest == {"ABC123": "not JSON"}
+
+
+def test_the_states_the_drafts_parse_equal_the_parse_of_their_dumps(tmp_path):
+    """The semantic check takes over the drafts' parsed states (`Rebuilt.parsed`) instead of
+    parsing each state again: each must be what `SupportState.parse` makes of the state."""
+    record = played(
+        "two-bursts",
+        [
+            "U:The mug in W1001 is cracked, and cancel W1002 please.",
+            ("get_order", {"order_id": "W1001"}),
+            ("get_order", {"order_id": "W1002"}),
+            ("refund_items", {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged"}),
+            ("cancel_order", {"order_id": "W1002"}),
+            "A:Done.",
+            "U:And please send W1001 elsewhere.",
+            (
+                "change_shipping_address",
+                {
+                    "order_id": "W1001",
+                    "address": {"street1": "1 Main St", "city": "Lyon", "zip": "69001"},
+                },
+            ),
+            "A:Done.",
+        ],
+    )
+    log = write_jsonl(tmp_path / "log.jsonl", [record])
+    (conv,) = get_parser("openai-jsonl")(log, max_turns=500)
+    rebuilt = support.initial_state(conv)
+    done = {id(c) for c in successful_writes(conv)}
+    states = [rebuilt]
+    for burst in bursts(conv):
+        prior = [c for m in conv.messages[: burst.start] for c in m.calls if id(c) in done]
+        states.append(support.state_before(rebuilt.state, prior))
+    assert len(states) == 3 and states[2].state["orders"]["W1002"]["status"] == "cancelled"
+    for got in states:
+        if got.parsed:
+            parsed = got.take_parsed(got.state)
+            assert parsed == SupportState.parse(got.state)
+            assert parsed.model_dump() == SupportState.parse(got.state).model_dump()
+            assert got.take_parsed(got.state) is None  # handed over once
+
+
+def test_with_messages_keeps_every_other_field():
+    values = {f.name: object() for f in fields(Conversation)}
+    conv = Conversation(**values)
+    other = conv.with_messages([])
+    assert other.messages == []
+    for f in fields(Conversation):
+        if f.name != "messages":
+            assert getattr(other, f.name) is values[f.name]

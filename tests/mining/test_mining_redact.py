@@ -11,6 +11,7 @@ from mining.model import Conversation, LoggedCall, Message
 from mining.redact import detect
 from mining.redact.detect import luhn_ok, scan
 from mining.redact.redactor import redact_conversation, scrub_text
+from mining.redact.surrogates import SHIPPED, draw, pools
 
 
 def conv(messages: list[Message], conv_id: str = "c-1") -> Conversation:
@@ -87,6 +88,31 @@ def test_scan_many_finds_what_each_text_holds_from_memory_too(texts):
     assert set(detect.scan_many([*texts, "my name is Ana Diaz"])) == expected | {
         ("name", "Ana Diaz")
     }
+
+
+def test_scan_many_remembers_by_shape_and_checks_each_card_number():
+    """Texts that differ only in their digits share what is remembered; each card number is
+    still checked on its own digits."""
+    passing, failing = "card 4111 1111 1111 1111 ok", "card 4111 1111 1111 1112 ok"
+    assert detect.shape(passing) == detect.shape(failing) == "card 0000 0000 0000 0000 ok"
+    assert detect.shape("é ٣ 9\ud800") == "é ٣ 0\ud800"
+    for texts in ([passing, failing], [failing, passing], [failing], [passing]):
+        expected = {found for text in texts for found in detect._scan(text)}
+        assert set(detect.scan_many(texts)) == expected
+    assert detect.scan_many(["order W2001 for C2002", "order W3001 for C3003"]) == [
+        ("user_id", "C2002"),
+        ("user_id", "C3003"),
+    ]
+
+
+def test_scan_many_scans_long_texts_and_texts_holding_the_separator_alone():
+    long = "filler " * 400 + "my name is Ana Diaz, card 4111 1111 1111 1111"
+    held = "call me at 4155550134\x00C1001"
+    texts = ["mia_li_3668", long, held, long]
+    expected = {found for text in texts for found in detect._scan(text)}
+    assert len(long) > detect.LONG and expected >= {("card", "4111 1111 1111 1111")}
+    assert set(detect.scan_many(texts)) == expected
+    assert set(detect.scan_many(texts[:2])) == {("user_id", "mia_li_3668"), *detect._scan(long)}
 
 
 def test_card_numbers_must_pass_luhn():
@@ -258,3 +284,11 @@ def test_long_texts_seen_again_are_searched_for_the_needles_they_hold():
         assert "Diaz" not in red.messages[0].content and "ANA" not in red.messages[0].content
         assert red.messages[0].content.startswith(padding)
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_shipped_pools_are_what_faker_draws():
+    """The pools shipped for the default seed are Faker's draw; after a Faker upgrade changes
+    it, `mining.redact.surrogates.write_shipped()` writes them afresh."""
+    for seed in SHIPPED:
+        assert pools(seed) == draw(seed)
+    assert pools(7) == draw(7) != pools(0)

@@ -22,18 +22,28 @@ class SupportDomain:
     has_simulator = True
 
     def sandbox(
-        self, environment: Environment, *, faults: bool = True, parsed: SupportState | None = None
+        self,
+        environment: Environment,
+        *,
+        faults: bool = True,
+        parsed: SupportState | None = None,
+        checked_params: bool = False,
     ) -> SupportSandbox:
-        return SupportSandbox(environment, faults=faults, parsed=parsed)
+        return SupportSandbox(
+            environment, faults=faults, parsed=parsed, checked_params=checked_params
+        )
 
     def state_problems(self, state: dict[str, Any]) -> list[Problem]:
         return self.check_state(state)[1]
 
-    def check_state(self, state: dict[str, Any]) -> tuple[SupportState | None, list[Problem]]:
+    def check_state(
+        self, state: dict[str, Any], parsed: SupportState | None = None
+    ) -> tuple[SupportState | None, list[Problem]]:
         """The parsed state (None when it does not parse) and its problems: lets a caller parse
-        once for `reference_problems(case, parsed=...)` and `sandbox(..., parsed=...)`."""
+        once for `reference_problems(case, parsed=...)` and `sandbox(..., parsed=...)`.
+        `parsed`: `state` already parsed by the caller (`SupportState.parse(state)`'s equal)."""
         try:
-            parsed = SupportState.parse(state)
+            parsed = parsed if parsed is not None else SupportState.parse(state)
         except ValidationError as exc:
             return None, [
                 Problem(
