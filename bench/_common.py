@@ -189,5 +189,14 @@ def generate_cases(rng: random.Random, n: int) -> Iterator[Case]:
 
 
 def peak_rss_mb() -> float:
+    """This process's peak resident memory, in MB. On Linux its own high-water mark (VmHWM):
+    ru_maxrss would also count the memory of the process that started it, which Linux carries
+    over into a child's ru_maxrss at exec."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024

@@ -40,9 +40,11 @@ PEAK_LIMIT_MB = 300
 PEAK_GROWTH = 0.20  # "independent of file size": the biggest log's peak within 20% of the smallest's
 
 MINER = """
-import json, resource, sys, threading, time
+import json, sys, threading, time
 from pathlib import Path
 import psutil
+sys.path.insert(0, "bench")
+from _common import peak_rss_mb
 from mining.output import mine_to_files
 from mining.pipeline import MineOptions
 log, out, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
@@ -64,8 +66,7 @@ if __name__ == "__main__":
     summary = mine_to_files([log], "openai-jsonl", out, options=MineOptions(workers=workers))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     done.set()
-    print(json.dumps({"cpu_s": cpu, "wall_s": wall,
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    print(json.dumps({"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak_rss_mb(),
                       "tree_peak_mb": tree_peak[0] / 2**20,
                       "summary": summary.model_dump(mode="json")}))
 """
