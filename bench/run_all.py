@@ -17,9 +17,10 @@ rates the scripts printed at smaller sizes; more when other work shares the CPU)
 - validate: `validate_throughput.py --cases 100000`: 100,000 generated cases through every layer
   including the Great Expectations suite, ~2-3 min, ~1 GB of memory.
 - expand: `expand_throughput.py --seeds 100 --per-seed 100`: 10,000 candidates, ~30 s.
-- mine: `mine_throughput.py --sizes-mb 100 1024`: generates a 100 MB and a 1 GB log (~12 MB/s)
-  and mines each in a fresh process (~4 MB/s measured on 20 MB: ~4-5 min for the 1 GB log),
-  ~6-8 min in all, the longest step; needs ~1.2 GB free in the temporary folder.
+- mine: `mine_throughput.py --sizes-mb 100 1024 --workers 2`: generates a 100 MB and a 1 GB log
+  (~20 MB/s) and mines each in a fresh process (~11 MB/s: ~100 s for the 1 GB log), then again
+  with 2 worker processes (~60 s on 2 cores), ~6 min in all, the longest step; needs ~2.5 GB
+  free in the temporary folder.
 - mine-accuracy: `mine_accuracy.py`: the 100 tau-bench airline conversations, ~10 s.
 - eval: `eval_throughput.py --cases 1000 --concurrency 50`: 2,000 requests at 100 ms, plus 50
   cases one at a time, ~30 s.
