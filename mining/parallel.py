@@ -16,6 +16,7 @@ this process's threads (a progress bar, Prefect's task runner).
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -51,6 +52,9 @@ def _start(options: MineOptions) -> None:
     global _options
     _options = options
     tune()  # a worker lives for one run: the collector tuned for the whole of it
+    # Ctrl-C reaches every process of the terminal's group: the main process stops the run
+    # (cancelling what is queued, removing the unfinished files); workers do not each raise
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _mine_batch(derive: DeriveOptions, items: list[Conversation | Quarantined]) -> list[Worked]:
