@@ -27,7 +27,7 @@ from casemill.gctune import tune
 from mining.dedup import MinedDeduper, signature
 from mining.derive.cases import DeriveOptions
 from mining.model import Conversation, PackedCase, Quarantined
-from mining.pipeline import Item, MineOptions, Tally, Worked, account, work
+from mining.pipeline import Item, MineOptions, Tally, Worked, account, counted_as, work
 
 BATCH = 64  # records a task: enough to make sending them cheap, few enough to keep order close
 AHEAD = 4  # batches a worker in flight
@@ -36,14 +36,14 @@ _options: MineOptions | None = None  # the run's options, set once in each worke
 
 
 def pack(case: Case) -> PackedCase:
-    operators = case.provenance.operators
+    kind, confidence = counted_as(case)
     return PackedCase(
         json=case.__pydantic_serializer__.to_json(case),
         id=case.id,
         signature=signature(case),
         text=case_text(case),
-        kind=operators[-1].name if operators else "case",
-        confidence=case.provenance.label_confidence or "unknown",
+        kind=kind,
+        confidence=confidence,
         domain=case.domain,
     )
 

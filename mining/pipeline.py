@@ -131,10 +131,7 @@ class Tally:
         if isinstance(case, PackedCase):
             kind, confidence = case.kind, case.confidence
         else:
-            provenance = case.provenance
-            operators = provenance.operators
-            kind = operators[-1].name if operators else "case"
-            confidence = provenance.label_confidence or "unknown"
+            kind, confidence = counted_as(case)
         self.cases[kind] += 1
         self.confidence[confidence] += 1
         self.domains[case.domain] += 1
@@ -158,6 +155,13 @@ class Tally:
             redactions=d(self.redactions),
             quarantined=d(self.quarantined),
         )
+
+
+def counted_as(case: Case) -> tuple[str, str]:
+    """The kind (the miner's last step) and the label confidence the summary counts a case by."""
+    provenance = case.provenance
+    operators = provenance.operators
+    return operators[-1].name if operators else "case", provenance.label_confidence or "unknown"
 
 
 def label_from_path(path: Path) -> str:
