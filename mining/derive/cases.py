@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, SourceRef, Tags
+from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, Tags
 from casemill.validation.semantic import semantic_findings
 from mining.derive import generic, support
 from mining.derive.common import (
@@ -280,12 +280,6 @@ def _build(
     }
     steps = (writes + 1) if d.kind == "decision_point" else (d.reads + writes + 1)
     operator = {"kind": "mine", "name": d.kind, "version": MINER_VERSION, "args": args}
-    source = {
-        "file": conv.file,
-        "line": conv.line,
-        "format": conv.format,
-        "conversation_id": conv.id,
-    }
     return Case.model_validate(
         {
             "domain": domain,
@@ -303,7 +297,7 @@ def _build(
                 "origin": "mined",
                 "operators": [parts.lasting(OperatorStep, step_key, operator)],
                 "seed": options.seed,
-                "source": parts.model(SourceRef, None, source),
+                "source": parts.source(conv),
                 "label_confidence": "low" if low else "high",
                 "notes": "; ".join(notes) or None,
             },

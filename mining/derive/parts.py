@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from casemill.case.model import Environment, ExpectedCall, Turn
+from casemill.case.model import Environment, ExpectedCall, SourceRef, Turn
 from mining.derive.common import turn_data
-from mining.model import LoggedCall, Message
+from mining.model import Conversation, LoggedCall, Message
 
 M = TypeVar("M", bound=BaseModel)
 _TURNS = TypeAdapter(list[Turn])
@@ -29,7 +29,7 @@ class SharedParts:
         self._turns: dict[int, Turn] = {}
         self._environments: dict[int, Environment] = {}
         self._calls: dict[int, ExpectedCall] = {}
-        self._models: dict[tuple[type, Hashable], Any] = {}
+        self._source: SourceRef | None = None
 
     def turns(self, messages: list[Message]) -> tuple[Turn, ...]:
         known = self._turns
@@ -58,13 +58,18 @@ class SharedParts:
             out.append(call)
         return tuple(out)
 
-    def model(self, cls: type[M], key: Hashable, data: dict[str, Any]) -> M:
-        """`cls` validated from `data`, once for each `key`: for the parts that every case of the
-        conversation holds alike (its source, the miner's step for each kind of case)."""
-        found = self._models.get((cls, key))
-        if found is None:
-            found = self._models[(cls, key)] = cls.model_validate(data)
-        return found
+    def source(self, conv: Conversation) -> SourceRef:
+        """Where the conversation is in its log: the same for all its cases, validated once."""
+        if self._source is None:
+            self._source = SourceRef.model_validate(
+                {
+                    "file": conv.file,
+                    "line": conv.line,
+                    "format": conv.format,
+                    "conversation_id": conv.id,
+                }
+            )
+        return self._source
 
     @staticmethod
     def lasting(cls: type[M], key: Hashable, data: dict[str, Any]) -> M:
