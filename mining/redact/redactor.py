@@ -484,18 +484,8 @@ class ConversationRedactor:
                 if call.result is not None:
                     redone = results.get(call.id)
                     call.result = redone if redone is not None else self.text(call.result)
-        conv = Conversation(
-            id=done[0],
-            messages=messages,
-            file=src.file,
-            line=src.line,
-            format=src.format,
-            resolved=src.resolved,
-            calls_visible=src.calls_visible,
-            total_messages=src.total_messages,
-            capped=src.capped,
-            tools=src.tools,
-        )
+        conv = src.with_messages(messages)
+        conv.id = done[0]
         raw = []
         if self.keep_raw:
             raw = [
