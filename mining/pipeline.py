@@ -189,7 +189,7 @@ def iter_mine(
     `options.workers` > 1 the records are mined in worker processes (`mining.parallel`), with
     the same output."""
     records = parsed(paths, fmt, options, tally, progress)
-    if options.workers > 1 and not _daemon():
+    if options.workers > 1 and _can_start_workers():
         from mining.parallel import mine_in_workers
 
         yield from mine_in_workers(records, options, tally, deduper)
@@ -198,12 +198,13 @@ def iter_mine(
         yield from account(work(item, options, derive), tally, deduper)
 
 
-def _daemon() -> bool:
-    """Whether this is a daemonic process (a Dask worker's), which cannot start workers."""
+def _can_start_workers() -> bool:
+    """False in a daemonic process (a Dask worker's), which may not start processes: it mines
+    in itself, and says so."""
     if multiprocessing.current_process().daemon:
         log.warning("a daemonic process cannot start mining workers: mining in this one")
-        return True
-    return False
+        return False
+    return True
 
 
 def parsed(
