@@ -103,14 +103,16 @@ def mine_in_workers(
         workers, mp_context=_context(), initializer=_start, initargs=(options,)
     )
     inflight: deque[Future[list[Worked]]] = deque()
+
+    def settle(keep: int) -> Iterator[Item]:  # the oldest batches, in order, until `keep` are left
+        while len(inflight) > keep:
+            for worked in inflight.popleft().result():
+                yield from account(worked, tally, deduper)
+
     try:
         for derive, batch in _batches(records):
             inflight.append(pool.submit(_mine_batch, derive, batch))
-            while len(inflight) >= workers * AHEAD:
-                for worked in inflight.popleft().result():
-                    yield from account(worked, tally, deduper)
-        while inflight:
-            for worked in inflight.popleft().result():
-                yield from account(worked, tally, deduper)
+            yield from settle(workers * AHEAD - 1)
+        yield from settle(0)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
