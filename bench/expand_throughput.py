@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _common import peak_rss_mb  # noqa: E402
 from _report import figure  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
@@ -130,8 +130,8 @@ def main() -> None:
         f"cpu {cpu:6.2f} s {n / cpu:7.0f}/s"
     )
     print(f"attempts {attempts}, candidates {n}, near-duplicates {dups}")
-    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {peak_rss_mb:.0f} MB")
+    peak = peak_rss_mb()
+    print(f"peak RSS {peak:.0f} MB")
     if args.tracemalloc:
         print(f"peak traced Python memory {tracemalloc.get_traced_memory()[1] / 2**20:.0f} MB")
     rate = n / cpu
@@ -143,7 +143,7 @@ def main() -> None:
         rate >= 1000,
     )
     figure("expand: overall (wall time)", round(n / wall), "—", "candidates/s")
-    figure("expand: peak memory (max RSS)", round(peak_rss_mb), "—", "MB")
+    figure("expand: peak memory (max RSS)", round(peak), "—", "MB")
 
 
 if __name__ == "__main__":

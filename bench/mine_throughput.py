@@ -61,13 +61,14 @@ def sample():  # resident memory of this process and every process it started
         tree_peak[0] = max(tree_peak[0], rss)
 
 if __name__ == "__main__":
-    threading.Thread(target=sample, daemon=True).start()
+    if workers > 1:  # not in the one-core run, whose CPU time the sampler would add to
+        threading.Thread(target=sample, daemon=True).start()
     cpu, wall = time.process_time(), time.perf_counter()
     summary = mine_to_files([log], "openai-jsonl", out, options=MineOptions(workers=workers))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     done.set()
     print(json.dumps({"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak_rss_mb(),
-                      "tree_peak_mb": tree_peak[0] / 2**20,
+                      "tree_peak_mb": max(tree_peak[0] / 2**20, peak_rss_mb()),
                       "summary": summary.model_dump(mode="json")}))
 """
 
