@@ -69,10 +69,7 @@ def semantic_findings(
     findings = tool_findings(case, domain)
     check_state = getattr(domain, "check_state", None)
     if check_state is not None:  # parse the state once for every stage (support domain)
-        if parsed is not None:
-            parsed, problems = check_state(case.environment.state, parsed=parsed)
-        else:
-            parsed, problems = check_state(case.environment.state)
+        parsed, problems = check_state(case.environment.state, parsed=parsed)
     else:
         parsed, problems = None, domain.state_problems(case.environment.state)
     findings += [_f(p, case) for p in problems]
