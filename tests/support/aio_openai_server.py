@@ -57,7 +57,7 @@ class AioOpenAIServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
         await site.start()
-        host, port = site._server.sockets[0].getsockname()[:2]  # the port the OS chose
+        host, port = self._runner.addresses[0][:2]  # the port the OS chose
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> AioOpenAIServer:
