@@ -73,7 +73,9 @@ def as_resolved(value: Any) -> bool | None:
     return None
 
 
-def parse_arguments(raw: Any, field: str) -> dict[str, Any]:
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict; `RecordProblem` (its field named by the caller) when they
+    are not a JSON object."""
     if raw is None or raw == "":
         return {}
     if isinstance(raw, dict):
@@ -83,11 +85,11 @@ def parse_arguments(raw: Any, field: str) -> dict[str, Any]:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise RecordProblem(
-                "bad_tool_arguments", f"tool-call arguments are not JSON ({exc.msg})", field
+                "bad_tool_arguments", f"tool-call arguments are not JSON ({exc.msg})"
             ) from None
         if isinstance(value, dict):
             return value
-    raise RecordProblem("bad_tool_arguments", "tool-call arguments must be a JSON object", field)
+    raise RecordProblem("bad_tool_arguments", "tool-call arguments must be a JSON object")
 
 
 def _role(message: dict[str, Any], index: int) -> str:
@@ -145,7 +147,7 @@ class _Builder:
                 where = f"messages[{index}].tool_calls[{j}]"
                 raise RecordProblem("bad_message", "a tool call needs function.name", where)
             try:
-                args = parse_arguments(fn.get("arguments"), "")
+                args = parse_arguments(fn.get("arguments"))
             except RecordProblem as problem:  # named here: the field is only needed then
                 problem.field = f"messages[{index}].tool_calls[{j}].function.arguments"
                 raise
