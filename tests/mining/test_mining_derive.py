@@ -281,7 +281,8 @@ def test_the_states_the_drafts_parse_equal_the_parse_of_their_dumps(tmp_path):
         prior = [c for m in conv.messages[: burst.start] for c in m.calls if id(c) in done]
         states.append(support.state_before(rebuilt.state, prior))
     assert len(states) == 3 and states[2].state["orders"]["W1002"]["status"] == "cancelled"
-    for got in states:  # every state the drafts make is parsed, as the parse of its dump
+    assert states[1].state is rebuilt.state and not states[1].parsed  # no write before it
+    for got in (states[0], states[2]):  # each state the drafts make is parsed where it is made
         parsed = got.take_parsed(got.state)
         assert parsed is not None
         assert parsed == SupportState.parse(got.state)
