@@ -86,7 +86,7 @@ def semantic_findings(
     if parsed is not None and domain.has_simulator:
         # the tool stage found every expected call's parameters fit its tool's specification
         # (when the domain has specifications): the replay does not check them again
-        checked = bool(specs_by_name(domain.tool_specs))
+        checked = bool(domain.tool_specs)
         sandbox = domain.sandbox(
             case.environment, faults=False, parsed=parsed, checked_params=checked
         )
