@@ -199,8 +199,7 @@ def swap_amount(case: Case, rng: random.Random) -> list[Case]:
     if any(t.role == "tool" for t in case.conversation):
         raise NotApplicable("tool results in the history would disagree with new prices")
     oid = primary_order(case)
-    environment = case.environment.model_dump(mode="json")
-    expected = case.expected.model_dump(mode="json")
+    environment, expected = _dumped(case, "environment"), _dumped(case, "expected")
     factor = rng.choice([0.5, 0.6, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0])
     state = environment["state"]
     order = state["orders"][oid]
