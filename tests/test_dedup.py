@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from casemill.case.ids import canonical_json
 from casemill.case.model import Case, Environment, derive
 from casemill.dedup import NearDuplicateIndex, case_signature, shingles
-from generators import NotApplicable, apply_operator, get_operator
 from tests.conftest import ROOT
+from tests.generators.conftest import run_op
 
 
 def _signature_by_definition(case: Case) -> str:
@@ -47,7 +47,7 @@ def test_signature_is_the_hash_of_its_definition_for_seeds_and_variants():
     cases = _seeds()[:12]
     for seed_case in list(cases):
         for name in ops:
-            cases.extend(_applied(name, seed_case))
+            cases.extend(run_op(name, seed_case, 1))
     assert len(cases) > 30
     for case in cases:
         assert case_signature(case) == _signature_by_definition(case)
@@ -78,7 +78,7 @@ def test_shingles_are_the_character_trigrams(text):
 
 def test_same_words_are_duplicates_only_with_the_same_signature():
     seed_case, faulted = next(
-        (c, out[0]) for c in _seeds() if (out := _applied("fault_lookup_transient", c))
+        (c, out[0]) for c in _seeds() if (out := run_op("fault_lookup_transient", c, 1))
     )
     index = NearDuplicateIndex()
     index.add(seed_case)
@@ -90,10 +90,3 @@ def test_same_words_are_duplicates_only_with_the_same_signature():
     assert index.check_and_add(reworded) == seed_case.id  # same words, same signature
     assert index.check_and_add(faulted) is None  # same words, other faults
     assert index.check_and_add(faulted) == faulted.id
-
-
-def _applied(name: str, case: Case) -> list[Case]:
-    try:
-        return apply_operator(get_operator(name), case, seed=1, index=0)
-    except NotApplicable:
-        return []
