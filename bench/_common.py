@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import resource
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,16 @@ def peak_rss_mb() -> float:
         pass
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
+
+
+def python_speed(steps: int = 10_000_000, runs: int = 3) -> float:
+    """The fastest of `runs` timings (CPU seconds) of a plain CPython loop of `steps` additions:
+    a yardstick of this machine's single-core speed, printed beside CPU-bound figures so that
+    figures taken on different machines, or on a busy one, can be read side by side."""
+    best = float("inf")
+    for _ in range(runs):
+        started, total = time.process_time(), 0
+        for i in range(steps):
+            total += i
+        best = min(best, time.process_time() - started)
+    return best

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _common import python_speed  # noqa: E402
 from _report import figure  # noqa: E402
 
 PEAK_LIMIT_MB = 300
@@ -185,6 +186,9 @@ def main() -> int:
         help="also mine each log with this many worker processes (wall-time MB/s)",
     )
     args = parser.parse_args()
+    loop = python_speed()
+    print(f"this machine: a 10M-step CPython loop takes {loop:.2f} s of CPU (best of 3)")
+    figure("machine yardstick: 10M-step CPython loop", round(loop, 2), "—", "s")
     with tempfile.TemporaryDirectory(prefix="casemill-bench-") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mining_helpers import chat, sample_records, write_jsonl
 
-from mining import MineOptions, mine
+from mining import MineOptions, mine, parallel
 from mining.output import mine_to_files
 from mining.parallel import BATCH, _batches
 from mining.pipeline import Tally, parsed
@@ -85,6 +85,20 @@ def test_mine_in_memory_with_workers_gives_the_same_cases(tmp_path):
     assert [c.id for c in two.cases] == [c.id for c in one.cases]
     assert two.cases == one.cases
     assert two.quarantined == one.quarantined
+    assert two.summary == one.summary
+
+
+def test_workers_started_by_spawn_give_the_same_cases(tmp_path, monkeypatch):
+    """Where there is no fork server (Windows), workers are spawned: fresh interpreters that
+    import mining themselves and get the run's options through the initializer."""
+    monkeypatch.setattr(parallel.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert parallel._context().get_start_method() == "spawn"
+    logs = _logs(tmp_path)[1:]
+    one = mine(logs, "openai-jsonl")
+    two = mine(logs, "openai-jsonl", options=MineOptions(workers=2))
+
+    assert [c.id for c in two.cases] == [c.id for c in one.cases]
+    assert two.cases == one.cases and len(one.cases) > 3 * BATCH - 100
     assert two.summary == one.summary
 
 
