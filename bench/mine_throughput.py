@@ -186,9 +186,7 @@ def main() -> int:
         help="also mine each log with this many worker processes (wall-time MB/s)",
     )
     args = parser.parse_args()
-    loop = python_speed()
-    print(f"this machine: a 10M-step CPython loop takes {loop:.2f} s of CPU (best of 3)")
-    figure("machine yardstick: 10M-step CPython loop", round(loop, 2), "—", "s")
+    yardstick("before")
     with tempfile.TemporaryDirectory(prefix="casemill-bench-") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -235,7 +233,14 @@ def main() -> int:
             figure(f"mining peak memory growth, {small} MB -> {big} MB log",
                    round(100 * growth, 1) + 0.0, f"<= {PEAK_GROWTH:.0%}", "%",
                    growth <= PEAK_GROWTH)
+    yardstick("after")  # the machine's speed can change during a long run (shared hosts)
     return 0
+
+
+def yardstick(when: str) -> None:
+    loop = python_speed()
+    print(f"this machine {when}: a 10M-step CPython loop takes {loop:.2f} s of CPU (best of 3)")
+    figure(f"machine yardstick {when}: 10M-step CPython loop", round(loop, 2), "—", "s")
 
 
 if __name__ == "__main__":
