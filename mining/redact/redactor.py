@@ -6,7 +6,10 @@ Two passes over the conversation:
    support system turn, and what the text detectors find in every text;
 2. replace: every occurrence of every collected value, in every text, argument, result and the
    conversation id, by its surrogate; names found in fields are also searched for, token by
-   token and ignoring case, in all text.
+   token and ignoring case, in all text. A short name token that the records also hold in
+   capitals, but never as a name (Mia's airport, MIA: a value, or a key of a tool result), is
+   left alone where it is written in capitals: the code stays coherent, and does not show
+   which name its surrogate replaced.
 
 The same value gets the same surrogate everywhere in the conversation, so cases derived from the
 redacted conversation stay coherent (the ids in expected calls exist in the environment).
@@ -96,6 +99,7 @@ class _Collector:
         self.first: set[str] = set()  # name tokens used as a first name
         self.last: set[str] = set()
         self.strings: list[str] = []  # strings of structured records, scanned in one pass
+        self.capitals: set[str] = set()  # name tokens written in capitals as a name
 
     def add(self, kind: str, value: str) -> None:
         value = value.strip()
@@ -112,6 +116,8 @@ class _Collector:
 
     def add_name(self, full: str, part: str | None = None) -> None:
         tokens = [t for t in NAME_TOKEN.findall(full) if len(t) >= 2]
+        if full.isupper():
+            self.capitals.update(t.lower() for t in tokens)
         for i, token in enumerate(tokens):
             is_first = part == "first" or (part is None and i == 0 and len(tokens) > 1)
             (self.first if is_first else self.last).add(token.lower())
@@ -231,6 +237,8 @@ class ConversationRedactor:
         self.bounds: list[tuple[str, int, bool, bool]] = []
         self.words: list[Any] | None = None  # the words of each needle, once asked
         self.values: frozenset[str] = frozenset()  # the collected values, lowered
+        # name tokens whose capitals the records use as codes: kept where written in capitals
+        self.codes: frozenset[str] = frozenset()
         self._c_avoid: frozenset[str] | None = None
         self.parsed: dict[int, Any] = {}
 
@@ -268,6 +276,9 @@ class ConversationRedactor:
         self.values = frozenset(lowered.values())
         raws = self.values | first | last
         names: dict[str, str] = {}
+        short = [t for t in first | last if len(t) < 5 and t not in c.capitals]
+        if short:
+            self.codes = frozenset(t for t in short if self._is_code(t.upper(), c.strings))
         for token in sorted(first | last):
             surrogate = pick("name", token, p.first if token in first else p.last, raws)
             names[token] = surrogate
@@ -292,6 +303,15 @@ class ConversationRedactor:
             (n, len(n), (a := n[0]).isalnum() or a == "_", (z := n[-1]).isalnum() or z == "_")
             for n in needles
         ]
+
+    def _is_code(self, capitals: str, strings: list[str]) -> bool:
+        """Whether the records hold `capitals` as a string of their own (a value, or a key of
+        a tool result: `{"MIA": "Miami"}`)."""
+        if capitals in strings:
+            return True
+        quoted = f'"{capitals}"'
+        messages = self.source.messages
+        return any(quoted in messages[index].content for index in self.parsed)
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
@@ -356,8 +376,10 @@ class ConversationRedactor:
             return text
         spans.sort()
         out, pos = [], 0
-        counts = self.counts
+        counts, codes = self.counts, self.codes
         for start, end, needle in spans:
+            if codes and needle in codes and text[start:end].isupper():
+                continue  # a code, not the name: left as it is
             out.append(text[pos:start])
             kind, surrogate = self.map[needle]
             counts[kind] += 1
@@ -390,6 +412,8 @@ class ConversationRedactor:
 
     def _replace(self, m: re.Match[str]) -> str:
         raw = m.group(0)
+        if self.codes and raw.lower() in self.codes and raw.isupper():
+            return raw
         kind, surrogate = self.map[raw.lower()]
         self.counts[kind] += 1
         return _shape(raw, surrogate) if kind == "name" else surrogate

@@ -5,8 +5,10 @@ support cases stay coherent (ids exist, semantic checks and replay pass)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from mining_helpers import call_msg, chat, result_msg, write_jsonl
 from typer.testing import CliRunner
 
@@ -14,6 +16,8 @@ from casemill.case.model import Case, Environment
 from casemill.cli import app
 from casemill.domains.support.sandbox import SupportSandbox
 from casemill.validation.semantic import semantic_findings
+from mining.output import mine_to_files
+from mining.pipeline import MineOptions
 
 NAME, FIRST, LAST = "Ingrid Vasquez", "Ingrid", "Vasquez"
 EMAIL = "ingrid.vasquez77@example.com"
@@ -233,3 +237,95 @@ def test_redaction_off_keeps_values_and_says_so(tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["redacted"] is False
     assert EMAIL.encode() in out.read_bytes()
+
+
+# Keys of the benchmark logs' profile, passenger and order records that hold personal data:
+# names (compared ignoring case, as whole words), and values compared byte for byte.
+_NAME_KEYS = ("first_name", "last_name")
+_VALUE_KEYS = ("email", "user_id", "address1", "address2", "dob")
+
+
+def _personal(value: object, names: set[str], values: set[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(item, str) or not item:
+                _personal(item, names, values)
+            elif key in _NAME_KEYS:
+                names.add(item)
+            elif key in _VALUE_KEYS:
+                values.add(item)
+                if key == "user_id":  # tau-bench ids are made of the person's names
+                    names.update(item.split("_")[:2])
+    elif isinstance(value, list):
+        for item in value:
+            _personal(item, names, values)
+
+
+def _json_of(text: str | None) -> object:
+    text = (text or "").strip()
+    if text[:1] not in ("{", "["):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _real_values(record: dict) -> tuple[set[str], set[str]]:
+    """The names and other personal values of one log record's structured parts (tool results
+    and arguments; for a transcript, its `tool:` lines)."""
+    names: set[str] = set()
+    values: set[str] = set()
+    if "messages" in record:
+        texts = [m.get("content") for m in record["messages"]]
+        for m in record["messages"]:
+            texts += [c["function"]["arguments"] for c in m.get("tool_calls") or []]
+    else:
+        lines = record["messages_display"].split("\n")
+        texts = [line.removeprefix("tool: ") for line in lines if line.startswith("tool: ")]
+    for text in texts:
+        _personal(_json_of(text), names, values)
+    return names, values
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize(
+    "log, fmt",
+    [
+        ("tau-bench-airline-logs/support_logs.jsonl", "openai-jsonl"),
+        ("tau-bench-retail-logs/retail_conversations.jsonl", "transcript"),
+    ],
+)
+def test_real_logs_mined_keep_no_personal_value_of_their_conversations(
+    shared_data: Path, tmp_path: Path, log: str, fmt: str
+):
+    """The benchmark logs mined with redaction on: no name, email, user id, street line or date
+    of birth that a conversation's records hold appears in the cases mined from it (names as
+    whole words, as written, in lower case, title case or capitals: in text, ids and email
+    local parts too), nor in the quarantine."""
+    path = shared_data / log
+    out = tmp_path / "out.jsonl"
+    summary = mine_to_files([path], fmt, out, options=MineOptions())
+    assert summary.conversations_read > 0 and sum(summary.redactions.values()) > 0
+    mined: dict[int, str] = {}
+    for line in out.read_text(encoding="utf-8").splitlines():
+        number = json.loads(line)["provenance"]["source"]["line"]
+        mined[number] = mined.get(number, "") + line
+    quarantined = (tmp_path / "out.quarantine.jsonl").read_text(encoding="utf-8")
+    checked = 0
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        names, values = _real_values(json.loads(raw))
+        cases = mined.get(number, "")
+        for value in values:
+            assert value not in cases and value not in quarantined, (number, value)
+        for name in names:
+            forms = {name, name.lower(), name.title(), name.upper()}
+            if re.search(rf"\b{re.escape(name.upper())}\b", raw):
+                forms.discard(name.upper())  # capitals the log holds are codes (MIA: Miami)
+            for form in forms:
+                assert not re.search(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", cases), (
+                    number,
+                    form,
+                )
+        checked += len(names) + len(values)
+    assert checked > 500

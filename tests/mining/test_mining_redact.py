@@ -215,6 +215,52 @@ def test_json_results_with_escapes_are_redacted_structurally():
     assert "José" not in out.messages[0].content
 
 
+def test_a_name_written_in_capitals_stays_when_the_records_use_it_as_a_code():
+    """Mia's airport, MIA, is a code in the conversation's records (a flight's origin, a key of
+    the airports map): left as it is in capitals wherever it occurs, so the flights stay
+    coherent and the codes do not tell which name the surrogate replaced; Mia in any other
+    case is replaced."""
+    profile = json.dumps(
+        {"user_id": "mia_kim_4397", "name": {"first_name": "Mia", "last_name": "Kim"}}
+    )
+    booking = json.dumps({"reservation_id": "H9ZU1C", "origin": "MIA", "destination": "IAH"})
+    airports = json.dumps({"MIA": "Miami", "IAH": "Houston"})
+    calls = [
+        LoggedCall("k1", "get_user_details", {"user_id": "mia_kim_4397"}, profile),
+        LoggedCall("k2", "get_reservation_details", {"reservation_id": "H9ZU1C"}, booking),
+        LoggedCall("k3", "list_all_airports", {}, airports),
+    ]
+    c = conv(
+        [
+            Message("customer", "Hi, I'm Mia Kim (mia_kim_4397), flying from Miami (MIA)."),
+            Message("assistant", "", calls[:1]),
+            Message("tool", profile, call_id="k1"),
+            Message("assistant", "", calls[1:2]),
+            Message("tool", booking, call_id="k2"),
+            Message("assistant", "", calls[2:]),
+            Message("tool", airports, call_id="k3"),
+            Message("assistant", "", [LoggedCall("k4", "search", {"origin": "MIA"})]),
+            Message("assistant", "Thanks MIA KIM, mia: your flight from MIA is on time."),
+        ]
+    )
+    out = redact_conversation(c, seed=2).conversation
+    first = json.loads(out.messages[2].content)["name"]["first_name"]
+    assert first != "Mia"
+    assert out.messages[0].content.startswith(f"Hi, I'm {first} ")
+    assert out.messages[0].content.endswith("flying from Miami (MIA).")
+    assert json.loads(out.messages[4].content)["origin"] == "MIA"
+    assert json.loads(out.messages[6].content) == {"MIA": "Miami", "IAH": "Houston"}
+    assert out.messages[7].calls[0].arguments == {"origin": "MIA"}
+    # capitals the records do not use as a code are replaced as before
+    assert "KIM" not in out.messages[8].content
+    assert out.messages[8].content.endswith(f"{first.lower()}: your flight from MIA is on time.")
+    # a name the records also write in capitals as a name is replaced in capitals too
+    passenger = json.dumps({"passengers": [{"first_name": "MIA", "last_name": "KIM"}]})
+    c.messages[4] = Message("tool", passenger[:-1] + ", " + booking[1:], call_id="k2")
+    out = redact_conversation(c, seed=2).conversation
+    assert "MIA" not in json.dumps([m.content for m in out.messages])
+
+
 def test_scrub_text_replaces_what_detectors_find():
     assert "bob@example.com" not in scrub_text("ticket-bob@example.com")
 
