@@ -73,6 +73,9 @@ def mine_command(
 
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    folders = [str(p) for p in logs if p.is_dir()]
+    if folders:
+        raise UserError(f"a folder, not a log file: {', '.join(folders)} (name its files)")
     missing = [str(p) for p in logs if not p.is_file()]
     if missing:
         raise UserError(f"no such log file: {', '.join(missing)}")

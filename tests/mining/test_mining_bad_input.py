@@ -100,6 +100,23 @@ def test_gzip_logs_are_read_transparently(tmp_path):
     assert b.summary.bytes_read == packed.stat().st_size
 
 
+def test_a_damaged_gzip_is_quarantined_and_what_came_before_it_is_mined(tmp_path):
+    whole = gzip.compress(write_jsonl(tmp_path / "log.jsonl", GOOD).read_bytes())
+    truncated = tmp_path / "cut.jsonl.gz"
+    truncated.write_bytes(whole[:-12])  # the last block's end and the trailer lost
+    not_gzip = write_jsonl(tmp_path / "plain.jsonl.gz", GOOD[:1])
+    result = mine([truncated, not_gzip], "openai-jsonl")
+    assert [(q.file, q.line, q.reason) for q in result.quarantined] == [
+        (str(truncated), None, "unreadable"),
+        (str(not_gzip), None, "unreadable"),
+    ]
+    assert "ends early" in result.quarantined[0].message
+    assert "Not a gzipped file" in result.quarantined[1].message
+    assert result.summary.quarantined == {"unreadable": 2}
+    # the lines before the damage are mined
+    assert {c.provenance.source.conversation_id for c in result.cases} >= {"sup-00000"}
+
+
 def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path):
     from mining import reading
 

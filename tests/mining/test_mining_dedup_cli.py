@@ -92,6 +92,7 @@ def test_cli_rejects_unknown_formats_and_missing_files(tmp_path):
     log = write_jsonl(tmp_path / "a.jsonl", RECORDS[:1])
     for args, message in (
         ([str(tmp_path / "none.jsonl"), "-f", "openai-jsonl"], "no such log file"),
+        ([str(tmp_path), "-f", "openai-jsonl"], "a folder, not a log file"),
         (
             [str(log), "-f", "xml"],
             "--format 'xml' is not one of openai-jsonl, transcript, csv, otel",
