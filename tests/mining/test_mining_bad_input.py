@@ -117,6 +117,19 @@ def test_a_damaged_gzip_is_quarantined_and_what_came_before_it_is_mined(tmp_path
     assert {c.provenance.source.conversation_id for c in result.cases} >= {"sup-00000"}
 
 
+def test_a_byte_order_mark_and_crlf_endings_are_read_as_the_plain_log(tmp_path):
+    plain = write_jsonl(tmp_path / "log.jsonl", GOOD)
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes().replace(b"\n", b"\r\n"))
+    packed = tmp_path / "marked.jsonl.gz"
+    packed.write_bytes(gzip.compress(marked.read_bytes()))
+    want = [c.id for c in mine([plain], "openai-jsonl").cases]
+    for log in (marked, packed):
+        result = mine([log], "openai-jsonl")
+        assert result.quarantined == ()
+        assert [c.id for c in result.cases] == want
+
+
 def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path):
     from mining import reading
 
