@@ -50,6 +50,11 @@ class _Pending:
         self.tmp.unlink(missing_ok=True)
 
 
+def quarantine_path(out: Path) -> Path:
+    """Where the quarantined records of `out` go unless told: `<out>.quarantine.jsonl`."""
+    return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+
+
 def mine_to_files(
     paths: Iterable[Path],
     fmt: str,
@@ -64,7 +69,7 @@ def mine_to_files(
     """Mine `paths` straight to `out` (candidates JSONL), `quarantine` (JSONL of bad records,
     default `<out>.quarantine.jsonl`) and, only if given, `keep_raw` (raw values with their
     surrogates). Returns the summary."""
-    quarantine = quarantine or out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+    quarantine = quarantine or quarantine_path(out)
     if keep_raw is not None:
         options = replace(options, keep_raw=True)
     files = {"out": _Pending(out), "quarantine": _Pending(quarantine)}

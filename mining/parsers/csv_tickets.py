@@ -57,6 +57,14 @@ def _lines(path: Path, progress: Progress | None) -> Iterator[str]:
         yield raw.data.decode("utf-8", errors="surrogateescape") + "\n"
 
 
+def _shown(header: list[str], most: int = 12, width: int = 40) -> str:
+    """The header's columns for a message, a few and each cut short (the first line of a file
+    that is not CSV can be a whole JSON record)."""
+    names = [c if len(c) <= width else c[: width - 3] + "..." for c in header[:most]]
+    more = f", ... ({len(header) - most} more)" if len(header) > most else ""
+    return ", ".join(names) + more
+
+
 def _bad_utf8(row: dict[str, str]) -> bool:
     return any(any("\udc80" <= ch <= "\udcff" for ch in v) for v in row.values() if v)
 
@@ -82,7 +90,7 @@ def parse(
     if missing:
         raise UserError(
             f"{path}:1: CSV header has no column {missing[0]!r} (columns: "
-            f"{', '.join(header)}); pass a --csv-mapping naming your columns"
+            f"{_shown(header)}); pass a --csv-mapping naming your columns"
         )
     ticket: list[tuple[int, dict[str, str]]] = []
     current = None

@@ -133,6 +133,15 @@ def test_csv_column_mapping_and_missing_columns(tmp_path):
         mine([log], "csv")
 
 
+def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path):
+    log = write_jsonl(tmp_path / "chat.jsonl", RECORDS[:1])  # given as CSV by mistake
+    with pytest.raises(UserError) as caught:
+        mine([log], "csv")
+    said = str(caught.value)
+    assert "no column 'ticket_id'" in said and "more)" in said
+    assert len(said) < 1000 < len(log.read_text())
+
+
 def test_csv_row_with_invalid_utf8_quarantines_its_ticket(tmp_path):
     log = _csv(tmp_path / "t.csv", RECORDS[:2])
     data = log.read_bytes().replace(b"Hi, I'm", b"Hi, I\xff'm", 1)
