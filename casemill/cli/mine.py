@@ -150,6 +150,8 @@ def _csv_mapping(path: Path):
 def _corpus(path: Path):
     from casemill.corpus import CorpusStore
 
+    if not path.is_dir():  # a mistyped path would deduplicate against nothing, silently
+        raise UserError(f"--corpus {path}: no such corpus folder")
     return CorpusStore(path).cases()
 
 
