@@ -173,6 +173,37 @@ def test_otel_spans_of_one_trace_across_lines_and_bad_documents(tmp_path):
     assert calls_by_case(result) == calls_by_case(single)
 
 
+def _chat_span(trace_id: str, inputs: str, start: str = "10") -> dict:
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": inputs}
+    return {
+        "traceId": trace_id,
+        "startTimeUnixNano": start,
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+    }
+
+
+def test_otel_traces_of_an_unexpected_shape_are_quarantined_one_by_one(tmp_path):
+    def doc(span: dict) -> dict:
+        return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+    user = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+    docs = [
+        doc(_chat_span("t1", json.dumps([{"role": "user", "content": "hi", "tool_calls": "x"}]))),
+        doc(_chat_span("t2", "not json")),
+        doc(_chat_span("t3", json.dumps([user]), start="soon")),
+        otel_export(RECORDS[0], "a" * 32),
+    ]
+    result = mine([write_jsonl(tmp_path / "spans.jsonl", docs)], "otel", redact=False)
+    got = [(q.line, q.reason, q.field) for q in result.quarantined]
+    assert got == [
+        (3, "bad_span", None),  # the start time is no number: nothing of it kept
+        (1, "bad_span", None),  # tool_calls is no list
+        (2, "bad_span", "gen_ai.input.messages"),
+    ]
+    assert "not JSON" in result.quarantined[2].message
+    assert {c.provenance.source.line for c in result.cases} == {4}
+
+
 def test_otel_uses_the_model_call_with_the_longest_history(tmp_path):
     doc = otel_export(RECORDS[1], "b" * 32, with_responses=True)
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
