@@ -70,6 +70,16 @@ def test_each_bad_line_is_quarantined_with_its_line_and_reason(tmp_path):
     }
 
 
+def test_tool_calls_that_are_no_list_are_quarantined(tmp_path):
+    odd = [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": 5}]
+    log = write_jsonl(tmp_path / "odd.jsonl", [chat("odd", odd), GOOD[0]])
+    result = mine([log], "openai-jsonl")
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "bad_message", "messages[1].tool_calls")
+    ]
+    assert {c.provenance.source.line for c in result.cases} == {2}
+
+
 def test_a_ten_thousand_turn_conversation_is_capped_and_reported(tmp_path):
     messages = [
         {"role": "system", "content": "Authenticated customer: C1001 (Ana Diaz, a@example.com)"}
