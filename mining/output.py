@@ -15,6 +15,7 @@ from typing import IO
 import orjson
 
 from casemill.case.model import Case
+from casemill.errors import UserError
 from casemill.gctune import fewer_collections
 from mining.dedup import MinedDeduper
 from mining.model import PackedCase, Quarantined
@@ -55,6 +56,19 @@ def quarantine_path(out: Path) -> Path:
     return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
 
 
+def _distinct(logs: list[Path], targets: dict[str, Path | None]) -> None:
+    """Refuse targets that are one of the logs or each other: a log would be replaced by what
+    was mined from it, candidates by the quarantine, or redacted cases by the raw values."""
+    seen: dict[Path, str] = {Path(p).resolve(): "a log" for p in logs}
+    for option, target in targets.items():
+        if target is None:
+            continue
+        where = Path(target).resolve()
+        if where in seen:
+            raise UserError(f"{option} {target} is also {seen[where]}: give it a path of its own")
+        seen[where] = option
+
+
 def mine_to_files(
     paths: Iterable[Path],
     fmt: str,
@@ -70,6 +84,8 @@ def mine_to_files(
     default `<out>.quarantine.jsonl`) and, only if given, `keep_raw` (raw values with their
     surrogates). Returns the summary."""
     quarantine = quarantine or quarantine_path(out)
+    paths = list(paths)
+    _distinct(paths, {"--out": out, "--quarantine": quarantine, "--keep-raw": keep_raw})
     if keep_raw is not None:
         options = replace(options, keep_raw=True)
     files = {"out": _Pending(out), "quarantine": _Pending(quarantine)}
