@@ -54,7 +54,7 @@ def mine_command(
         None, "--domain-label", help="name of generic:<name> cases (default: from the file name)"
     ),
     seed: int = typer.Option(0, help="seed of the surrogates"),
-    max_turns: int = typer.Option(500, help="messages kept of one conversation"),
+    max_turns: int = typer.Option(500, min=1, help="messages kept of one conversation"),
     workers: int = typer.Option(
         1,
         "--workers",

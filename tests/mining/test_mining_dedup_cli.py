@@ -110,6 +110,7 @@ def test_cli_rejects_unknown_formats_and_missing_files(tmp_path):
     for args, message in (
         ([str(tmp_path / "none.jsonl"), "-f", "openai-jsonl"], "no such log file"),
         ([str(tmp_path), "-f", "openai-jsonl"], "a folder, not a log file"),
+        ([str(log), "-f", "openai-jsonl", "--max-turns", "0"], "greater than or equal to 1"),
         (
             [str(log), "-f", "openai-jsonl", "--corpus", str(tmp_path / "nope")],
             f"--corpus {tmp_path / 'nope'}: no such corpus folder",
