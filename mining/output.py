@@ -56,17 +56,40 @@ def quarantine_path(out: Path) -> Path:
     return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
 
 
-def _distinct(logs: list[Path], targets: dict[str, Path | None]) -> None:
-    """Refuse targets that are one of the logs or each other: a log would be replaced by what
-    was mined from it, candidates by the quarantine, or redacted cases by the raw values."""
+def _check_targets(logs: list[Path], targets: dict[str, Path | None]) -> None:
+    """Refuse targets that are folders, or one of the logs or each other: a log would be
+    replaced by what was mined from it, candidates by the quarantine, or redacted cases by the
+    raw values."""
     seen: dict[Path, str] = {Path(p).resolve(): "a log" for p in logs}
     for option, target in targets.items():
         if target is None:
             continue
+        if Path(target).is_dir():
+            raise UserError(f"{option} {target} is a folder: name a file (in it)")
         where = Path(target).resolve()
         if where in seen:
             raise UserError(f"{option} {target} is also {seen[where]}: give it a path of its own")
         seen[where] = option
+
+
+def _open(targets: dict[str, tuple[str, Path | None]]) -> dict[str, _Pending]:
+    """A pending file for each target given (by name: `out`, ...), or a `UserError` naming
+    the option whose path cannot be written (and none left behind)."""
+    files: dict[str, _Pending] = {}
+    for name, (option, target) in targets.items():
+        if target is None:
+            continue
+        try:
+            files[name] = _Pending(target)
+        except OSError as exc:
+            for f in files.values():
+                f.abort()
+            why = exc.strerror or str(exc)
+            blocker = next((p for p in Path(target).parents if p.exists()), None)
+            if blocker is not None and not blocker.is_dir():
+                why = f"{blocker} is a file, not a folder"
+            raise UserError(f"{option} {target}: cannot write there ({why})") from exc
+    return files
 
 
 def mine_to_files(
@@ -85,12 +108,11 @@ def mine_to_files(
     surrogates). Returns the summary."""
     quarantine = quarantine or quarantine_path(out)
     paths = list(paths)
-    _distinct(paths, {"--out": out, "--quarantine": quarantine, "--keep-raw": keep_raw})
+    targets = {"--out": out, "--quarantine": quarantine, "--keep-raw": keep_raw}
+    _check_targets(paths, targets)
     if keep_raw is not None:
         options = replace(options, keep_raw=True)
-    files = {"out": _Pending(out), "quarantine": _Pending(quarantine)}
-    if keep_raw is not None:
-        files["raw"] = _Pending(keep_raw)
+    files = _open(dict(zip(("out", "quarantine", "raw"), targets.items(), strict=True)))
     tally = Tally()
     # pydantic's JSON is byte for byte orjson's of `model_dump(mode="json")`, without the
     # intermediate dicts; taken as the serialiser's bytes (what model_dump_json decodes)

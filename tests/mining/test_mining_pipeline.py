@@ -75,3 +75,19 @@ def test_files_written_must_differ_from_the_logs_and_from_each_other(tmp_path):
             mine_to_files([log], "openai-jsonl", **kwargs)
         assert said in str(caught.value)
     assert log.read_bytes() == before and not out.exists()
+
+
+def test_targets_that_cannot_be_written_are_named_before_mining(tmp_path):
+    log = write_jsonl(tmp_path / "log.jsonl", sample_records(1))
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("")
+    for kwargs, said in (
+        ({"out": tmp_path / "folder"}, "--out"),
+        ({"out": tmp_path / "o.jsonl", "quarantine": tmp_path / "folder"}, "--quarantine"),
+    ):
+        with pytest.raises(UserError, match=f"{said} .* is a folder"):
+            mine_to_files([log], "openai-jsonl", **kwargs)
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(UserError, match=r"--keep-raw .*cannot write there \(.*file is a file"):
+        mine_to_files([log], "openai-jsonl", out, keep_raw=tmp_path / "file" / "raw.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder", "log.jsonl"]
