@@ -94,7 +94,9 @@ def parse(
         )
     ticket: list[tuple[int, dict[str, str]]] = []
     current = None
+    start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
     for row in reader:
+        number, start = start, reader.line_num + 1
         if not any(row):
             continue
         record = dict(zip(header, row, strict=False))
@@ -103,7 +105,7 @@ def parse(
             yield _ticket(path, ticket, mapping, max_turns)
             ticket = []
         current = key
-        ticket.append((reader.line_num, record))
+        ticket.append((number, record))
     if ticket:
         yield _ticket(path, ticket, mapping, max_turns)
 
@@ -168,6 +170,8 @@ def _column(field: str | None, mapping: CsvMapping) -> str | None:
         return mapping.tool_arguments
     if "tool_call_id" in field:
         return mapping.tool_call_id
+    if field == "transcript":
+        return mapping.transcript
     return field
 
 

@@ -142,6 +142,30 @@ def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path
     assert len(said) < 1000 < len(log.read_text())
 
 
+def test_csv_rows_are_placed_at_the_line_they_start_on(tmp_path):
+    log = tmp_path / "t.csv"
+    with log.open("w", newline="") as fh:
+        csv.writer(fh).writerows(
+            [
+                ["id", "conv", "status"],
+                ["X1", "user: my lamp broke\nassistant: None\ntool: {}\nassistant: ok", "solved"],
+                ["X2", "no role prefix", "open"],
+                ["X3", "user: thanks\nassistant: bye", "closed"],
+            ]
+        )
+    mapping = CsvMapping(conversation_id="id", transcript="conv", resolved="status")
+    result = mine([log], "csv", csv_mapping=mapping)
+    assert [
+        (c.provenance.source.conversation_id, c.provenance.source.line) for c in result.cases
+    ] == [
+        ("X1", 2),
+        ("X3", 7),
+    ]
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (6, "unknown_role", "conv")
+    ]
+
+
 def test_csv_row_with_invalid_utf8_quarantines_its_ticket(tmp_path):
     log = _csv(tmp_path / "t.csv", RECORDS[:2])
     data = log.read_bytes().replace(b"Hi, I'm", b"Hi, I\xff'm", 1)
