@@ -248,6 +248,8 @@ def unreadable(path: Path, exc: BaseException) -> Quarantined:
     error): what came before it is mined, the rest of the file is not."""
     if isinstance(exc, EOFError):
         why = "the compressed file ends early (truncated?)"
+    elif str(exc).startswith("Not a gzipped file"):  # without the bytes it quotes
+        why = "not a gzip file, though its name ends in .gz"
     else:
         why = str(exc) or type(exc).__name__
     return Quarantined(
