@@ -26,6 +26,7 @@ REASONS = (
     "truncated",
     "not_an_object",
     "line_too_long",
+    "unreadable",
     "missing_messages",
     "bad_message",
     "unknown_role",

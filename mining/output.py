@@ -15,6 +15,7 @@ from typing import IO
 import orjson
 
 from casemill.case.model import Case
+from casemill.errors import UserError
 from casemill.gctune import fewer_collections
 from mining.dedup import MinedDeduper
 from mining.model import PackedCase, Quarantined
@@ -50,6 +51,47 @@ class _Pending:
         self.tmp.unlink(missing_ok=True)
 
 
+def quarantine_path(out: Path) -> Path:
+    """Where the quarantined records of `out` go unless told: `<out>.quarantine.jsonl`."""
+    return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+
+
+def _check_targets(logs: list[Path], targets: dict[str, Path | None]) -> None:
+    """Refuse targets that are folders, or one of the logs or each other: a log would be
+    replaced by what was mined from it, candidates by the quarantine, or redacted cases by the
+    raw values."""
+    seen: dict[Path, str] = {Path(p).resolve(): "a log" for p in logs}
+    for option, target in targets.items():
+        if target is None:
+            continue
+        if Path(target).is_dir():
+            raise UserError(f"{option} {target} is a folder: name a file (in it)")
+        where = Path(target).resolve()
+        if where in seen:
+            raise UserError(f"{option} {target} is also {seen[where]}: give it a path of its own")
+        seen[where] = option
+
+
+def _open(targets: dict[str, tuple[str, Path | None]]) -> dict[str, _Pending]:
+    """A pending file for each target given (by name: `out`, ...), or a `UserError` naming
+    the option whose path cannot be written (and none left behind)."""
+    files: dict[str, _Pending] = {}
+    for name, (option, target) in targets.items():
+        if target is None:
+            continue
+        try:
+            files[name] = _Pending(target)
+        except OSError as exc:
+            for f in files.values():
+                f.abort()
+            why = exc.strerror or str(exc)
+            blocker = next((p for p in Path(target).parents if p.exists()), None)
+            if blocker is not None and not blocker.is_dir():
+                why = f"{blocker} is a file, not a folder"
+            raise UserError(f"{option} {target}: cannot write there ({why})") from exc
+    return files
+
+
 def mine_to_files(
     paths: Iterable[Path],
     fmt: str,
@@ -64,12 +106,13 @@ def mine_to_files(
     """Mine `paths` straight to `out` (candidates JSONL), `quarantine` (JSONL of bad records,
     default `<out>.quarantine.jsonl`) and, only if given, `keep_raw` (raw values with their
     surrogates). Returns the summary."""
-    quarantine = quarantine or out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+    quarantine = quarantine or quarantine_path(out)
+    paths = list(paths)
+    targets = {"--out": out, "--quarantine": quarantine, "--keep-raw": keep_raw}
+    _check_targets(paths, targets)
     if keep_raw is not None:
         options = replace(options, keep_raw=True)
-    files = {"out": _Pending(out), "quarantine": _Pending(quarantine)}
-    if keep_raw is not None:
-        files["raw"] = _Pending(keep_raw)
+    files = _open(dict(zip(("out", "quarantine", "raw"), targets.items(), strict=True)))
     tally = Tally()
     # pydantic's JSON is byte for byte orjson's of `model_dump(mode="json")`, without the
     # intermediate dicts; taken as the serialiser's bytes (what model_dump_json decodes)

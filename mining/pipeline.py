@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -235,8 +236,28 @@ def parsed(
         items = parser(
             path, max_turns=options.max_turns, progress=counted, csv_mapping=options.csv_mapping
         )
-        for item in items:
-            yield derive, item
+        try:
+            for item in items:
+                yield derive, item
+        except (EOFError, OSError, zlib.error) as exc:  # raised by the parser's reads only
+            yield derive, unreadable(path, exc)
+
+
+def unreadable(path: Path, exc: BaseException) -> Quarantined:
+    """The record of a file whose reading broke off (a truncated or damaged gzip, a read
+    error): what came before it is mined, the rest of the file is not."""
+    if isinstance(exc, EOFError):
+        why = "the compressed file ends early (truncated?)"
+    elif str(exc).startswith("Not a gzipped file"):  # without the bytes it quotes
+        why = "not a gzip file, though its name ends in .gz"
+    else:
+        why = str(exc) or type(exc).__name__
+    return Quarantined(
+        file=str(path),
+        line=None,
+        reason="unreadable",
+        message=f"reading stopped: {why}; the records before this point were mined",
+    )
 
 
 @dataclass

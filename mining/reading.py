@@ -1,8 +1,9 @@
 """Streaming reads of log files: plain or gzip, line by line in constant memory, with the
 number of bytes consumed reported as it goes (for progress bars).
 
-A line longer than `max_bytes` is not held in memory: the reader keeps its first bytes, skips
-to the end of the line and flags it, so one runaway record cannot exhaust memory.
+A UTF-8 byte-order mark at the start of the file is dropped. A line longer than `max_bytes` is
+not held in memory: the reader keeps its first bytes, skips to the end of the line and flags it,
+so one runaway record cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 CHUNK = 1024 * 1024
+BOM = b"\xef\xbb\xbf"
 
 Progress = Callable[[int], None]
 
@@ -49,6 +51,8 @@ def iter_lines(
 ) -> Iterator[RawLine]:
     """Yield every line of `path` (without its line ending), numbered from 1."""
     with open_binary(path) as fh:
+        if fh.peek(3)[:3] == BOM:  # type: ignore[attr-defined]
+            fh.read(3)  # a byte-order mark is no part of the first line
         number = 0
         reported = 0
         readline = fh.readline

@@ -54,7 +54,7 @@ def mine_command(
         None, "--domain-label", help="name of generic:<name> cases (default: from the file name)"
     ),
     seed: int = typer.Option(0, help="seed of the surrogates"),
-    max_turns: int = typer.Option(500, help="messages kept of one conversation"),
+    max_turns: int = typer.Option(500, min=1, help="messages kept of one conversation"),
     workers: int = typer.Option(
         1,
         "--workers",
@@ -65,7 +65,7 @@ def mine_command(
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Mine support logs into candidate cases (review status pending)."""
-    from mining.output import mine_to_files
+    from mining.output import mine_to_files, quarantine_path
     from mining.parsers import FORMATS
     from mining.pipeline import MineOptions
     from mining.reading import file_size
@@ -73,6 +73,9 @@ def mine_command(
 
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    folders = [str(p) for p in logs if p.is_dir()]
+    if folders:
+        raise UserError(f"a folder, not a log file: {', '.join(folders)} (name its files)")
     missing = [str(p) for p in logs if not p.is_file()]
     if missing:
         raise UserError(f"no such log file: {', '.join(missing)}")
@@ -114,8 +117,25 @@ def mine_command(
         )
     if as_json:
         console.print_json(json.dumps({**summary.model_dump(mode="json"), "out": str(out)}))
+    else:
+        _print_summary(summary, out)
+    _nothing_read(summary, fmt, quarantine or quarantine_path(out))
+
+
+def _nothing_read(summary, fmt: str, quarantine: Path) -> None:
+    """Exit 2 when not one conversation could be read but records were quarantined (most often
+    logs of another format); a warning when the logs hold no record at all."""
+    if summary.conversations_read:
         return
-    _print_summary(summary, out)
+    if not summary.quarantined:
+        err_console.print("[yellow]warning:[/] no conversation found in the logs", highlight=False)
+        return
+    n = sum(summary.quarantined.values())
+    reasons = ", ".join(f"{k} {v:,}" for k, v in summary.quarantined.items())
+    raise UserError(
+        f"no conversation could be read: all {n:,} record(s) were quarantined ({reasons}; "
+        f"see {quarantine}); are the logs in --format {fmt}?"
+    )
 
 
 def _csv_mapping(path: Path):
@@ -130,6 +150,8 @@ def _csv_mapping(path: Path):
 def _corpus(path: Path):
     from casemill.corpus import CorpusStore
 
+    if not path.is_dir():  # a mistyped path would deduplicate against nothing, silently
+        raise UserError(f"--corpus {path}: no such corpus folder")
     return CorpusStore(path).cases()
 
 

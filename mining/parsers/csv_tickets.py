@@ -57,6 +57,14 @@ def _lines(path: Path, progress: Progress | None) -> Iterator[str]:
         yield raw.data.decode("utf-8", errors="surrogateescape") + "\n"
 
 
+def _shown(header: list[str], most: int = 12, width: int = 40) -> str:
+    """The header's columns for a message, a few and each cut short (the first line of a file
+    that is not CSV can be a whole JSON record)."""
+    names = [c if len(c) <= width else c[: width - 3] + "..." for c in header[:most]]
+    more = f", ... ({len(header) - most} more)" if len(header) > most else ""
+    return ", ".join(names) + more
+
+
 def _bad_utf8(row: dict[str, str]) -> bool:
     return any(any("\udc80" <= ch <= "\udcff" for ch in v) for v in row.values() if v)
 
@@ -82,11 +90,13 @@ def parse(
     if missing:
         raise UserError(
             f"{path}:1: CSV header has no column {missing[0]!r} (columns: "
-            f"{', '.join(header)}); pass a --csv-mapping naming your columns"
+            f"{_shown(header)}); pass a --csv-mapping naming your columns"
         )
     ticket: list[tuple[int, dict[str, str]]] = []
     current = None
+    start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
     for row in reader:
+        number, start = start, reader.line_num + 1
         if not any(row):
             continue
         record = dict(zip(header, row, strict=False))
@@ -95,7 +105,7 @@ def parse(
             yield _ticket(path, ticket, mapping, max_turns)
             ticket = []
         current = key
-        ticket.append((reader.line_num, record))
+        ticket.append((number, record))
     if ticket:
         yield _ticket(path, ticket, mapping, max_turns)
 
@@ -160,6 +170,8 @@ def _column(field: str | None, mapping: CsvMapping) -> str | None:
         return mapping.tool_arguments
     if "tool_call_id" in field:
         return mapping.tool_call_id
+    if field == "transcript":
+        return mapping.transcript
     return field
 
 

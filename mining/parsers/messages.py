@@ -139,6 +139,10 @@ class _Builder:
     def _calls(self, index: int, m: dict[str, Any]) -> list[LoggedCall]:
         calls = []
         raw_calls = m.get("tool_calls") or []
+        if type(raw_calls) is not list:
+            raise RecordProblem(
+                "bad_message", "tool_calls must be a list", f"messages[{index}].tool_calls"
+            )
         if m.get("function_call"):
             raw_calls = [*raw_calls, {"function": m["function_call"], "id": None}]
         for j, tc in enumerate(raw_calls):

@@ -171,9 +171,24 @@ def parse(
         stale = [t for t in open_traces.values() if number - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
-            yield _finish(trace, file, max_turns)
+            yield _finished(trace, file, max_turns)
     for trace in sorted(open_traces.values(), key=lambda t: t.line):
-        yield _finish(trace, file, max_turns)
+        yield _finished(trace, file, max_turns)
+
+
+def _finished(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantined:
+    """`_finish`, with a trace whose messages have an unexpected shape (a `tool_calls` that is
+    not a list of objects, ...) quarantined rather than stopping the run."""
+    try:
+        return _finish(trace, file, max_turns)
+    except (TypeError, ValueError, AttributeError) as exc:
+        return Quarantined(
+            file=file,
+            line=trace.line,
+            reason="bad_span",
+            message=f"malformed messages in the trace's spans ({type(exc).__name__})",
+            conversation_id=trace.trace_id or None,
+        )
 
 
 def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None:
@@ -184,6 +199,7 @@ def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None
                 attrs = attributes(raw.get("attributes"))
                 if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
                     continue
+                start = int(raw.get("startTimeUnixNano") or 0)  # a bad one: before any trace
                 trace_id = str(raw.get("traceId") or "")
                 trace = traces.get(trace_id)
                 if trace is None:
@@ -197,7 +213,7 @@ def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None
                 error = None
                 if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
                     error = str(status.get("message") or attrs.get("error.type") or "error")
-                trace.add(Span(int(raw.get("startTimeUnixNano") or 0), attrs, error))
+                trace.add(Span(start, attrs, error))
 
 
 def _loads(value: Any) -> Any:
@@ -258,9 +274,9 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
         trace.trace_id or f"trace@{trace.line}",
     )
     resolved = next((as_resolved(a[k]) for a in every for k in RESOLVED_KEYS if k in a), None)
-    messages = _history(spans)
-    _merge_tool_spans(messages, spans)
     try:
+        messages = _history(spans)
+        _merge_tool_spans(messages, spans)
         conv = build_conversation(
             messages,
             conversation_id=str(conv_id),
@@ -291,7 +307,13 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
     for s in spans:
         if s.attrs.get("gen_ai.operation.name") not in MODEL_OPS:
             continue
-        inputs = _loads(s.attrs.get("gen_ai.input.messages"))
+        raw = s.attrs.get("gen_ai.input.messages")
+        inputs = _loads(raw)
+        if inputs is None and isinstance(raw, str) and raw.strip():
+            # cut short by an attribute length limit, most often: the history is lost
+            raise RecordProblem(
+                "bad_span", "gen_ai.input.messages is not JSON", "gen_ai.input.messages"
+            )
         size = len(inputs) if isinstance(inputs, list) else 0
         if (size, s.start) >= best and (size or s.attrs.get("gen_ai.output.messages")):
             best, chosen = (size, s.start), s

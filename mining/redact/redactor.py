@@ -488,12 +488,17 @@ class ConversationRedactor:
             plan.append(("text", content_at, calls))
         done = self.many(texts) if self.map else texts
         messages = []
-        results: dict[str, str] = {}
+        # a result answers the latest call with its id before it (as the parsers link them):
+        # logs reuse call ids, so an id alone does not name one call
+        latest: dict[str, LoggedCall] = {}
+        answered: set[int] = set()
         for m, step in zip(src.messages, plan, strict=True):
             content = step[1] if step[0] == "json" else done[step[1]]
             if m.role == "tool":
-                if m.call_id is not None:
-                    results[m.call_id] = content
+                call = latest.get(m.call_id) if m.call_id is not None else None
+                if call is not None and call.result is not None:
+                    call.result = content
+                    answered.add(id(call))
                 messages.append(Message("tool", content, call_id=m.call_id))
                 continue
             calls = [
@@ -502,12 +507,13 @@ class ConversationRedactor:
                 )
                 for c, at, args in step[2]
             ]
+            for call in calls:
+                latest[call.id] = call
             messages.append(Message(m.role, content, calls, m.call_id))
         for m in messages:
             for call in m.calls:
-                if call.result is not None:
-                    redone = results.get(call.id)
-                    call.result = redone if redone is not None else self.text(call.result)
+                if call.result is not None and id(call) not in answered:
+                    call.result = self.text(call.result)
         conv = src.with_messages(messages)
         conv.id = done[0]
         raw = []

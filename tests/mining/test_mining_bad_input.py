@@ -70,6 +70,16 @@ def test_each_bad_line_is_quarantined_with_its_line_and_reason(tmp_path):
     }
 
 
+def test_tool_calls_that_are_no_list_are_quarantined(tmp_path):
+    odd = [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": 5}]
+    log = write_jsonl(tmp_path / "odd.jsonl", [chat("odd", odd), GOOD[0]])
+    result = mine([log], "openai-jsonl")
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "bad_message", "messages[1].tool_calls")
+    ]
+    assert {c.provenance.source.line for c in result.cases} == {2}
+
+
 def test_a_ten_thousand_turn_conversation_is_capped_and_reported(tmp_path):
     messages = [
         {"role": "system", "content": "Authenticated customer: C1001 (Ana Diaz, a@example.com)"}
@@ -98,6 +108,37 @@ def test_gzip_logs_are_read_transparently(tmp_path):
     b = mine([packed], "openai-jsonl")
     assert [c.id for c in a.cases] == [c.id for c in b.cases]
     assert b.summary.bytes_read == packed.stat().st_size
+
+
+def test_a_damaged_gzip_is_quarantined_and_what_came_before_it_is_mined(tmp_path):
+    whole = gzip.compress(write_jsonl(tmp_path / "log.jsonl", GOOD).read_bytes())
+    truncated = tmp_path / "cut.jsonl.gz"
+    truncated.write_bytes(whole[:-12])  # the last block's end and the trailer lost
+    not_gzip = write_jsonl(tmp_path / "plain.jsonl.gz", GOOD[:1])
+    result = mine([truncated, not_gzip], "openai-jsonl")
+    assert [(q.file, q.line, q.reason) for q in result.quarantined] == [
+        (str(truncated), None, "unreadable"),
+        (str(not_gzip), None, "unreadable"),
+    ]
+    assert "ends early" in result.quarantined[0].message
+    assert "not a gzip file" in result.quarantined[1].message
+    assert '{"' not in result.quarantined[1].message  # no content of the file
+    assert result.summary.quarantined == {"unreadable": 2}
+    # the lines before the damage are mined
+    assert {c.provenance.source.conversation_id for c in result.cases} >= {"sup-00000"}
+
+
+def test_a_byte_order_mark_and_crlf_endings_are_read_as_the_plain_log(tmp_path):
+    plain = write_jsonl(tmp_path / "log.jsonl", GOOD)
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes().replace(b"\n", b"\r\n"))
+    packed = tmp_path / "marked.jsonl.gz"
+    packed.write_bytes(gzip.compress(marked.read_bytes()))
+    want = [c.id for c in mine([plain], "openai-jsonl").cases]
+    for log in (marked, packed):
+        result = mine([log], "openai-jsonl")
+        assert result.quarantined == ()
+        assert [c.id for c in result.cases] == want
 
 
 def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path):

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.corpus import CorpusStore
+from casemill.errors import UserError
 from mining import dedup, merge_results, mine, mine_file
 
 RECORDS = sample_records(4, seed=9)
@@ -86,12 +87,34 @@ def test_cli_writes_candidates_and_prints_a_summary(tmp_path):
     assert record["line"] == 5 and record["reason"] == "truncated" and record["file"] == str(log)
 
 
+def test_cli_fails_when_no_conversation_could_be_read(tmp_path):
+    log = write_jsonl(tmp_path / "a.jsonl", RECORDS[:2])
+    out = tmp_path / "o.jsonl"
+    result = CliRunner().invoke(app, ["mine", str(log), "-f", "transcript", "-o", str(out)])
+    assert isinstance(result.exception, UserError)  # `casemill` prints it and exits 2
+    said = " ".join(str(result.exception).split())
+    assert "all 2 record(s) were quarantined (missing_messages 2" in said
+    assert "are the logs in --format transcript?" in said
+    assert out.read_text() == ""
+    assert out.with_name("o.quarantine.jsonl").read_text().count("missing_messages") == 2
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = CliRunner().invoke(app, ["mine", str(empty), "-f", "openai-jsonl", "-o", str(out)])
+    assert result.exit_code == 0 and "no conversation found" in " ".join(result.output.split())
+
+
 @pytest.mark.slow
 def test_cli_rejects_unknown_formats_and_missing_files(tmp_path):
     casemill = Path(sys.executable).parent / "casemill"
     log = write_jsonl(tmp_path / "a.jsonl", RECORDS[:1])
     for args, message in (
         ([str(tmp_path / "none.jsonl"), "-f", "openai-jsonl"], "no such log file"),
+        ([str(tmp_path), "-f", "openai-jsonl"], "a folder, not a log file"),
+        ([str(log), "-f", "openai-jsonl", "--max-turns", "0"], "greater than or equal to 1"),
+        (
+            [str(log), "-f", "openai-jsonl", "--corpus", str(tmp_path / "nope")],
+            f"--corpus {tmp_path / 'nope'}: no such corpus folder",
+        ),
         (
             [str(log), "-f", "xml"],
             "--format 'xml' is not one of openai-jsonl, transcript, csv, otel",

@@ -133,6 +133,39 @@ def test_csv_column_mapping_and_missing_columns(tmp_path):
         mine([log], "csv")
 
 
+def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path):
+    log = write_jsonl(tmp_path / "chat.jsonl", RECORDS[:1])  # given as CSV by mistake
+    with pytest.raises(UserError) as caught:
+        mine([log], "csv")
+    said = str(caught.value)
+    assert "no column 'ticket_id'" in said and "more)" in said
+    assert len(said) < 1000 < len(log.read_text())
+
+
+def test_csv_rows_are_placed_at_the_line_they_start_on(tmp_path):
+    log = tmp_path / "t.csv"
+    with log.open("w", newline="") as fh:
+        csv.writer(fh).writerows(
+            [
+                ["id", "conv", "status"],
+                ["X1", "user: my lamp broke\nassistant: None\ntool: {}\nassistant: ok", "solved"],
+                ["X2", "no role prefix", "open"],
+                ["X3", "user: thanks\nassistant: bye", "closed"],
+            ]
+        )
+    mapping = CsvMapping(conversation_id="id", transcript="conv", resolved="status")
+    result = mine([log], "csv", csv_mapping=mapping)
+    assert [
+        (c.provenance.source.conversation_id, c.provenance.source.line) for c in result.cases
+    ] == [
+        ("X1", 2),
+        ("X3", 7),
+    ]
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (6, "unknown_role", "conv")
+    ]
+
+
 def test_csv_row_with_invalid_utf8_quarantines_its_ticket(tmp_path):
     log = _csv(tmp_path / "t.csv", RECORDS[:2])
     data = log.read_bytes().replace(b"Hi, I'm", b"Hi, I\xff'm", 1)
@@ -162,6 +195,37 @@ def test_otel_spans_of_one_trace_across_lines_and_bad_documents(tmp_path):
     assert [(q.line, q.reason) for q in result.quarantined] == [(2, "bad_span")]
     single = mine([write_jsonl(tmp_path / "one.jsonl", [doc])], "otel", redact=False)
     assert calls_by_case(result) == calls_by_case(single)
+
+
+def _chat_span(trace_id: str, inputs: str, start: str = "10") -> dict:
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": inputs}
+    return {
+        "traceId": trace_id,
+        "startTimeUnixNano": start,
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+    }
+
+
+def test_otel_traces_of_an_unexpected_shape_are_quarantined_one_by_one(tmp_path):
+    def doc(span: dict) -> dict:
+        return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+    user = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+    docs = [
+        doc(_chat_span("t1", json.dumps([{"role": "user", "content": "hi", "tool_calls": "x"}]))),
+        doc(_chat_span("t2", "not json")),
+        doc(_chat_span("t3", json.dumps([user]), start="soon")),
+        otel_export(RECORDS[0], "a" * 32),
+    ]
+    result = mine([write_jsonl(tmp_path / "spans.jsonl", docs)], "otel", redact=False)
+    got = [(q.line, q.reason, q.field) for q in result.quarantined]
+    assert got == [
+        (3, "bad_span", None),  # the start time is no number: nothing of it kept
+        (1, "bad_span", None),  # tool_calls is no list
+        (2, "bad_span", "gen_ai.input.messages"),
+    ]
+    assert "not JSON" in result.quarantined[2].message
+    assert {c.provenance.source.line for c in result.cases} == {4}
 
 
 def test_otel_uses_the_model_call_with_the_longest_history(tmp_path):

@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import orjson
+import pytest
 from mining_helpers import sample_records, write_jsonl
 
+from casemill.errors import UserError
 from mining import MineOptions, mine
 from mining.output import mine_to_files
 from mining.pipeline import label_from_path
@@ -57,3 +59,35 @@ def test_keep_raw_only_in_its_own_result_field(tmp_path):
     raws = {r["raw"] for r in kept.raw_values if r["kind"] == "email"}
     blob = json.dumps([c.model_dump(mode="json") for c in kept.cases])
     assert raws and not any(r in blob for r in raws)
+
+
+def test_files_written_must_differ_from_the_logs_and_from_each_other(tmp_path):
+    log = write_jsonl(tmp_path / "log.jsonl", sample_records(1))
+    before = log.read_bytes()
+    out = tmp_path / "out.jsonl"
+    for kwargs, said in (
+        ({"out": log}, f"--out {log} is also a log"),
+        ({"out": out, "quarantine": tmp_path / "." / "out.jsonl"}, "--quarantine"),
+        ({"out": out, "keep_raw": out}, f"--keep-raw {out} is also --out"),
+        ({"out": out, "keep_raw": log}, "is also a log"),
+    ):
+        with pytest.raises(UserError, match="give it a path of its own") as caught:
+            mine_to_files([log], "openai-jsonl", **kwargs)
+        assert said in str(caught.value)
+    assert log.read_bytes() == before and not out.exists()
+
+
+def test_targets_that_cannot_be_written_are_named_before_mining(tmp_path):
+    log = write_jsonl(tmp_path / "log.jsonl", sample_records(1))
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("")
+    for kwargs, said in (
+        ({"out": tmp_path / "folder"}, "--out"),
+        ({"out": tmp_path / "o.jsonl", "quarantine": tmp_path / "folder"}, "--quarantine"),
+    ):
+        with pytest.raises(UserError, match=f"{said} .* is a folder"):
+            mine_to_files([log], "openai-jsonl", **kwargs)
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(UserError, match=r"--keep-raw .*cannot write there \(.*file is a file"):
+        mine_to_files([log], "openai-jsonl", out, keep_raw=tmp_path / "file" / "raw.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder", "log.jsonl"]

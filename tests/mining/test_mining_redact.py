@@ -261,6 +261,27 @@ def test_a_name_written_in_capitals_stays_when_the_records_use_it_as_a_code():
     assert "MIA" not in json.dumps([m.content for m in out.messages])
 
 
+def test_a_reused_call_id_keeps_each_result_with_its_own_call():
+    # the airline logs reuse call ids: each result answers the latest call with its id
+    profile = json.dumps({"first_name": "Ana", "last_name": "Diaz", "email": "ana@example.com"})
+    first = LoggedCall("k", "get_user_details", {"user_id": "ana_diaz_1234"}, profile)
+    second = LoggedCall("k", "calculate", {"expression": "1 + 2"}, "3.0")
+    c = conv(
+        [
+            Message("customer", "hi, I'm Ana Diaz"),
+            Message("assistant", "", [first]),
+            Message("tool", profile, call_id="k"),
+            Message("assistant", "", [second]),
+            Message("tool", "3.0", call_id="k"),
+        ]
+    )
+    out = redact_conversation(c).conversation
+    lookup, calc = out.messages[1].calls[0], out.messages[3].calls[0]
+    assert lookup.result == out.messages[2].content
+    assert json.loads(lookup.result)["email"] != "ana@example.com"
+    assert calc.result == "3.0"
+
+
 def test_scrub_text_replaces_what_detectors_find():
     assert "bob@example.com" not in scrub_text("ticket-bob@example.com")
 
