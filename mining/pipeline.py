@@ -27,6 +27,7 @@ from mining.dedup import MinedDeduper
 from mining.derive.cases import DeriveOptions, derive_cases
 from mining.model import Conversation, PackedCase, Quarantined
 from mining.parsers import get_parser
+from mining.reading import file_size
 from mining.redact.redactor import RawValue, redact_conversation, scrub_text
 from mining.toolspec import ToolSpecs
 
@@ -236,10 +237,13 @@ def parsed(
         items = parser(
             path, max_turns=options.max_turns, progress=counted, csv_mapping=options.csv_mapping
         )
+        started = tally.bytes_read
         try:
             for item in items:
                 yield derive, item
         except (EOFError, OSError, zlib.error) as exc:  # raised by the parser's reads only
+            # the rest of the file is skipped: it counts as read (the summary, the progress bar)
+            counted(file_size(path) - (tally.bytes_read - started))
             yield derive, unreadable(path, exc)
 
 

@@ -124,6 +124,8 @@ def test_a_damaged_gzip_is_quarantined_and_what_came_before_it_is_mined(tmp_path
     assert "not a gzip file" in result.quarantined[1].message
     assert '{"' not in result.quarantined[1].message  # no content of the file
     assert result.summary.quarantined == {"unreadable": 2}
+    # a damaged file counts whole once its reading stops (the summary's size, the progress bar)
+    assert result.summary.bytes_read == truncated.stat().st_size + not_gzip.stat().st_size
     # the lines before the damage are mined
     assert {c.provenance.source.conversation_id for c in result.cases} >= {"sup-00000"}
 
