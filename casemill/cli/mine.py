@@ -81,6 +81,8 @@ def mine_command(
         raise UserError(f"no such log file: {', '.join(missing)}")
     if no_redact and keep_raw:
         raise UserError("--keep-raw only makes sense with redaction on; drop --no-redact")
+    if csv_mapping and fmt != "csv":  # it would be ignored, silently
+        raise UserError(f"--csv-mapping applies to --format csv only, not --format {fmt}")
     mapping = _csv_mapping(csv_mapping) if csv_mapping else None
     specs = load_tools_file(tools) if tools else None
     existing = _corpus(corpus) if corpus else []
