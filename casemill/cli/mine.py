@@ -150,11 +150,9 @@ def _csv_mapping(path: Path):
 
 
 def _corpus(path: Path):
-    from casemill.corpus import CorpusStore
+    from casemill.corpus import existing_store
 
-    if not path.is_dir():  # a mistyped path would deduplicate against nothing, silently
-        raise UserError(f"--corpus {path}: no such corpus folder")
-    return CorpusStore(path).cases()
+    return existing_store(path).cases()
 
 
 def _size(n: int) -> str:
