@@ -56,11 +56,14 @@ def quarantine_path(out: Path) -> Path:
     return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
 
 
-def check_targets(logs: list[Path], targets: dict[str, Path | None]) -> None:
+def check_targets(
+    logs: list[Path], targets: dict[str, Path | None], *, inputs: str = "a log"
+) -> None:
     """Refuse targets (by the option or parameter naming them) that are folders, or one of the
     logs or each other: a log would be replaced by what was mined from it, candidates by the
-    quarantine, or redacted cases by the raw values. A `UserError` naming the option."""
-    seen: dict[Path, str] = {Path(p).resolve(): "a log" for p in logs}
+    quarantine, or redacted cases by the raw values. A `UserError` naming the option (and
+    `inputs`, what the logs are called)."""
+    seen: dict[Path, str] = {Path(p).resolve(): inputs for p in logs}
     for option, target in targets.items():
         if target is None:
             continue
