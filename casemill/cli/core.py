@@ -74,6 +74,9 @@ def validate(
     no_batch: bool = typer.Option(False, "--no-batch", help="skip the Great Expectations suite"),
 ) -> None:
     """Validate case files through every layer; exit 0 when every case is valid, 1 otherwise."""
+    from mining.output import check_targets
+
+    check_targets(paths, {"--quarantine": quarantine}, inputs="an input")  # or it is replaced
     if as_json:
         report = validate_paths(paths, strict=strict, batch=not no_batch)
     else:
