@@ -35,6 +35,14 @@ def expand_paths(logs: list[str]) -> list[Path]:
     return sorted(dict.fromkeys(found))
 
 
+def check_outputs(files: list[Path], out: str) -> None:
+    """The checks `casemill mine` makes of its outputs: `out` and its quarantine are no folder,
+    no log and not each other (before any file is mined)."""
+    from mining.output import check_targets, quarantine_path
+
+    check_targets(files, {"out": Path(out), "quarantine": quarantine_path(Path(out))})
+
+
 def file_fingerprint(path: Path) -> str:
     stat = path.stat()
     return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
@@ -68,12 +76,13 @@ def mine_file_task(
 def merge_and_write(results: list[Any], out: str, corpus_dir: str | None) -> dict[str, Any]:
     from casemill.corpus import CorpusStore
     from mining import merge_results
+    from mining.output import quarantine_path
 
     existing = CorpusStore(corpus_dir).cases() if corpus_dir and Path(corpus_dir).is_dir() else ()
     merged = merge_results(results, existing=existing)
     out_path = Path(out)
     atomic_write_jsonl(out_path, (c.model_dump(mode="json") for c in merged.cases))
-    quarantine = out_path.with_name(out_path.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+    quarantine = quarantine_path(out_path)
     atomic_write_jsonl(quarantine, (q.model_dump(mode="json") for q in merged.quarantined))
     return {
         "candidates": str(out_path),
@@ -101,8 +110,9 @@ def mine_logs(
     processes cannot start their own, each file is mined in its task's process)."""
     from mining.toolspec import load_tools_file
 
-    logger = get_run_logger()
     files = expand_paths(logs)
+    check_outputs(files, out)
+    logger = get_run_logger()
     specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
     logger.info(
         "mining %d log files (%s, redaction %s)", len(files), fmt, "on" if redact else "OFF"

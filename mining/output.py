@@ -56,11 +56,14 @@ def quarantine_path(out: Path) -> Path:
     return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
 
 
-def _check_targets(logs: list[Path], targets: dict[str, Path | None]) -> None:
-    """Refuse targets that are folders, or one of the logs or each other: a log would be
-    replaced by what was mined from it, candidates by the quarantine, or redacted cases by the
-    raw values."""
-    seen: dict[Path, str] = {Path(p).resolve(): "a log" for p in logs}
+def check_targets(
+    logs: list[Path], targets: dict[str, Path | None], *, inputs: str = "a log"
+) -> None:
+    """Refuse targets (by the option or parameter naming them) that are folders, or one of the
+    logs or each other: a log would be replaced by what was mined from it, candidates by the
+    quarantine, or redacted cases by the raw values. A `UserError` naming the option (and
+    `inputs`, what the logs are called)."""
+    seen: dict[Path, str] = {Path(p).resolve(): inputs for p in logs}
     for option, target in targets.items():
         if target is None:
             continue
@@ -109,7 +112,7 @@ def mine_to_files(
     quarantine = quarantine or quarantine_path(out)
     paths = list(paths)
     targets = {"--out": out, "--quarantine": quarantine, "--keep-raw": keep_raw}
-    _check_targets(paths, targets)
+    check_targets(paths, targets)
     if keep_raw is not None:
         options = replace(options, keep_raw=True)
     files = _open(dict(zip(("out", "quarantine", "raw"), targets.items(), strict=True)))

@@ -12,7 +12,7 @@ from rich.table import Table
 from casemill.case.model import Case
 from casemill.cli import app
 from casemill.cli.console import console, err_console
-from casemill.corpus import CorpusStore, verify_corpus
+from casemill.corpus import CorpusStore, existing_store, verify_corpus
 from casemill.domains import get_domain
 from casemill.settings import Settings
 from casemill.validation import ValidationReport, validate_paths, write_quarantine
@@ -74,6 +74,9 @@ def validate(
     no_batch: bool = typer.Option(False, "--no-batch", help="skip the Great Expectations suite"),
 ) -> None:
     """Validate case files through every layer; exit 0 when every case is valid, 1 otherwise."""
+    from mining.output import check_targets
+
+    check_targets(paths, {"--quarantine": quarantine}, inputs="an input")  # or it is replaced
     if as_json:
         report = validate_paths(paths, strict=strict, batch=not no_batch)
     else:
@@ -108,8 +111,14 @@ app.add_typer(corpus_app, name="corpus")
 CorpusOpt = typer.Option(None, "--corpus", help="corpus folder (default: settings corpus_dir)")
 
 
-def _store(corpus: Path | None) -> CorpusStore:
-    return CorpusStore(corpus or Settings().corpus_dir)
+def _store(corpus: Path | None, *, create: bool = False) -> CorpusStore:
+    """The corpus of `--corpus` or the settings; one that must already exist (all but `add`)
+    is a folder, or a mistyped path would be read as an empty corpus, silently."""
+    if create:
+        return CorpusStore(corpus or Settings().corpus_dir)
+    if corpus is not None:
+        return existing_store(corpus)
+    return existing_store(Settings().corpus_dir, "corpus_dir (settings)")
 
 
 def _row(case: Case) -> dict[str, Any]:
@@ -220,7 +229,7 @@ def corpus_add(
             markup=False,
         )
         raise typer.Exit(1)
-    manifest = _store(corpus).add_version(report.cases, note=note)
+    manifest = _store(corpus, create=True).add_version(report.cases, note=note)
     if manifest is None:
         console.print("nothing new: every case is already active")
         return

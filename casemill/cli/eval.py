@@ -189,6 +189,9 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
 
     if opts.mode not in ("casemill", "chapter"):
         raise UserError(f"--mode {opts.mode!r}: use 'casemill' or 'chapter'")
+    if not opts.judge and (opts.human_labels or opts.rubric):  # ignored, silently
+        given = "--human-labels" if opts.human_labels else "--rubric"
+        raise UserError(f"{given} is for the LLM judge only: add --judge")
     if opts.gate is not None:
         load_gate(opts.gate)
     if opts.baseline is not None:

@@ -112,9 +112,9 @@ def expand_cmd(
     cases = _load_seeds(seeds)
     existing = []
     if corpus is not None:
-        from casemill.corpus import CorpusStore
+        from casemill.corpus import existing_store
 
-        existing = CorpusStore(corpus).cases()
+        existing = existing_store(corpus).cases()
     with Progress(TextColumn("expanding"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task("seeds", total=len(cases))

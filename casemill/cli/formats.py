@@ -43,6 +43,13 @@ def _run_import(
     return import_chapter(src)
 
 
+def _check_targets(sources: list[Path | None], targets: dict[str, Path | None]) -> None:
+    """The checks `casemill mine` makes of its outputs: no folder, no input, not each other."""
+    from mining.output import check_targets
+
+    check_targets([p for p in sources if p is not None], targets, inputs="an input")
+
+
 def _print_summary(result: ImportResult, out: Path | None, quarantine: Path | None) -> None:
     console.print(f"[bold]{result.source}[/] ({result.format})")
     console.print(f"  read         {result.read}")
@@ -80,11 +87,12 @@ def import_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Import cases from another format. Exit 1 when any record was quarantined, 0 otherwise."""
+    if out is not None and quarantine is None:
+        quarantine = out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+    _check_targets([src, environment], {"--out": out, "--quarantine": quarantine})
     result = _run_import(fmt, src, environment, label)
     if out is not None:
         write_cases(out, result.cases)
-        if quarantine is None:
-            quarantine = out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
     if quarantine is not None and result.quarantined:
         write_quarantine(quarantine, result.quarantined)
     if as_json:
@@ -107,6 +115,7 @@ def export_cmd(
     out: Path = typer.Option(..., "-o", "--out", help="the file to write"),
 ) -> None:
     """Export cases to another format. Exit 1 when a case could not be read or exported."""
+    _check_targets([src], {"--out": out})
     cases, bad = load_cases(src)
     result = EXPORTERS[fmt.value](cases, out)
     console.print(f"wrote {result.written} of {len(cases)} cases to {out} ({fmt.value})")

@@ -81,6 +81,8 @@ def mine_command(
         raise UserError(f"no such log file: {', '.join(missing)}")
     if no_redact and keep_raw:
         raise UserError("--keep-raw only makes sense with redaction on; drop --no-redact")
+    if csv_mapping and fmt != "csv":  # it would be ignored, silently
+        raise UserError(f"--csv-mapping applies to --format csv only, not --format {fmt}")
     mapping = _csv_mapping(csv_mapping) if csv_mapping else None
     specs = load_tools_file(tools) if tools else None
     existing = _corpus(corpus) if corpus else []
@@ -148,11 +150,9 @@ def _csv_mapping(path: Path):
 
 
 def _corpus(path: Path):
-    from casemill.corpus import CorpusStore
+    from casemill.corpus import existing_store
 
-    if not path.is_dir():  # a mistyped path would deduplicate against nothing, silently
-        raise UserError(f"--corpus {path}: no such corpus folder")
-    return CorpusStore(path).cases()
+    return existing_store(path).cases()
 
 
 def _size(n: int) -> str:

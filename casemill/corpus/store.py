@@ -72,6 +72,15 @@ def slice_counts(cases: Iterable[Case]) -> dict[str, dict[str, int]]:
     return {k: dict(sorted(v.items())) for k, v in by.items()}
 
 
+def existing_store(root: str | Path, option: str = "--corpus") -> CorpusStore:
+    """The corpus at `root`, which must be a folder: a mistyped path would otherwise be read
+    as an empty corpus (deduplicate against, list or verify nothing), silently. The error
+    names `option`, the setting the path came from."""
+    if not Path(root).is_dir():
+        raise UserError(f"{option} {root}: no such corpus folder")
+    return CorpusStore(root)
+
+
 class CorpusStore:
     def __init__(self, root: str | Path, clock: Callable[[], datetime] | None = None):
         self.root = Path(root)

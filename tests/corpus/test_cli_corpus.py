@@ -9,6 +9,7 @@ from fixtures.casebuild import cancel_case, clarify_case, line, refund_case
 from typer.testing import CliRunner
 
 from casemill.cli import app
+from casemill.errors import UserError
 
 runner = CliRunner()
 A, B, C = refund_case(), cancel_case(), clarify_case()
@@ -68,3 +69,19 @@ def test_verify_exit_code_on_damage(tmp_path: Path):
     (corpus / "cases.jsonl").write_text("")
     result = invoke("corpus", "verify", "--corpus", str(corpus))
     assert result.exit_code == 1 and "DAMAGED" in result.output
+
+
+def test_commands_reading_a_corpus_refuse_a_missing_folder(tmp_path: Path):
+    nope = tmp_path / "nope"
+    for args in (
+        ("stats",),
+        ("list",),
+        ("show", "c_x"),
+        ("retire", "c_x"),
+        ("verify",),
+        ("verify", "--json"),
+    ):
+        result = invoke("corpus", *args, "--corpus", str(nope))
+        assert isinstance(result.exception, UserError), (args, result.output)
+        assert str(result.exception) == f"--corpus {nope}: no such corpus folder"
+    assert not nope.exists()

@@ -9,7 +9,7 @@ import pytest
 from fixtures.casebuild import cancel_case, clarify_case, refund_case, scenario_case
 
 import casemill.corpus.store as store_module
-from casemill.corpus import CorpusStore, verify_corpus
+from casemill.corpus import CorpusStore, existing_store, verify_corpus
 from casemill.errors import UserError
 
 A, B, C, D = refund_case(), cancel_case(), clarify_case(), scenario_case()
@@ -47,6 +47,14 @@ def test_retire_unknown_is_a_user_error(store):
     store.add_version([A])
     with pytest.raises(UserError, match="not active"):
         store.add_version(retire=["c_nope"])
+
+
+def test_existing_store_refuses_a_path_that_is_no_folder(store, tmp_path):
+    store.add_version([A])
+    assert existing_store(store.root).cases() == [A]
+    for path in (tmp_path / "nope", store.cases_path):
+        with pytest.raises(UserError, match=f"^--seeds-corpus {path}: no such corpus folder$"):
+            existing_store(path, "--seeds-corpus")
 
 
 def test_files_are_sorted_and_manifest_hashes_verify(store):

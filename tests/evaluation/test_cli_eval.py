@@ -168,6 +168,11 @@ def test_bad_records_are_quarantined_and_the_rest_runs(tmp_path, cases_file):
         (["--baseline", "NORUN"], "not an evaluated run directory"),
         (["--mode", "book"], "use 'casemill' or 'chapter'"),
         (["--agent", "telepathy:x"], "unknown agent spec"),
+        (
+            ["--human-labels", "labels.jsonl"],
+            "--human-labels is for the LLM judge only: add --judge",
+        ),
+        (["--rubric", "rubric.toml"], "--rubric is for the LLM judge only: add --judge"),
     ],
 )
 def test_bad_input_exits_2_with_a_located_message(tmp_path, cases_file, args, message):

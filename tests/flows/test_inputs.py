@@ -8,7 +8,7 @@ import pytest
 
 from casemill.errors import UserError
 from flows.evaluate import check_agent, load_cases_for_eval
-from flows.mine import expand_paths
+from flows.mine import expand_paths, mine_logs
 from generators.seeds import load_seeds
 
 
@@ -27,6 +27,24 @@ def test_glob_expands_sorted_and_deduplicated(tmp_path: Path):
 def test_glob_matching_nothing_is_an_error(tmp_path: Path):
     with pytest.raises(UserError, match="no log file"):
         expand_paths([str(tmp_path / "*.jsonl")])
+
+
+def test_mine_outputs_get_the_checks_of_casemill_mine(tmp_path: Path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "a.jsonl"
+    log.write_text("{}\n")
+    quarantined = logs / "b.quarantine.jsonl"
+    quarantined.write_text("{}\n")
+    for out, message in (
+        (log, f"out {log} is also a log"),  # it would be replaced by its candidates
+        (logs / "b.jsonl", f"quarantine {quarantined} is also a log"),
+        (tmp_path, f"out {tmp_path} is a folder"),
+    ):
+        with pytest.raises(UserError, match=f"^{message}"):
+            mine_logs.fn([str(logs / "*.jsonl")], out=str(out), corpus_dir=None)  # before mining
+    assert log.read_text() == quarantined.read_text() == "{}\n"
+    assert sorted(p.name for p in logs.iterdir()) == ["a.jsonl", "b.quarantine.jsonl"]
 
 
 def test_empty_seed_set_is_refused(tmp_path: Path):

@@ -77,6 +77,38 @@ def test_export_exits_1_when_cases_are_skipped(root: Path, tmp_path: Path) -> No
     assert "exactly one expected call" in result.output
 
 
+def test_import_and_export_refuse_an_output_that_is_an_input_or_a_folder(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    src = tmp_path / "chapter.jsonl"
+    src.write_bytes((fixtures / "chapter_cases.jsonl").read_bytes())
+    out = tmp_path / "cases.jsonl"
+    for args, message in (
+        (
+            ["import", "--from", "chapter", str(src), "-o", str(src)],
+            f"--out {src} is also an input",
+        ),
+        (
+            ["import", "--from", "chapter", str(src), "-o", str(tmp_path)],
+            f"--out {tmp_path} is a folder",
+        ),
+        (
+            ["import", "--from", "chapter", str(src), "-o", str(out), "--quarantine", str(out)],
+            f"--quarantine {out} is also --out",
+        ),
+        (["export", "--to", "chapter", str(src), "-o", str(src)], f"--out {src} is also an input"),
+        (
+            ["export", "--to", "chapter", str(src), "-o", str(tmp_path)],
+            f"--out {tmp_path} is a folder",
+        ),
+    ):
+        result = runner.invoke(app, args)
+        assert isinstance(result.exception, UserError), (args, result.output)
+        assert str(result.exception).startswith(message), str(result.exception)
+    assert src.read_bytes() == (fixtures / "chapter_cases.jsonl").read_bytes()  # not replaced
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chapter.jsonl"]
+
+
 def test_environment_only_for_tau2(fixtures: Path) -> None:
     result = runner.invoke(
         app,

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from casemill.case.model import Case, derive
 from casemill.cli import app
+from casemill.errors import UserError
 from casemill.validation.semantic import semantic_findings
 from generators import KINDS, ExpandConfig, expand
 from generators.framework import REGISTRY, operator
@@ -118,6 +119,18 @@ def test_cli_output_is_byte_identical_for_the_same_seed(tmp_path, small_seeds):
         assert summary["accepted"] == len(out.read_bytes().splitlines())
     assert outs[0] == outs[1] and outs[0]
     assert "coverage" in result.output
+
+
+def test_cli_refuses_a_corpus_folder_that_does_not_exist(tmp_path, small_seeds):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
+    out, nope = tmp_path / "out.jsonl", tmp_path / "nope"
+    result = CliRunner().invoke(
+        app, ["expand", "--seeds", str(seeds), "-o", str(out), "--corpus", str(nope)]
+    )
+    assert isinstance(result.exception, UserError)  # `casemill` prints it and exits 2
+    assert str(result.exception) == f"--corpus {nope}: no such corpus folder"
+    assert not out.exists()
 
 
 @pytest.mark.slow

@@ -120,6 +120,10 @@ def test_cli_rejects_unknown_formats_and_missing_files(tmp_path):
             "--format 'xml' is not one of openai-jsonl, transcript, csv, otel",
         ),
         ([str(log), "-f", "openai-jsonl", "--no-redact", "--keep-raw", "r.jsonl"], "--keep-raw"),
+        (
+            [str(log), "-f", "openai-jsonl", "--csv-mapping", "m.json"],
+            "--csv-mapping applies to --format csv only, not --format openai-jsonl",
+        ),
     ):
         done = subprocess.run(
             [str(casemill), "mine", *args, "-o", str(tmp_path / "o.jsonl")],

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from casemill.cli import app
+from casemill.errors import UserError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MIXED = FIXTURES / "mixed.jsonl"
@@ -101,6 +102,21 @@ def test_usage_errors_exit_2(tmp_path):
     )
     assert proc.returncode == 2
     assert "no such file or folder" in " ".join(proc.stderr.split())
+
+
+def test_a_quarantine_that_is_an_input_or_a_folder_is_refused(tmp_path):
+    cases = tmp_path / "mixed.jsonl"
+    cases.write_bytes(MIXED.read_bytes())
+    for target, message in (
+        (cases, f"--quarantine {cases} is also an input"),  # its bad records would replace it
+        (tmp_path, f"--quarantine {tmp_path} is a folder"),
+    ):
+        result = runner.invoke(
+            app, ["validate", str(cases), "--no-batch", "--quarantine", str(target)]
+        )
+        assert isinstance(result.exception, UserError), result.output
+        assert str(result.exception).startswith(message)
+    assert cases.read_bytes() == MIXED.read_bytes()
 
 
 @pytest.mark.slow
