@@ -26,7 +26,7 @@ SHOWN = HEADLINE  # the metrics the Markdown summary leads with
 
 
 def _fail(exc: UserError) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
     return typer.Exit(2)
 
 
@@ -127,7 +127,7 @@ def eval_command(
         None, "--human-labels", help="JSONL of human verdicts, for the judge's agreement"
     ),
     rubric: Path | None = typer.Option(
-        None, "--rubric", help="TOML rubric for the judge ([[criterion]] name, question)"
+        None, "--rubric", help="TOML rubric for the judge: criterion tables with name and question"
     ),
     scoring: Path | None = typer.Option(
         None, "--scoring", help="TOML scoring config: weights of 'overall', prices per token"

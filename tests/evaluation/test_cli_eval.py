@@ -165,6 +165,8 @@ def test_bad_records_are_quarantined_and_the_rest_runs(tmp_path, cases_file):
     [
         (["--cases", "nowhere.jsonl"], "no such file or folder"),
         (["--gate", "BADGATE"], "bad.toml:2: rule 1, field 'metric'"),
+        # brackets in a message are printed as they are, not eaten as console markup
+        (["--gate", "EMPTYGATE"], "empty.toml: no rules; add [[rule]] tables"),
         (["--baseline", "NORUN"], "not an evaluated run directory"),
         (["--mode", "book"], "use 'casemill' or 'chapter'"),
         (["--agent", "telepathy:x"], "unknown agent spec"),
@@ -174,7 +176,12 @@ def test_bad_input_exits_2_with_a_located_message(tmp_path, cases_file, args, me
     gate = tmp_path / "bad.toml"
     gate.write_text('[[rule]]\nmetric = "recall"\nmin = 1\n')
     argv = {"--agent": "reference", "--cases": str(cases_file), "-o": str(tmp_path / "run")}
-    replace = {"BADGATE": str(gate), "NORUN": str(tmp_path / "nothing")}
+    (tmp_path / "empty.toml").write_text("")
+    replace = {
+        "BADGATE": str(gate),
+        "EMPTYGATE": str(tmp_path / "empty.toml"),
+        "NORUN": str(tmp_path / "nothing"),
+    }
     argv[args[0]] = replace.get(args[1], args[1])
     flat = [x for pair in argv.items() for x in pair]
     result = _eval(*flat)
