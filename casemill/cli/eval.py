@@ -183,7 +183,7 @@ class EvalOptions:
 def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     """Everything that can be wrong with the input, checked before the agent runs."""
     from evaluation.gate import load_gate
-    from evaluation.report.results import load_run
+    from evaluation.report.results import load_baseline, load_run
     from evaluation.scoring.inputs import load_eval_cases, quarantine
     from evaluation.scoring.registry import ScoringConfig, load_scoring_config
 
@@ -192,7 +192,7 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if opts.gate is not None:
         load_gate(opts.gate)
     if opts.baseline is not None:
-        load_run(opts.baseline)
+        load_run(opts.baseline)  # a bad run directory is said before the cases are read
     config = load_scoring_config(opts.scoring) if opts.scoring else ScoringConfig()
     loaded = load_eval_cases(opts.cases)
     if loaded.bad:
@@ -203,6 +203,8 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
         err_console.print(message, highlight=False)
     if not loaded.cases:
         raise UserError(f"{opts.cases}: no valid cases to run")
+    if opts.baseline is not None:
+        load_baseline(opts.baseline, (c.id for c in loaded.cases))
     return loaded, config
 
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.corpus.store import CorpusStore
-from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case
+from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case, variant_of
 
 runner = CliRunner()
 
@@ -124,6 +124,16 @@ def test_runs_list_show_compare(runs):
     assert [f["direction"] for f in comp["flips"]] == ["pass->fail"]
     plain = runner.invoke(app, ["runs", "compare", str(runs / "good"), str(runs / "bad")])
     assert "pass->fail" in plain.output
+
+
+def test_a_baseline_from_other_cases_is_refused_before_the_agent_runs(runs, tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text(variant_of(refund_case(), "W1001: the mug is cracked").model_dump_json())
+    argv = ["--agent", "reference", "--cases", str(other), "-o", str(tmp_path / "run")]
+    result = _eval(*argv, "--baseline", str(runs / "good"))
+    assert result.exit_code == 2, result.output
+    assert "shares no case with the cases evaluated now" in " ".join(result.output.split())
+    assert not (tmp_path / "run" / "trajectories.jsonl").exists()
 
 
 def test_chapter_mode_and_corpus_input(tmp_path):
