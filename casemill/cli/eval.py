@@ -69,10 +69,15 @@ def _print_gate(summary: RunSummary) -> None:
     gate = summary.gate
     if gate is None:
         return
+    notes = [r for r in gate.rules if r.note]
     if gate.passed:
         console.print(f"[bold green]gate passed[/] ({len(gate.rules)} rules)")
+    else:
+        console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
+    for r in notes:
+        console.print(f"  note: {r.rule}: {r.note}", markup=False, highlight=False)
+    if gate.passed:
         return
-    console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
     for f in gate.failures:
         shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
         console.print(f"  [red]{escape(f.rule)}[/]: {escape(f.message)}", highlight=False)

@@ -136,6 +136,15 @@ def test_a_baseline_from_other_cases_is_refused_before_the_agent_runs(runs, tmp_
     assert not (tmp_path / "run" / "trajectories.jsonl").exists()
 
 
+def test_a_passing_gate_prints_its_rule_notes(tmp_path, cases_file):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[rule]]\nmetric = "task_success"\nmin = 0.5\nwhere = { intent = "refnd" }\n')
+    argv = ["--agent", "reference", "--cases", str(cases_file), "-o", str(tmp_path / "run")]
+    result = _eval(*argv, "--gate", str(gate))
+    assert result.exit_code == 0, result.output
+    assert "no case of the run has intent 'refnd'" in " ".join(result.output.split())
+
+
 def test_chapter_mode_and_corpus_input(tmp_path):
     corpus = tmp_path / "corpus"
     CorpusStore(corpus).add_version([refund_case(), cancel_case()], note="t")
