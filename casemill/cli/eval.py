@@ -373,6 +373,8 @@ def runs_compare(
     except UserError as exc:
         raise _fail(exc) from exc
     comp = compare(base.summary, cur.summary, seed=seed)
+    if comp.paired_cases == 0:
+        raise _fail(UserError(f"{a} and {b} share no case: nothing to compare"))
     if as_json:
         typer.echo(comp.model_dump_json(indent=2))
         return

@@ -134,6 +134,10 @@ def test_a_baseline_from_other_cases_is_refused_before_the_agent_runs(runs, tmp_
     assert result.exit_code == 2, result.output
     assert "shares no case with the cases evaluated now" in " ".join(result.output.split())
     assert not (tmp_path / "run" / "trajectories.jsonl").exists()
+    alone = _eval("--agent", "reference", "--cases", str(other), "-o", str(tmp_path / "alone"))
+    assert alone.exit_code == 0, alone.output
+    compared = runner.invoke(app, ["runs", "compare", str(runs / "good"), str(tmp_path / "alone")])
+    assert compared.exit_code == 2 and "share no case" in " ".join(compared.output.split())
 
 
 def test_a_passing_gate_prints_its_rule_notes(tmp_path, cases_file):
