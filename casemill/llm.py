@@ -74,9 +74,12 @@ class LLMEndpoint:
     _async_clients: Any = field(default_factory=weakref.WeakKeyDictionary, init=False, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: Settings | None = None) -> LLMEndpoint:
+    def from_settings(cls, settings: Settings | None = None, model: str = "") -> LLMEndpoint:
+        """The endpoint of `settings`; `model`, when given, is the model to use (the settings'
+        model is then not needed)."""
         settings = settings or Settings()
-        base, model, key = settings.resolved_llm()
+        base, configured, key = settings.resolved_llm()
+        model = model or configured or ""
         if not base or not model:
             raise EndpointNotConfigured(NOT_CONFIGURED)
         return cls(
@@ -86,6 +89,12 @@ class LLMEndpoint:
             timeout_s=settings.llm_timeout_s,
             max_retries=settings.llm_max_retries,
         )
+
+    def scrub(self, text: str) -> str:
+        """`text` with the API key masked: some servers quote the key they were sent in an
+        error message, and error messages land in trajectories, reports and logs."""
+        key = self.api_key.get_secret_value() if self.api_key else ""
+        return text.replace(key, "***") if len(key) >= 4 else text
 
     @property
     def client(self) -> Any:

@@ -30,7 +30,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -41,7 +41,7 @@ from pydantic import (
     model_validator,
 )
 
-from casemill.case.model import Case
+from casemill.case.model import Case, Category, Difficulty, Origin, Outcome
 from casemill.errors import UserError
 from evaluation.scoring.compare import comparable, flips, paired_delta
 from evaluation.scoring.model import CaseScore, GateFailure, GateVerdict, RuleResult, RunSummary
@@ -57,6 +57,16 @@ WHERE_KEYS = (
     "label",
     "domain",
 )
+
+
+# The `where` keys whose values come from a closed list: a value outside it is a typo that would
+# select no case (and an empty slice passes), so it is refused when the gate is read.
+CLOSED_VALUES: dict[str, tuple[str, ...]] = {
+    "origin": get_args(Origin),
+    "category": get_args(Category),
+    "outcome": get_args(Outcome),
+    "difficulty": get_args(Difficulty),
+}
 
 
 class Rule(BaseModel):
@@ -84,6 +94,11 @@ class Rule(BaseModel):
         unknown = sorted(set(value) - set(WHERE_KEYS))
         if unknown:
             raise ValueError(f"unknown 'where' keys {unknown}; use: {', '.join(WHERE_KEYS)}")
+        for key, allowed in CLOSED_VALUES.items():
+            bad = sorted(_wanted(value[key]) - set(allowed)) if key in value else []
+            if bad:
+                shown = ", ".join(repr(b) for b in bad)
+                raise ValueError(f"unknown {key} {shown}; known: {', '.join(allowed)}")
         return value
 
     @model_validator(mode="after")
@@ -205,6 +220,16 @@ def load_gate(path: str | Path) -> Gate:
     return parse_gate(text, str(path))
 
 
+def _unmatched(rule: Rule, cases: Sequence[Case]) -> str:
+    """A note naming the `where` values no case of the run has (a typo'd intent, operator or
+    label selects nothing, and an empty slice passes); "" when every value matches a case."""
+    missing = []
+    for key, value in rule.where.items():
+        seen = set().union(*(_case_values(c, key) for c in cases)) if cases else set()
+        missing += [f"{key} {v!r}" for v in sorted(_wanted(value) - seen)]
+    return f"no case of the run has {', '.join(missing)}" if missing else ""
+
+
 def _selected(rule: Rule, case_map: dict[str, Case], per_case: dict[str, dict]) -> list[str]:
     return [i for i in per_case if rule.selects(case_map.get(i))]
 
@@ -225,9 +250,8 @@ def _threshold(
             message=note,
         )
     if not present:
-        return RuleResult(
-            rule=label, passed=True, note="no case in the slice has this metric"
-        ), None
+        note = "no case in the slice has this metric" if ids else "the slice has no case"
+        return RuleResult(rule=label, passed=True, note=note), None
     mean = sum(present.values()) / len(present)
     low_ok = rule.min is None or mean >= rule.min - 1e-12
     high_ok = rule.max is None or mean <= rule.max + 1e-12
@@ -316,6 +340,10 @@ def check_gate(
             result, failure = _threshold(rule, label, ids, per_case)
         else:
             result, failure = _no_regression(rule, label, ids, per_case, baseline, summary)
+        unmatched = _unmatched(rule, cases)
+        if unmatched:
+            note = "; ".join(n for n in (unmatched, result.note) if n)
+            result = result.model_copy(update={"note": note})
         results.append(result)
         if failure is not None:
             failures.append(failure)

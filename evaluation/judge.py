@@ -138,11 +138,13 @@ class Judge:
             reply, _ = self.endpoint.chat_json(self.messages(case, trajectory), _Reply)
         except (CasemillError, OSError) as exc:
             return [
-                JudgeVerdict(**base, criterion=c.name, passed=None, error=str(exc))
+                JudgeVerdict(
+                    **base, criterion=c.name, passed=None, error=self.endpoint.scrub(str(exc))
+                )
                 for c in self.rubric
             ]
         except Exception as exc:  # the openai SDK's own errors (connection, status) after retries
-            message = f"{type(exc).__name__}: {exc}"
+            message = self.endpoint.scrub(f"{type(exc).__name__}: {exc}")
             return [
                 JudgeVerdict(**base, criterion=c.name, passed=None, error=message)
                 for c in self.rubric

@@ -49,6 +49,38 @@ def check_agent(agent: str) -> None:
     load_agent(agent)
 
 
+def check_run_inputs(
+    case_list: list[Case],
+    *,
+    trials: int = 1,
+    concurrency: int = 8,
+    batch_size: int = 250,
+    timeout_s: float = 60.0,
+    max_steps: int = 20,
+    baseline: str | None = None,
+    gate: str | None = None,
+) -> None:
+    """Fail before the agent runs on what would otherwise fail after it (a bad gate file or
+    baseline run is only read when scoring) or inside every batch task (bad numbers)."""
+    from evaluation.gate import load_gate
+    from evaluation.report.results import load_baseline
+
+    for name, value in (
+        ("trials", trials),
+        ("concurrency", concurrency),
+        ("batch_size", batch_size),
+        ("max_steps", max_steps),
+    ):
+        if value < 1:
+            raise UserError(f"parameter '{name}' is {value}; it must be at least 1")
+    if timeout_s <= 0:
+        raise UserError(f"parameter 'timeout_s' is {timeout_s}; it must be above 0")
+    if gate:
+        load_gate(gate)
+    if baseline:
+        load_baseline(baseline, (c.id for c in case_list))
+
+
 @task(name="run-agent-batch", retries=2, retry_delay_seconds=[2, 10], cache_policy=NO_CACHE)
 def run_batch(
     agent: str,
@@ -138,6 +170,10 @@ def evaluate_agent(
     logger = get_run_logger()
     check_agent(agent)
     case_list = load_cases_for_eval(cases)
+    check_run_inputs(
+        case_list, trials=trials, concurrency=concurrency, batch_size=batch_size,
+        timeout_s=timeout_s, max_steps=max_steps, baseline=baseline, gate=gate,
+    )  # fmt: skip
     root = Path(run_dir)
     chunks = batches(case_list, batch_size)
     logger.info(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
 from casemill.cli.console import err_console
 from casemill.errors import UserError
@@ -33,5 +34,5 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)

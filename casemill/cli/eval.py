@@ -26,7 +26,7 @@ SHOWN = HEADLINE  # the metrics the Markdown summary leads with
 
 
 def _fail(exc: UserError) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
     return typer.Exit(2)
 
 
@@ -69,10 +69,15 @@ def _print_gate(summary: RunSummary) -> None:
     gate = summary.gate
     if gate is None:
         return
+    notes = [r for r in gate.rules if r.note]
     if gate.passed:
         console.print(f"[bold green]gate passed[/] ({len(gate.rules)} rules)")
+    else:
+        console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
+    for r in notes:
+        console.print(f"  note: {r.rule}: {r.note}", markup=False, highlight=False)
+    if gate.passed:
         return
-    console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
     for f in gate.failures:
         shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
         console.print(f"  [red]{escape(f.rule)}[/]: {escape(f.message)}", highlight=False)
@@ -127,7 +132,7 @@ def eval_command(
         None, "--human-labels", help="JSONL of human verdicts, for the judge's agreement"
     ),
     rubric: Path | None = typer.Option(
-        None, "--rubric", help="TOML rubric for the judge ([[criterion]] name, question)"
+        None, "--rubric", help="TOML rubric for the judge: criterion tables with name and question"
     ),
     scoring: Path | None = typer.Option(
         None, "--scoring", help="TOML scoring config: weights of 'overall', prices per token"
@@ -183,7 +188,7 @@ class EvalOptions:
 def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     """Everything that can be wrong with the input, checked before the agent runs."""
     from evaluation.gate import load_gate
-    from evaluation.report.results import load_run
+    from evaluation.report.results import load_baseline, load_run
     from evaluation.scoring.inputs import load_eval_cases, quarantine
     from evaluation.scoring.registry import ScoringConfig, load_scoring_config
 
@@ -195,7 +200,7 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if opts.gate is not None:
         load_gate(opts.gate)
     if opts.baseline is not None:
-        load_run(opts.baseline)
+        load_run(opts.baseline)  # a bad run directory is said before the cases are read
     config = load_scoring_config(opts.scoring) if opts.scoring else ScoringConfig()
     loaded = load_eval_cases(opts.cases)
     if loaded.bad:
@@ -206,6 +211,8 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
         err_console.print(message, highlight=False)
     if not loaded.cases:
         raise UserError(f"{opts.cases}: no valid cases to run")
+    if opts.baseline is not None:
+        load_baseline(opts.baseline, (c.id for c in loaded.cases))
     return loaded, config
 
 
@@ -369,6 +376,8 @@ def runs_compare(
     except UserError as exc:
         raise _fail(exc) from exc
     comp = compare(base.summary, cur.summary, seed=seed)
+    if comp.paired_cases == 0:
+        raise _fail(UserError(f"{a} and {b} share no case: nothing to compare"))
     if as_json:
         typer.echo(comp.model_dump_json(indent=2))
         return

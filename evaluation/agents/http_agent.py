@@ -22,9 +22,11 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -43,6 +45,23 @@ log = logging.getLogger(__name__)
 PROTOCOL = "casemill-agent/1"
 
 
+SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
+
+
+def shown_url(url: str) -> str:
+    """`url` fit to be shown and written: a password in it and the values of query parameters
+    that look like credentials (`api_key`, `token`, `sig`, ...) become `***`."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = [
+        (k, "***" if SECRET_PARAM.search(k) else v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="*")))
+
+
 @dataclass
 class HTTPAgent:
     url: str
@@ -53,7 +72,7 @@ class HTTPAgent:
     sleep: Any = time.sleep
 
     def __post_init__(self) -> None:
-        self.name = self.url
+        self.name = shown_url(self.url)  # the name lands in every file of the run
         self.fingerprint = short_hash(json.dumps({"spec": self.url, "protocol": PROTOCOL}))
         self._client = httpx.Client(timeout=self.timeout_s, headers=self.headers)
 
@@ -104,7 +123,7 @@ class HTTPAgent:
             if not error.transient or attempt == self.retry.attempts:
                 raise error
             wait = self.retry.delay(attempt, rng, error.retry_after_s)
-            log.info("%s: %s; retry %d in %.2fs", self.url, error.kind, attempt, wait)
+            log.info("%s: %s; retry %d in %.2fs", self.name, error.kind, attempt, wait)
             self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -74,8 +74,8 @@ class OpenAIAgent:
 
     @classmethod
     def from_spec(cls, model: str, settings: Settings | None = None) -> OpenAIAgent:
-        endpoint = LLMEndpoint.from_settings(settings)  # raises EndpointNotConfigured
-        return cls(endpoint=replace(endpoint, model=model or endpoint.model))
+        # the spec's model needs no CASEMILL_LLM_MODEL; raises EndpointNotConfigured
+        return cls(endpoint=LLMEndpoint.from_settings(settings, model=model))
 
     def run_sync(self, episode: Episode) -> AgentReply:
         """`run` on an event loop of its own (for callers outside asyncio)."""
@@ -125,7 +125,9 @@ class OpenAIAgent:
             except Exception as exc:  # noqa: BLE001 - classified, then retried or recorded
                 error = _classify(exc)
             if not error.transient or attempt == self.retry.attempts:
-                raise error
+                raise AgentError(
+                    error.kind, self.endpoint.scrub(str(error)), retry_after_s=error.retry_after_s
+                )
             wait = self.retry.delay(attempt, rng, error.retry_after_s)
             log.info("%s: %s; retry %d in %.2fs", self.name, error.kind, attempt, wait)
             waited = self.sleep(wait)

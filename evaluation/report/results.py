@@ -12,7 +12,7 @@ Writes are atomic. Reading checks the format version and says what to do with a 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +102,21 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     scores = read_results(run_dir / RESULTS) if (run_dir / RESULTS).is_file() else []
     summary = summary.model_copy(update={"per_case": per_case_means(by_case(scores))})
     return LoadedRun(path=run_dir, summary=summary, scores=scores)
+
+
+def load_baseline(run_dir: str | Path, case_ids: Iterable[str]) -> RunSummary:
+    """The summary of a baseline run for a run on `case_ids`. A baseline that ran none of those
+    cases (a run on another corpus, or another case file) is refused: nothing could be
+    compared, and every no-regression rule of a gate would pass unchecked."""
+    loaded = load_run(run_dir)
+    wanted = set(case_ids)
+    if wanted and loaded.scores and not wanted & set(loaded.summary.per_case):
+        raise UserError(
+            f"{run_dir}: the baseline run shares no case with the cases evaluated now "
+            f"({len(loaded.summary.per_case)} cases there, {len(wanted)} here, none in common); "
+            "was it run on another corpus or case file?"
+        )
+    return loaded.summary
 
 
 def read_trajectories(path: Path) -> list[Trajectory]:

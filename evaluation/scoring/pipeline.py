@@ -111,7 +111,11 @@ def evaluate_run(
     summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring."""
     run_dir = Path(run_dir)
     gate = load_gate(gate_path) if gate_path is not None else None
-    baseline = results.load_run(baseline_dir).summary if baseline_dir is not None else None
+    baseline = (
+        results.load_baseline(baseline_dir, (c.id for c in cases))
+        if baseline_dir is not None
+        else None
+    )
     scores = score_all(cases, trajectories, mode=mode, config=config)
     notes: list[str] = []
     if judge is not None:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.corpus.store import CorpusStore
-from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case
+from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case, variant_of
 
 runner = CliRunner()
 
@@ -126,6 +126,29 @@ def test_runs_list_show_compare(runs):
     assert "pass->fail" in plain.output
 
 
+def test_a_baseline_from_other_cases_is_refused_before_the_agent_runs(runs, tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text(variant_of(refund_case(), "W1001: the mug is cracked").model_dump_json())
+    argv = ["--agent", "reference", "--cases", str(other), "-o", str(tmp_path / "run")]
+    result = _eval(*argv, "--baseline", str(runs / "good"))
+    assert result.exit_code == 2, result.output
+    assert "shares no case with the cases evaluated now" in " ".join(result.output.split())
+    assert not (tmp_path / "run" / "trajectories.jsonl").exists()
+    alone = _eval("--agent", "reference", "--cases", str(other), "-o", str(tmp_path / "alone"))
+    assert alone.exit_code == 0, alone.output
+    compared = runner.invoke(app, ["runs", "compare", str(runs / "good"), str(tmp_path / "alone")])
+    assert compared.exit_code == 2 and "share no case" in " ".join(compared.output.split())
+
+
+def test_a_passing_gate_prints_its_rule_notes(tmp_path, cases_file):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[rule]]\nmetric = "task_success"\nmin = 0.5\nwhere = { intent = "refnd" }\n')
+    argv = ["--agent", "reference", "--cases", str(cases_file), "-o", str(tmp_path / "run")]
+    result = _eval(*argv, "--gate", str(gate))
+    assert result.exit_code == 0, result.output
+    assert "no case of the run has intent 'refnd'" in " ".join(result.output.split())
+
+
 def test_chapter_mode_and_corpus_input(tmp_path):
     corpus = tmp_path / "corpus"
     CorpusStore(corpus).add_version([refund_case(), cancel_case()], note="t")
@@ -165,6 +188,8 @@ def test_bad_records_are_quarantined_and_the_rest_runs(tmp_path, cases_file):
     [
         (["--cases", "nowhere.jsonl"], "no such file or folder"),
         (["--gate", "BADGATE"], "bad.toml:2: rule 1, field 'metric'"),
+        # brackets in a message are printed as they are, not eaten as console markup
+        (["--gate", "EMPTYGATE"], "empty.toml: no rules; add [[rule]] tables"),
         (["--baseline", "NORUN"], "not an evaluated run directory"),
         (["--mode", "book"], "use 'casemill' or 'chapter'"),
         (["--agent", "telepathy:x"], "unknown agent spec"),
@@ -179,7 +204,12 @@ def test_bad_input_exits_2_with_a_located_message(tmp_path, cases_file, args, me
     gate = tmp_path / "bad.toml"
     gate.write_text('[[rule]]\nmetric = "recall"\nmin = 1\n')
     argv = {"--agent": "reference", "--cases": str(cases_file), "-o": str(tmp_path / "run")}
-    replace = {"BADGATE": str(gate), "NORUN": str(tmp_path / "nothing")}
+    (tmp_path / "empty.toml").write_text("")
+    replace = {
+        "BADGATE": str(gate),
+        "EMPTYGATE": str(tmp_path / "empty.toml"),
+        "NORUN": str(tmp_path / "nothing"),
+    }
     argv[args[0]] = replace.get(args[1], args[1])
     flat = [x for pair in argv.items() for x in pair]
     result = _eval(*flat)

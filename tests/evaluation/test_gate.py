@@ -109,6 +109,18 @@ def test_min_cases_fails_an_empty_slice():
     assert verdict.passed is False and "fewer than min_cases" in verdict.failures[0].message
 
 
+def test_a_where_value_no_case_has_is_named_in_the_rule_note():
+    cases, scores, summary = _run(True, False)
+    gate = parse_gate(
+        '[[rule]]\nmetric = "tool_recall"\nmin = 0.95\nwhere = { intent = ["refnd", "cancel"] }\n'
+        '\n[[rule]]\nmetric = "task_success"\nmin = 0.9\nwhere = { operator = "typoz" }\n'
+    )
+    verdict = check_gate(gate, cases, scores, summary)
+    assert verdict.passed is True  # an empty slice passes, as documented, but says why
+    assert verdict.rules[0].note == "no case of the run has intent 'refnd'"
+    assert verdict.rules[1].note == "no case of the run has operator 'typoz'; the slice has no case"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -135,6 +147,15 @@ def test_min_cases_fails_an_empty_slice():
         (
             '[[rule]]\nkind = "no_regression"\nmetric = "task_success"\nmax = 1\n',
             ":1: rule 1, field '(rule)': a no_regression rule takes no",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 1\nwhere = { category = "adversarail" }\n',
+            ":4: rule 1, field 'where': unknown category 'adversarail'; known: capability,",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 1\n'
+            'where = { outcome = ["clarify", "refused"] }\n',
+            ":4: rule 1, field 'where': unknown outcome 'refused'; known: resolve,",
         ),
         ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),

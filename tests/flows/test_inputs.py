@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from casemill.errors import UserError
-from flows.evaluate import check_agent, load_cases_for_eval
+from flows.evaluate import check_agent, check_run_inputs, load_cases_for_eval
 from flows.mine import expand_paths, mine_logs
 from generators.seeds import load_seeds
 
@@ -70,3 +70,22 @@ def test_cases_with_errors_are_refused_with_file_and_line(tmp_path: Path):
     bad.write_text('{"domain": "support"\n')
     with pytest.raises(UserError, match=r"cases\.jsonl:1"):
         load_cases_for_eval(str(bad))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"trials": 0}, "parameter 'trials' is 0; it must be at least 1"),
+        ({"batch_size": 0}, "parameter 'batch_size' is 0"),
+        ({"timeout_s": 0.0}, "parameter 'timeout_s' is 0.0"),
+        ({"gate": "GATE"}, "gate.toml:2: rule 1, field 'metric': unknown metric 'tool_recal'"),
+        ({"baseline": "NORUN"}, "not an evaluated run directory"),
+    ],
+)
+def test_evaluate_inputs_are_checked_before_the_agent_runs(tmp_path: Path, kwargs, message):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[rule]]\nmetric = "tool_recal"\nmin = 1\n')
+    replace = {"GATE": str(gate), "NORUN": str(tmp_path / "nothing")}
+    kwargs = {k: replace.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
+    with pytest.raises(UserError, match=message):
+        check_run_inputs([], **kwargs)

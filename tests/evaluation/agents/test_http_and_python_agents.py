@@ -111,6 +111,16 @@ def test_http_agent_tool_loop(tmp_path: Path):
     assert traj.final_state["orders"]["W1001"]["refunds"][0]["item_ids"] == ["I1"]
 
 
+def test_http_agent_credentials_in_the_url_are_not_written(tmp_path: Path):
+    with HTTPAgentServer(refund_agent) as server:
+        url = server.url.replace("http://", "http://bot:pw-0123456789@") + "?api_key=k-9876543210"
+        [traj] = run(HTTPAgent(url, retry=FAST), [mug_case()], tmp_path, retry=ONCE)
+    assert traj.error is None and traj.final_reply == "Refunded 14.50."
+    assert traj.agent.startswith("http://bot:***@") and traj.agent.endswith("?api_key=***")
+    written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
+    assert "pw-0123456789" not in written and "k-9876543210" not in written
+
+
 def test_http_agent_invalid_json_and_bad_shape(tmp_path: Path):
     with HTTPAgentServer(lambda body: (200, "<html>oops", {})) as server:
         [traj] = run(HTTPAgent(server.url, retry=FAST), [mug_case()], tmp_path / "a", retry=ONCE)

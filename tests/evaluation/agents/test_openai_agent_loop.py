@@ -198,3 +198,34 @@ def test_load_agent_openai_reads_the_endpoint_from_settings(monkeypatch):
         Settings(_env_file=None, llm_base_url="http://127.0.0.1:9/v1", llm_model="x"),
     )
     assert agent.fingerprint != other.fingerprint
+
+
+def test_openai_spec_names_the_model_so_no_model_setting_is_needed(monkeypatch):
+    from casemill.settings import Settings
+
+    for var in ("CASEMILL_LLM_MODEL", "CASEMILL_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    agent = load_agent(
+        "openai:qwen", Settings(_env_file=None, llm_base_url="http://127.0.0.1:9/v1")
+    )
+    assert agent.name == "openai:qwen" and agent.endpoint.model == "qwen"
+
+
+def test_a_server_quoting_the_api_key_in_an_error_does_not_get_it_recorded(tmp_path: Path):
+    from pydantic import SecretStr
+
+    key = "sk-test-0123456789abcdef"
+
+    def respond(body):
+        message = f"Incorrect API key provided: Bearer {key}"
+        return Reply(status=401, body={"error": {"message": message}})
+
+    with OpenAIServer(respond) as server:
+        endpoint = LLMEndpoint(
+            base_url=server.base_url, model="m", api_key=SecretStr(key), timeout_s=10
+        )
+        agent = OpenAIAgent(endpoint=endpoint, retry=FAST, sleep=lambda s: None)
+        [traj] = run(agent, [mug_case()], tmp_path, retry=NO_CASE_RETRY)
+    assert traj.error_kind == "http_4xx" and "Bearer ***" in traj.error
+    assert key not in traj.model_dump_json()
+    assert key not in "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())

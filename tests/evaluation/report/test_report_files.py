@@ -20,6 +20,7 @@ from tests.evaluation.scoring.casebuild import (
     clarify_case,
     refund_case,
     trajectory,
+    variant_of,
 )
 
 GATE = '[[rule]]\nmetric = "forbidden_violations"\nmax = 0\nwhere = { category = "adversarial" }\n'
@@ -162,3 +163,14 @@ def test_a_trajectory_that_cannot_be_scored_becomes_an_error_record(tmp_path):
     (only,) = outcome.scores
     assert only.error_kind == "scoring_error" and "unknown domain" in only.error
     assert outcome.summary.errors == 1 and outcome.summary.error_kinds == {"scoring_error": 1}
+
+
+def test_a_baseline_sharing_no_case_with_the_run_is_refused(tmp_path):
+    base_dir, _, _ = _evaluate(tmp_path, clarify_writes=False, name="base")
+    other = variant_of(refund_case(), "My mug came cracked in W1001, refund please")
+    with pytest.raises(UserError, match="shares no case with the cases evaluated now"):
+        evaluate_run(tmp_path / "other", [other], [], baseline_dir=base_dir)
+    # a baseline that shares some cases (a corpus version that added cases) is compared
+    outcome = evaluate_run(tmp_path / "more", [other, refund_case()], [], baseline_dir=base_dir)
+    assert outcome.summary.comparison is not None
+    assert outcome.summary.comparison.paired_cases == 1
