@@ -17,12 +17,15 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, fields
+from datetime import date, timedelta
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 POOL = 600
+DOB_AS_OF = date(2026, 11, 22)  # the day the shipped pools were drawn (not a leap day)
 _sha256 = hashlib.sha256
 
 
@@ -78,10 +81,17 @@ def draw(seed: int) -> Pools:
         unit=unique(fake.secondary_address, 500),
         phone=tuple(fake.numerify("(###) 555-01##") for _ in range(POOL)),
         card=tuple(fake.credit_card_number(card_type="visa16") for _ in range(POOL)),
-        dob=tuple(
-            fake.date_of_birth(minimum_age=18, maximum_age=90).isoformat() for _ in range(POOL)
-        ),
+        dob=tuple(_date_of_birth(fake) for _ in range(POOL)),
     )
+
+
+def _date_of_birth(fake: Any, minimum_age: int = 18, maximum_age: int = 90) -> str:
+    """Faker's `date_of_birth`, as of `DOB_AS_OF` instead of today: a seed's pools (and so the
+    surrogates mining gives) must not change with the calendar."""
+    start = DOB_AS_OF.replace(year=DOB_AS_OF.year - maximum_age - 1)
+    end = DOB_AS_OF.replace(year=DOB_AS_OF.year - minimum_age)
+    dob = fake.date_time_ad(start_datetime=start, end_datetime=end).date()
+    return (dob if dob != start else dob + timedelta(days=1)).isoformat()
 
 
 class Surrogates:

@@ -363,3 +363,21 @@ def test_shipped_pools_are_what_faker_draws():
     for seed in SHIPPED:
         assert pools(seed) == draw(seed)
     assert pools(7) == draw(7) != pools(0)
+
+
+def test_drawn_pools_do_not_change_with_the_calendar(monkeypatch):
+    """Dates of birth are drawn as of a fixed day: on another day the same seed gives the same
+    surrogates (Faker's own `date_of_birth` counts back from today)."""
+    import datetime as dt
+
+    import faker.providers.date_time as faker_dates
+
+    today = draw(3)
+
+    class Later(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return dt.datetime(2031, 3, 1, tzinfo=tz)
+
+    monkeypatch.setattr(faker_dates, "datetime", Later)
+    assert draw(3) == today
