@@ -88,7 +88,8 @@ class ReviewStore(BatchOps):
         note: str = "",
     ) -> EnqueueResult:
         """Put cases in the queue under `batch_id`. Idempotent by case id: a case already queued
-        (in any batch) is left as it is. Each case is validated now; its findings travel with it."""
+        (in any batch), or the content a queued case was edited into, is left as it is. Each case
+        is validated now; its findings travel with it."""
         parents = parents or {}
         added, already, invalid = [], [], []
         now = self._now()
@@ -109,17 +110,7 @@ class ReviewStore(BatchOps):
                         batch_id=batch_id, created_at=now, policy=policy, note=note
                     )
                 )
-            existing = (
-                set(
-                    conn.execute(
-                        select(items.c.case_id).where(
-                            items.c.case_id.in_([c.id for c, _, _ in rows])
-                        )
-                    ).scalars()
-                )
-                if rows
-                else set()
-            )
+            existing = _queued_ids(conn, [c.id for c, _, _ in rows])
             position = conn.execute(
                 select(func.coalesce(func.max(items.c.position), 0)).where(
                     items.c.batch_id == batch_id
@@ -481,6 +472,18 @@ def _item_values(
         "double_review": False,
         "enqueued_at": now,
     }
+
+
+def _queued_ids(conn: Connection, ids: list[str]) -> set[str]:
+    """Which of `ids` the queue holds already: as an item's key or as the id an edit gave it."""
+    if not ids:
+        return set()
+    rows = conn.execute(
+        select(items.c.case_id, items.c.current_id).where(
+            or_(items.c.case_id.in_(ids), items.c.current_id.in_(ids))
+        )
+    )
+    return {i for r in rows for i in r} & set(ids)
 
 
 def _first_finding(m: Mapping[str, Any]) -> str:

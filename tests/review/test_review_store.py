@@ -169,9 +169,22 @@ def test_filter_parse_errors_name_the_filter():
 
 
 def test_auto_policy_leaves_low_confidence_labels_to_a_person(store, parent, children):
-    guessed = derive(children[2], tags=children[2].tags.model_copy(update={"labels": ("needs_label",)}))
+    guessed = derive(
+        children[2], tags=children[2].tags.model_copy(update={"labels": ("needs_label",)})
+    )
     store.enqueue([children[0], guessed], "b2", parents={parent.id: parent}, policy="auto")
     result = store.auto_decide("b2")
     assert result.changed == (children[0].id,)
     assert dict(result.skipped)[guessed.id].startswith("needs a human label")
     assert store.get(guessed.id).status == "pending"
+
+
+def test_enqueue_of_an_edited_case_does_not_queue_it_again(store, parent):
+    bad = invalid_case(parent, 1)
+    store.enqueue([bad], "b1", parents={parent.id: parent})
+    data = bad.model_dump(mode="json")
+    data["expected"]["tool_calls"][0]["params"]["item_ids"] = ["I1"]
+    fixed = store.edit(bad.id, "ana", 1, data, approve=True)
+    again = store.enqueue([fixed.case, bad], "b2", parents={parent.id: parent})
+    assert again.added == () and set(again.already_queued) == {fixed.case.id, bad.id}
+    assert store.count() == 1
