@@ -32,6 +32,7 @@ from review.validate import case_findings, parse_edited_case
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S = 15 * 60
+POLICIES = ("human", "auto")
 
 
 def _snapshot(m: Mapping[str, Any], with_case: bool = False) -> dict[str, Any]:
@@ -90,6 +91,8 @@ class ReviewStore(BatchOps):
         """Put cases in the queue under `batch_id`. Idempotent by case id: a case already queued
         (in any batch), or the content a queued case was edited into, is left as it is. Each case
         is validated now; its findings travel with it."""
+        if policy not in POLICIES:
+            raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
         parents = parents or {}
         added, already, invalid = [], [], []
         now = self._now()
