@@ -168,7 +168,8 @@ class ReviewStore(BatchOps):
         if flt.operator:
             conds.append(items.c.operator == flt.operator)
         if flt.intent:
-            conds.append(items.c.intents.like(f"%,{flt.intent},%"))
+            # autoescape: an intent with % or _ matches itself, not every case
+            conds.append(items.c.intents.contains(f",{flt.intent},", autoescape=True))
         if flt.valid is not None:
             conds.append(items.c.valid.is_(flt.valid))
         return and_(True, *conds)
@@ -180,7 +181,7 @@ class ReviewStore(BatchOps):
             select(items)
             .where(self._where(flt))
             .order_by(items.c.batch_id, items.c.position)
-            .offset(offset)
+            .offset(max(offset, 0))  # a negative OFFSET is an error on PostgreSQL
         )
         if limit is not None:
             stmt = stmt.limit(limit)

@@ -188,3 +188,17 @@ def test_enqueue_of_an_edited_case_does_not_queue_it_again(store, parent):
     again = store.enqueue([fixed.case, bad], "b2", parents={parent.id: parent})
     assert again.added == () and set(again.already_queued) == {fixed.case.id, bad.id}
     assert store.count() == 1
+
+
+def test_intent_filter_is_literal_not_a_like_pattern(store, parent, children):
+    store.enqueue(children, "b1", parents={parent.id: parent})
+    for wild in ("%", "_", "re%"):
+        assert store.count(ItemFilter(intent=wild)) == 0
+        result = store.bulk_decide(ItemFilter(intent=wild), "approved", "ana")
+        assert result.changed == ()
+    assert store.count(ItemFilter(intent="refund")) == len(children)
+
+
+def test_list_with_a_negative_offset_starts_at_the_first_item(store, children):
+    store.enqueue(children, "b1")
+    assert [i.case_id for i in store.list(offset=-100, limit=2)] == [c.id for c in children[:2]]

@@ -258,3 +258,9 @@ def test_bad_input_is_a_clear_4xx_never_a_500(client, sqlite_store, children):
     assert r.status_code == 422 and "changes nothing" in r.text
     item = sqlite_store.get(case.id)
     assert item.status == "pending" and item.case == case
+
+
+def test_queue_page_number_below_zero_is_the_first_page(client, sqlite_store, children):
+    sign_in(client, sqlite_store)
+    r = client.get("/?page=-3")
+    assert r.status_code == 200 and children[0].id in r.text
