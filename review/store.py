@@ -355,7 +355,8 @@ class ReviewStore(BatchOps):
     ) -> Item:
         """Replace the case with an edited one after validating it (model, then semantic checks).
         An invalid edit raises `EditRefused` with the findings and keeps the original. A valid
-        edit gets a new content id; the item keeps its key and records the edit paths."""
+        edit gets a new content id; the item keeps its key and records the edit paths. Only a
+        pending case is edited: a decided one is `DecisionBlocked` until the decision is undone."""
         item = self.get(case_id)
         new_case, findings = parse_edited_case(edited, self.validator)
         if new_case is None or any(f.severity == "error" for f in findings):
@@ -374,6 +375,11 @@ class ReviewStore(BatchOps):
                 m = row._mapping
                 self._check_lease(m, reviewer)
                 self._check_open(conn, m)
+                if m["status"] != "pending":
+                    raise DecisionBlocked(
+                        f"case {case_id} was {m['status']} by {m['reviewer']}; undo that decision "
+                        "before editing it (an edit must not slip under someone's decision)"
+                    )
                 old = [
                     json.loads(e) if isinstance(e, str) else e for e in json.loads(m["edits_json"])
                 ]

@@ -202,3 +202,18 @@ def test_intent_filter_is_literal_not_a_like_pattern(store, parent, children):
 def test_list_with_a_negative_offset_starts_at_the_first_item(store, children):
     store.enqueue(children, "b1")
     assert [i.case_id for i in store.list(offset=-100, limit=2)] == [c.id for c in children[:2]]
+
+
+def test_a_decided_case_is_not_edited_under_its_decision(store, children):
+    store.enqueue(children[:1], "b1")
+    case = children[0]
+    approved = store.approve(case.id, "ana", 1)
+    data = case.model_dump(mode="json")
+    data["expected"]["optimal_steps"] = 4
+    with pytest.raises(DecisionBlocked, match="was approved by ana; undo that decision"):
+        store.edit(case.id, "bob", approved.version, data)
+    kept = store.get(case.id)
+    assert kept.case == case and kept.edits == () and kept.reviewer == "ana"
+    pending = store.undo(case.id, "bob", kept.version)
+    edited = store.edit(case.id, "bob", pending.version, data)
+    assert edited.status == "pending" and edited.case.expected.optimal_steps == 4
