@@ -127,3 +127,15 @@ def test_cli_mistakes_are_named_not_silent(tmp_path):
     r = runner.invoke(app, ["review", "status", "--db", "postgres:/user:secret@@host"])
     assert isinstance(r.exception, UserError) and "is not a database URL" in str(r.exception)
     assert "secret" not in str(r.exception)
+
+
+def test_cli_enqueue_audit_names_who_queued(tmp_path, monkeypatch):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    case = child_case(seed_case(), 0)
+    file = tmp_path / "cands.jsonl"
+    file.write_text(dumps_line(case.model_dump(mode="json")))
+    monkeypatch.setenv("CASEMILL_REVIEWER", "zoe")
+    r = invoke("review", "enqueue", str(file), "--batch", "b1", "--db", db)
+    assert r.exit_code == 0, r.output
+    log = ReviewStore.open(db).audit_log(case_id=case.id)
+    assert [(e.action, e.actor) for e in log] == [("enqueue", "zoe")]
