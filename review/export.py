@@ -63,6 +63,8 @@ def export_batch(
     """Write the approved, not yet exported cases of `batch_id` (all batches when None) as a new
     corpus version; mark them exported; close every batch that is then fully decided and
     exported."""
+    if batch_id is not None:
+        store.batch_status(batch_id)  # NotFound for a batch the queue does not have
     approved = [
         i for i in store.list(ItemFilter(batch_id=batch_id, status="approved")) if not i.exported_at
     ]

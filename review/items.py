@@ -125,6 +125,8 @@ class ItemFilter:
                 )
             value = value.strip()
             if key == "valid":
+                if value.lower() not in ("1", "true", "yes", "0", "false", "no"):
+                    raise UserError(f"filter {pair!r}: valid is true or false")
                 values["valid"] = value.lower() in ("1", "true", "yes")
             elif key == "status" and value not in STATUSES:
                 raise UserError(f"filter {pair!r}: status is one of {', '.join(STATUSES)}")

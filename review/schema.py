@@ -27,6 +27,10 @@ from sqlalchemy import (
     select,
     text,
 )
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from casemill.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +204,15 @@ def _sqlite_begin(conn: Connection) -> None:
 
 def make_engine(url: str, **kwargs) -> Engine:
     """An engine for `url`: SQLite gets WAL mode and immediate transactions (its folder is
-    created); PostgreSQL gets a pool sized for a small team."""
+    created); PostgreSQL gets a pool sized for a small team. A string that is no database URL is
+    a `UserError` (the URL is not repeated: it may hold a password)."""
+    try:
+        make_url(url)
+    except ArgumentError as exc:
+        raise UserError(
+            "the review queue database (--db or CASEMILL_REVIEW_DB) is not a database URL; "
+            "use e.g. sqlite:///.casemill/review.db or postgresql+psycopg://user@host:5432/db"
+        ) from exc
     if url.startswith("sqlite"):
         path = url.split("///", 1)[1] if "///" in url else ""
         if path and path != ":memory:":

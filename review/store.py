@@ -32,6 +32,7 @@ from review.validate import case_findings, parse_edited_case
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S = 15 * 60
+POLICIES = ("human", "auto")
 
 
 def _snapshot(m: Mapping[str, Any], with_case: bool = False) -> dict[str, Any]:
@@ -88,7 +89,10 @@ class ReviewStore(BatchOps):
         note: str = "",
     ) -> EnqueueResult:
         """Put cases in the queue under `batch_id`. Idempotent by case id: a case already queued
-        (in any batch) is left as it is. Each case is validated now; its findings travel with it."""
+        (in any batch), or the content a queued case was edited into, is left as it is. Each case
+        is validated now; its findings travel with it."""
+        if policy not in POLICIES:
+            raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
         parents = parents or {}
         added, already, invalid = [], [], []
         now = self._now()
@@ -109,17 +113,7 @@ class ReviewStore(BatchOps):
                         batch_id=batch_id, created_at=now, policy=policy, note=note
                     )
                 )
-            existing = (
-                set(
-                    conn.execute(
-                        select(items.c.case_id).where(
-                            items.c.case_id.in_([c.id for c, _, _ in rows])
-                        )
-                    ).scalars()
-                )
-                if rows
-                else set()
-            )
+            existing = _queued_ids(conn, [c.id for c, _, _ in rows])
             position = conn.execute(
                 select(func.coalesce(func.max(items.c.position), 0)).where(
                     items.c.batch_id == batch_id
@@ -174,7 +168,8 @@ class ReviewStore(BatchOps):
         if flt.operator:
             conds.append(items.c.operator == flt.operator)
         if flt.intent:
-            conds.append(items.c.intents.like(f"%,{flt.intent},%"))
+            # autoescape: an intent with % or _ matches itself, not every case
+            conds.append(items.c.intents.contains(f",{flt.intent},", autoescape=True))
         if flt.valid is not None:
             conds.append(items.c.valid.is_(flt.valid))
         return and_(True, *conds)
@@ -186,7 +181,7 @@ class ReviewStore(BatchOps):
             select(items)
             .where(self._where(flt))
             .order_by(items.c.batch_id, items.c.position)
-            .offset(offset)
+            .offset(max(offset, 0))  # a negative OFFSET is an error on PostgreSQL
         )
         if limit is not None:
             stmt = stmt.limit(limit)
@@ -360,7 +355,8 @@ class ReviewStore(BatchOps):
     ) -> Item:
         """Replace the case with an edited one after validating it (model, then semantic checks).
         An invalid edit raises `EditRefused` with the findings and keeps the original. A valid
-        edit gets a new content id; the item keeps its key and records the edit paths."""
+        edit gets a new content id; the item keeps its key and records the edit paths. Only a
+        pending case is edited: a decided one is `DecisionBlocked` until the decision is undone."""
         item = self.get(case_id)
         new_case, findings = parse_edited_case(edited, self.validator)
         if new_case is None or any(f.severity == "error" for f in findings):
@@ -379,6 +375,11 @@ class ReviewStore(BatchOps):
                 m = row._mapping
                 self._check_lease(m, reviewer)
                 self._check_open(conn, m)
+                if m["status"] != "pending":
+                    raise DecisionBlocked(
+                        f"case {case_id} was {m['status']} by {m['reviewer']}; undo that decision "
+                        "before editing it (an edit must not slip under someone's decision)"
+                    )
                 old = [
                     json.loads(e) if isinstance(e, str) else e for e in json.loads(m["edits_json"])
                 ]
@@ -481,6 +482,18 @@ def _item_values(
         "double_review": False,
         "enqueued_at": now,
     }
+
+
+def _queued_ids(conn: Connection, ids: list[str]) -> set[str]:
+    """Which of `ids` the queue holds already: as an item's key or as the id an edit gave it."""
+    if not ids:
+        return set()
+    rows = conn.execute(
+        select(items.c.case_id, items.c.current_id).where(
+            or_(items.c.case_id.in_(ids), items.c.current_id.in_(ids))
+        )
+    )
+    return {i for r in rows for i in r} & set(ids)
 
 
 def _first_finding(m: Mapping[str, Any]) -> str:

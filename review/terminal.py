@@ -238,12 +238,16 @@ def handle_key(
         console.print(Text(f"refused: {exc}", style="bold red"))
         return "same"
     if key == "u":
-        return _undo_last(store, reviewer, tally, console)
-    console.print(KEYS_HELP)
+        return _undo_last(store, item, reviewer, tally, console)
+    console.print(Text(KEYS_HELP))  # Text: the [a]-style keys are not Rich markup
     return "same"
 
 
-def _undo_last(store: ReviewStore, reviewer: str, tally: Tally, console: Console) -> str:
+def _undo_last(
+    store: ReviewStore, current: Item, reviewer: str, tally: Tally, console: Console
+) -> str:
+    """Undo this session's last decision and show that case next: it is leased to `reviewer`
+    and the lease on `current`, the case on screen, is given back."""
     last = (tally.approved + tally.rejected)[-1:] if (tally.approved or tally.rejected) else []
     if not last:
         console.print("no decision of this session to undo")
@@ -254,6 +258,9 @@ def _undo_last(store: ReviewStore, reviewer: str, tally: Tally, console: Console
     except ReviewError as exc:
         console.print(Text(f"refused: {exc}", style="bold red"))
         return "same"
+    with contextlib.suppress(ReviewError):  # a lapsed lease or a claim taken: nothing to do
+        store.release(current.case_id, reviewer)
+        store.claim(case_id, reviewer)
     for bucket in (tally.approved, tally.rejected):
         if case_id in bucket:
             bucket.remove(case_id)

@@ -19,8 +19,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from casemill.errors import UserError
 from review import auth
-from review.errors import EditRefused, ReviewError, StaleWrite
+from review.errors import EditRefused, NotFound, ReviewError, StaleWrite
 from review.forms import parse_calls, tool_names, with_calls
 from review.items import STATUSES, ItemFilter
 from review.present import first_change, item_view, params_text
@@ -131,6 +132,13 @@ def create_app(
         return render(
             request, "error.html", status_code=exc.status_code, message=exc.detail, session=None
         )
+
+    @app.exception_handler(UserError)
+    async def user_error(request: Request, exc: UserError) -> Response:
+        """A refused operation the page could not show in place (a case id not in the queue,
+        mostly): its message on the error page, 404 for an unknown id, 422 otherwise."""
+        code = 404 if isinstance(exc, NotFound) else 422
+        return render(request, "error.html", status_code=code, message=str(exc), session=None)
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request) -> HTMLResponse:
@@ -260,7 +268,7 @@ def create_app(
     async def decide(request: Request, case_id: str) -> Response:
         session, form = await writer(request)
         action = form.get("action", "")
-        version = int(form.get("version") or 0) or None
+        version = _version(form)
         flt = _filter_from(request.query_params)
         try:
             if action == "approve":
@@ -278,7 +286,7 @@ def create_app(
                 )
             else:
                 raise HTTPException(400, f"unknown action {action!r}")
-        except ReviewError as exc:
+        except UserError as exc:
             code = 409 if isinstance(exc, StaleWrite) else 422
             return case_page(request, session, case_id, status_code=code, errors=[str(exc)])
         after_decision(item.batch_id)
@@ -289,14 +297,14 @@ def create_app(
     async def edit_calls(request: Request, case_id: str) -> Response:
         session, form = await writer(request)
         item = store.get(case_id)
+        version = _version(form)
         calls, problems = parse_calls(item.case, form)
         if not problems:
             try:
-                version = int(form.get("version") or 0) or None
                 store.edit(case_id, session.reviewer, version, with_calls(item.case, calls))
             except EditRefused as exc:
                 problems = [str(f) for f in exc.findings]
-            except ReviewError as exc:
+            except UserError as exc:
                 problems = [str(exc)]
         if problems:
             return case_page(request, session, case_id, status_code=422, errors=problems, form=form)
@@ -316,7 +324,7 @@ def create_app(
             result = store.bulk_decide(
                 flt, decision, session.reviewer, reason=form.get("reason") or None
             )
-        except ReviewError as exc:
+        except UserError as exc:
             raise HTTPException(422, str(exc)) from exc
         for batch_id in {store.get(c).batch_id for c in result.changed}:
             after_decision(batch_id)
@@ -330,6 +338,16 @@ def create_app(
         return JSONResponse([b.as_dict() for b in store.batches()])
 
     return app
+
+
+def _version(form: dict[str, str]) -> int | None:
+    """The item version a write form says the reviewer saw (None when it sends none)."""
+    raw = (form.get("version") or "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise HTTPException(400, f"version must be a whole number, got {raw[:40]!r}")
+    return int(raw) or None
 
 
 def same_origin(request: Request) -> None:

@@ -62,7 +62,13 @@ def enqueue(
     sources = list(parents or []) or [settings.seeds_dir]
     corpus_store = CorpusStore(corpus or settings.corpus_dir)
     result, loaded = enqueue_file(
-        store, file, batch, [s for s in sources if s.exists()], corpus_store, policy=policy
+        store,
+        file,
+        batch,
+        [s for s in sources if s.exists()],
+        corpus_store,
+        policy=policy,
+        actor=_reviewer(None),  # the audit says who queued the cases, as it says who exported
     )
     auto = store.auto_decide(result.batch_id) if policy == "auto" else None
     summary = {

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from casemill.case.model import Case
 from casemill.cli import app
 from casemill.corpus import CorpusStore
+from casemill.errors import UserError
 from casemill.io.jsonl import dumps_line
 from review import auth
 from review.errors import NotFound
@@ -104,3 +105,37 @@ def test_cli_approve_needs_a_filter_and_token_create(tmp_path):
     assert auth.reviewer_for_token(ReviewStore.open(db), token) == "ana"
     r = runner.invoke(app, ["review", "resume", "--batch", "nope", "--db", db])
     assert isinstance(r.exception, NotFound) and "no batch 'nope'" in str(r.exception)
+
+
+def test_cli_mistakes_are_named_not_silent(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    file = tmp_path / "cands.jsonl"
+    parent = seed_case()
+    file.write_text(dumps_line(child_case(parent, 0).model_dump(mode="json")))
+    r = runner.invoke(app, ["review", "enqueue", str(file), "--policy", "autp", "--db", db])
+    assert isinstance(r.exception, UserError) and "policy must be one of human, auto" in str(
+        r.exception
+    )
+    assert ReviewStore.open(db).batches() == []  # nothing queued, no batch made
+    r = runner.invoke(app, ["review", "approve", "--filter", "valid=maybe", "--db", db])
+    assert isinstance(r.exception, UserError) and "valid is true or false" in str(r.exception)
+    corpus = tmp_path / "corpus"
+    r = runner.invoke(
+        app, ["review", "export", "--batch", "b2", "--corpus", str(corpus), "--db", db]
+    )
+    assert isinstance(r.exception, NotFound) and "no batch 'b2'" in str(r.exception)
+    r = runner.invoke(app, ["review", "status", "--db", "postgres:/user:secret@@host"])
+    assert isinstance(r.exception, UserError) and "is not a database URL" in str(r.exception)
+    assert "secret" not in str(r.exception)
+
+
+def test_cli_enqueue_audit_names_who_queued(tmp_path, monkeypatch):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    case = child_case(seed_case(), 0)
+    file = tmp_path / "cands.jsonl"
+    file.write_text(dumps_line(case.model_dump(mode="json")))
+    monkeypatch.setenv("CASEMILL_REVIEWER", "zoe")
+    r = invoke("review", "enqueue", str(file), "--batch", "b1", "--db", db)
+    assert r.exit_code == 0, r.output
+    log = ReviewStore.open(db).audit_log(case_id=case.id)
+    assert [(e.action, e.actor) for e in log] == [("enqueue", "zoe")]

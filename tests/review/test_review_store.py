@@ -169,9 +169,51 @@ def test_filter_parse_errors_name_the_filter():
 
 
 def test_auto_policy_leaves_low_confidence_labels_to_a_person(store, parent, children):
-    guessed = derive(children[2], tags=children[2].tags.model_copy(update={"labels": ("needs_label",)}))
+    guessed = derive(
+        children[2], tags=children[2].tags.model_copy(update={"labels": ("needs_label",)})
+    )
     store.enqueue([children[0], guessed], "b2", parents={parent.id: parent}, policy="auto")
     result = store.auto_decide("b2")
     assert result.changed == (children[0].id,)
     assert dict(result.skipped)[guessed.id].startswith("needs a human label")
     assert store.get(guessed.id).status == "pending"
+
+
+def test_enqueue_of_an_edited_case_does_not_queue_it_again(store, parent):
+    bad = invalid_case(parent, 1)
+    store.enqueue([bad], "b1", parents={parent.id: parent})
+    data = bad.model_dump(mode="json")
+    data["expected"]["tool_calls"][0]["params"]["item_ids"] = ["I1"]
+    fixed = store.edit(bad.id, "ana", 1, data, approve=True)
+    again = store.enqueue([fixed.case, bad], "b2", parents={parent.id: parent})
+    assert again.added == () and set(again.already_queued) == {fixed.case.id, bad.id}
+    assert store.count() == 1
+
+
+def test_intent_filter_is_literal_not_a_like_pattern(store, parent, children):
+    store.enqueue(children, "b1", parents={parent.id: parent})
+    for wild in ("%", "_", "re%"):
+        assert store.count(ItemFilter(intent=wild)) == 0
+        result = store.bulk_decide(ItemFilter(intent=wild), "approved", "ana")
+        assert result.changed == ()
+    assert store.count(ItemFilter(intent="refund")) == len(children)
+
+
+def test_list_with_a_negative_offset_starts_at_the_first_item(store, children):
+    store.enqueue(children, "b1")
+    assert [i.case_id for i in store.list(offset=-100, limit=2)] == [c.id for c in children[:2]]
+
+
+def test_a_decided_case_is_not_edited_under_its_decision(store, children):
+    store.enqueue(children[:1], "b1")
+    case = children[0]
+    approved = store.approve(case.id, "ana", 1)
+    data = case.model_dump(mode="json")
+    data["expected"]["optimal_steps"] = 4
+    with pytest.raises(DecisionBlocked, match="was approved by ana; undo that decision"):
+        store.edit(case.id, "bob", approved.version, data)
+    kept = store.get(case.id)
+    assert kept.case == case and kept.edits == () and kept.reviewer == "ana"
+    pending = store.undo(case.id, "bob", kept.version)
+    edited = store.edit(case.id, "bob", pending.version, data)
+    assert edited.status == "pending" and edited.case.expected.optimal_steps == 4

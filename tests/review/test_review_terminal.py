@@ -131,3 +131,22 @@ def test_review_next_in_a_real_pty(tmp_path: Path, parent, children):
     second = store.get(children[1].id)
     assert second.case.expected.optimal_steps == 5 and second.status == "pending"
     assert store.count(ItemFilter(status="approved")) == 1
+
+
+def test_unknown_key_shows_the_keys_and_undo_shows_the_undone_case_next(
+    sqlite_store, parent, children
+):
+    store = sqlite_store
+    store.enqueue(children[:3], "b1", parents={parent.id: parent})
+    console = Console(record=True, width=120)
+    # case 0: x (unknown key), a; case 1 on screen: u (undo case 0) -> case 0 again: r + reason
+    io = scripted("xaur", ["wrong label"], [])
+    tally = run(store, "ana", ItemFilter(batch_id="b1"), console, io)
+    out = console.export_text()
+    assert "[a]pprove  [r]eject  [e]dit  [s]kip  [u]ndo last  [q]uit\n" in out
+    assert "pprove  eject  dit" not in out.replace("[a]pprove  [r]eject  [e]dit", "")
+    assert f"undone: {children[0].id} is pending again" in out
+    assert tally.rejected == [children[0].id] and tally.approved == []
+    assert store.get(children[0].id).status == "rejected"
+    assert store.get(children[1].id).status == "pending"
+    assert store.get(children[1].id).lease_holder is None

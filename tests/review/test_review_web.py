@@ -3,6 +3,7 @@ the CSRF token, escaping of case content, decisions, expected-call edits, bulk a
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -225,3 +226,41 @@ def test_server_restart_keeps_decisions_and_sessions(tmp_path, parent, children)
     )
     assert second.get(children[1].id).status == "rejected"
     second.engine.dispose()
+
+
+def test_bad_input_is_a_clear_4xx_never_a_500(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    case = children[0]
+    r = client.get("/case/c_nope")
+    assert r.status_code == 404 and "no case c_nope in the review queue" in r.text
+    for path in ("/case/c_nope/decide", "/case/c_nope/calls"):
+        r = client.post(path, data={"csrf": csrf, "action": "approve", "version": "1"})
+        assert r.status_code == 404 and "no case c_nope" in r.text
+    r = client.post(
+        f"/case/{case.id}/decide", data={"csrf": csrf, "action": "approve", "version": "abc"}
+    )
+    assert r.status_code == 400 and "version must be a whole number" in r.text
+    r = client.post(
+        f"/case/{case.id}/decide",
+        data={"csrf": csrf, "action": "reject", "version": "1", "reason": " "},
+    )
+    assert r.status_code == 422 and "needs a reason" in r.text
+    call = case.expected.tool_calls[0]
+    r = client.post(
+        f"/case/{case.id}/calls",
+        data={
+            "csrf": csrf,
+            "version": "1",
+            "tool_0": call.tool,
+            "params_0": json.dumps(call.params),
+        },
+    )
+    assert r.status_code == 422 and "changes nothing" in r.text
+    item = sqlite_store.get(case.id)
+    assert item.status == "pending" and item.case == case
+
+
+def test_queue_page_number_below_zero_is_the_first_page(client, sqlite_store, children):
+    sign_in(client, sqlite_store)
+    r = client.get("/?page=-3")
+    assert r.status_code == 200 and children[0].id in r.text
