@@ -12,6 +12,7 @@ from rich.table import Table
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.errors import UserError
 from casemill.settings import Settings
 
 review_app = typer.Typer(
@@ -54,18 +55,21 @@ def enqueue(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Put the candidates of FILE in the queue (bad lines go to a quarantine file)."""
-    from casemill.corpus import CorpusStore
+    from casemill.corpus import CorpusStore, existing_store
     from review.intake import enqueue_file
 
     settings = Settings()
+    missing = [str(p) for p in parents or [] if not p.exists()]
+    if missing:  # a mistyped path would look parents up in nothing, silently
+        raise UserError(f"--parents {', '.join(missing)}: no such file or folder")
+    sources = list(parents or []) or [s for s in [settings.seeds_dir] if s.exists()]
+    corpus_store = existing_store(corpus) if corpus else CorpusStore(settings.corpus_dir)
     store = _store(db)
-    sources = list(parents or []) or [settings.seeds_dir]
-    corpus_store = CorpusStore(corpus or settings.corpus_dir)
     result, loaded = enqueue_file(
         store,
         file,
         batch,
-        [s for s in sources if s.exists()],
+        sources,
         corpus_store,
         policy=policy,
         actor=_reviewer(None),  # the audit says who queued the cases, as it says who exported

@@ -117,6 +117,11 @@ def test_cli_mistakes_are_named_not_silent(tmp_path):
         r.exception
     )
     assert ReviewStore.open(db).batches() == []  # nothing queued, no batch made
+    for option in ("--parents", "--corpus"):  # a mistyped folder is named, not read as empty
+        nope = str(tmp_path / "nope")
+        r = runner.invoke(app, ["review", "enqueue", str(file), option, nope, "--db", db])
+        assert isinstance(r.exception, UserError) and f"{option} {nope}" in str(r.exception)
+    assert ReviewStore.open(db).batches() == []
     r = runner.invoke(app, ["review", "approve", "--filter", "valid=maybe", "--db", db])
     assert isinstance(r.exception, UserError) and "valid is true or false" in str(r.exception)
     corpus = tmp_path / "corpus"
