@@ -43,6 +43,14 @@ def check_outputs(files: list[Path], out: str) -> None:
     check_targets(files, {"out": Path(out), "quarantine": quarantine_path(Path(out))})
 
 
+def check_format(fmt: str) -> None:
+    """An unknown log format fails the flow before the fan-out (inside a task it was retried for
+    every file before the run failed)."""
+    from mining.parsers import get_parser
+
+    get_parser(fmt)
+
+
 def file_fingerprint(path: Path) -> str:
     stat = path.stat()
     return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
@@ -112,6 +120,7 @@ def mine_logs(
 
     files = expand_paths(logs)
     check_outputs(files, out)
+    check_format(fmt)
     logger = get_run_logger()
     specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
     logger.info(

@@ -35,6 +35,20 @@ def gather_candidates(files: list[str], out: str) -> tuple[str, int]:
     return f"batch-{digest}", len(lines)
 
 
+def review_db_url(review_db: str | None, work: Path) -> str:
+    """The review queue the pipeline's batch goes to: `review_db`, else the configured queue
+    (`CASEMILL_REVIEW_DB`, shared with the web app, the CLI and every worker), else a SQLite file
+    in the work folder."""
+    from casemill.settings import Settings
+
+    if review_db:
+        return review_db
+    settings = Settings()
+    if "review_db" in settings.model_fields_set:
+        return settings.review_db
+    return f"sqlite:///{(work / 'review.db').resolve()}"
+
+
 @flow(name="full-pipeline", task_runner=default_task_runner())
 def full_pipeline(
     seeds: str = "seeds",
@@ -90,7 +104,7 @@ def full_pipeline(
         corpus_dir=corpus_dir,
         policy=review,
         timeout_s=review_timeout_s,
-        db_url=review_db or f"sqlite:///{(work / 'review.db').resolve()}",
+        db_url=review_db_url(review_db, work),
         wait=review != "auto",
     )
     evaluations = []

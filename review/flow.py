@@ -29,6 +29,7 @@ from prefect.input import RunInput
 from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 from casemill.settings import Settings
+from flows import _artifacts as artifacts
 from review.export import export_batch
 from review.intake import enqueue_file
 from review.items import BatchStatus
@@ -152,6 +153,18 @@ class _Watcher:
                 log.debug("watcher: resume of %s not possible yet", self.run_id, exc_info=True)
 
 
+def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
+    """The review flow's summary artifact: the batch's decisions and what the export added."""
+    return [
+        {"figure": "total", "value": str(status.total)},
+        {"figure": "approved", "value": str(status.approved)},
+        {"figure": "rejected", "value": str(status.rejected)},
+        {"figure": "pending", "value": str(status.pending)},
+        {"figure": "exported", "value": str(len(exported.get("added", ())))},
+        {"figure": "corpus_version", "value": str(exported.get("corpus_version"))},
+    ]
+
+
 @task(name="review-enqueue")
 def enqueue_task(
     db_url: str, batch_id: str, cases_path: str | None, cases: list[dict] | None, policy: str
@@ -246,6 +259,11 @@ def review_batch(
         rounds += 1
         status = store.batch_status(batch_id)
     exported = export_task(url, batch_id, corpus_dir)
+    artifacts.table(
+        f"review-{batch_id}",
+        summary_rows(store.batch_status(batch_id), exported),
+        f"review batch {batch_id}: decisions and export",
+    )
     logger.info(
         "batch %s exported: %d cases added to corpus version %s",
         batch_id,

@@ -70,6 +70,7 @@ def demo(
         logs=[str(sample_log)],
         workdir=str(workdir),
         corpus_dir=str(corpus),
+        review_db=f"sqlite:///{workdir.resolve()}/review.db",  # the demo's own queue, whatever is configured
         review=review,
         agents=[a.strip() for a in agents.split(",") if a.strip()],
         gate=str(PROJECT / "gates" / "default.toml"),

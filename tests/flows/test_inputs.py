@@ -89,3 +89,12 @@ def test_evaluate_inputs_are_checked_before_the_agent_runs(tmp_path: Path, kwarg
     kwargs = {k: replace.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
     with pytest.raises(UserError, match=message):
         check_run_inputs([], **kwargs)
+
+
+def test_unknown_log_format_fails_before_mining(tmp_path: Path):
+    log = tmp_path / "a.jsonl"
+    log.write_text("{}\n")
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(UserError, match="unknown log format 'bogus'; known: openai-jsonl"):
+        mine_logs.fn([str(log)], fmt="bogus", out=str(out), corpus_dir=None)
+    assert not out.exists()

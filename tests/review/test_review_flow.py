@@ -11,7 +11,15 @@ import pytest
 from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
-from review.flow import BatchTimeout, paused_runs, resume_waiting, review_batch, wait_for_batch
+from review.flow import (
+    BatchTimeout,
+    paused_runs,
+    resume_waiting,
+    review_batch,
+    summary_rows,
+    wait_for_batch,
+)
+from review.items import BatchStatus
 from review.store import ReviewStore
 
 
@@ -139,3 +147,18 @@ def test_flow_without_waiting_exports_what_auto_approved(
     )
     assert set(result["added"]) == {children[0].id, children[1].id} and not result["closed"]
     assert ReviewStore.open(db).get(bad.id).status == "pending"
+
+
+def test_summary_artifact_rows_give_decisions_and_export():
+    status = BatchStatus(
+        "b1", "human", total=5, pending=0, approved=3, rejected=2, exported=3, closed=True
+    )
+    rows = summary_rows(status, {"added": ["a", "b", "c"], "corpus_version": 4})
+    assert {r["figure"]: r["value"] for r in rows} == {
+        "total": "5",
+        "approved": "3",
+        "rejected": "2",
+        "pending": "0",
+        "exported": "3",
+        "corpus_version": "4",
+    }
