@@ -91,6 +91,16 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
         err_console.print(f"[yellow]note:[/] {message}", highlight=False)
 
 
+def _check_targets(seeds: Path, corpus: Path | None, targets: dict[str, Path]) -> None:
+    """Refuse outputs that are folders or one of the seed or corpus files: `-o` naming the
+    seed file replaced the seeds with their candidates."""
+    from casemill.validation.loading import expand_paths
+    from mining.output import check_targets
+
+    inputs = [p for p in (seeds, corpus) if p is not None and p.exists()]
+    check_targets(expand_paths(inputs), dict(targets), inputs="an input (seed or corpus file)")
+
+
 @app.command("expand")
 def expand_cmd(
     seeds: Path = typer.Option(..., "--seeds", help="seed file or folder of .jsonl files"),
@@ -109,6 +119,9 @@ def expand_cmd(
     chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
     config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
                           dedup_threshold=dedup_threshold, llm=llm, strict_lints=strict)
+    rejects = out.with_name(out.name.removesuffix(".jsonl") + ".rejects.jsonl")
+    summary_path = out.with_name(out.name.removesuffix(".jsonl") + ".summary.json")
+    _check_targets(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
     cases = _load_seeds(seeds)
     existing = []
     if corpus is not None:
@@ -120,8 +133,6 @@ def expand_cmd(
         task = bar.add_task("seeds", total=len(cases))
         result = expand(cases, config, seed, existing, endpoint=_endpoint(llm),
                         progress=lambda done, total: bar.update(task, completed=done))
-    rejects = out.with_name(out.name.removesuffix(".jsonl") + ".rejects.jsonl")
-    summary_path = out.with_name(out.name.removesuffix(".jsonl") + ".summary.json")
     atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
     atomic_write_jsonl(rejects, (r.as_dict() for r in (*result.skipped_seeds,
                                                          *result.rejections)))
