@@ -91,16 +91,6 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
         err_console.print(f"[yellow]note:[/] {message}", highlight=False)
 
 
-def _check_targets(seeds: Path, corpus: Path | None, targets: dict[str, Path]) -> None:
-    """Refuse outputs that are folders or one of the seed or corpus files: `-o` naming the
-    seed file replaced the seeds with their candidates."""
-    from casemill.validation.loading import expand_paths
-    from mining.output import check_targets
-
-    inputs = [p for p in (seeds, corpus) if p is not None and p.exists()]
-    check_targets(expand_paths(inputs), dict(targets), inputs="an input (seed or corpus file)")
-
-
 @app.command("expand")
 def expand_cmd(
     seeds: Path = typer.Option(..., "--seeds", help="seed file or folder of .jsonl files"),
@@ -119,9 +109,11 @@ def expand_cmd(
     chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
     config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
                           dedup_threshold=dedup_threshold, llm=llm, strict_lints=strict)
-    rejects = out.with_name(out.name.removesuffix(".jsonl") + ".rejects.jsonl")
-    summary_path = out.with_name(out.name.removesuffix(".jsonl") + ".summary.json")
-    _check_targets(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
+    from generators.seeds import check_outputs, expand_outputs
+
+    files = expand_outputs(out)
+    rejects, summary_path = files["rejects"], files["summary"]
+    check_outputs(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
     cases = _load_seeds(seeds)
     existing = []
     if corpus is not None:

@@ -89,3 +89,20 @@ def test_evaluate_inputs_are_checked_before_the_agent_runs(tmp_path: Path, kwarg
     kwargs = {k: replace.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
     with pytest.raises(UserError, match=message):
         check_run_inputs([], **kwargs)
+
+
+def test_expand_outputs_get_the_checks_of_casemill_expand(tmp_path: Path):
+    from flows.expand import expand_corpus
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    seed_file = seeds / "support.jsonl"
+    seed_file.write_text("{}\n")
+    for out, message in (
+        (seed_file, f"out {seed_file} is also an input"),  # replaced by its candidates
+        (tmp_path, f"out {tmp_path} is a folder"),
+    ):
+        with pytest.raises(UserError, match=f"^{message}"):
+            expand_corpus.fn(seeds=str(seeds), out=str(out), corpus_dir=None)  # before expanding
+    assert seed_file.read_text() == "{}\n"
+    assert sorted(p.name for p in seeds.iterdir()) == ["support.jsonl"]
