@@ -23,7 +23,7 @@ from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from flows import _artifacts as artifacts
 from flows._runtime import code_fingerprint, default_task_runner
-from generators.seeds import load_seeds
+from generators.seeds import check_outputs, expand_outputs, load_seeds
 
 
 @task(name="expand-batch", cache_policy=INPUTS + TASK_SOURCE, persist_result=True)
@@ -138,6 +138,16 @@ def expand_corpus(
     """Expand the seeds into candidates (review pending) written to `out`."""
     from generators import DETERMINISTIC_CHAINS, ExpandConfig
 
+    outputs = expand_outputs(out)  # checked before any work, as `casemill expand` does
+    check_outputs(
+        seeds,
+        corpus_dir,
+        {
+            "out": outputs["candidates"],
+            "rejects": outputs["rejects"],
+            "summary": outputs["summary"],
+        },
+    )
     logger = get_run_logger()
     seed_cases, skipped = load_seeds(seeds)
     for finding in skipped:

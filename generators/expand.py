@@ -42,6 +42,10 @@ DETERMINISTIC_CHAINS: tuple[str, ...] = (
     "other_customer_data+swap_customer",
 )
 LLM_CHAINS: tuple[str, ...] = ("llm_adversarial_rewrite", "llm_blend")
+# an endpoint that failed this many LLM-backed attempts in a row (after the SDK's own retries)
+# is given up on for the rest of the run: each failure costs seconds of backoff, so an
+# unreachable endpoint would otherwise stall `expand` for minutes, silently, for nothing
+LLM_GIVE_UP_AFTER = 3
 
 
 class ExpandConfig(BaseModel):
@@ -85,6 +89,25 @@ class _Run:
     endpoint: Any
     result: ExpandResult = field(default_factory=ExpandResult)
     kept: Counter[str] = field(default_factory=Counter)  # by kind and by 'kind:intent'
+    llm_failures: int = 0  # LLM-backed attempts in a row whose endpoint failed
+
+    @property
+    def llm_down(self) -> bool:
+        return self.llm_failures >= LLM_GIVE_UP_AFTER
+
+    def note_llm(self, spec: OperatorSpec, failed: Rejected | None) -> None:
+        """Count an LLM-backed step's endpoint failures in a row; say once when giving up."""
+        if not spec.needs_llm:
+            return
+        if failed is None or failed.reason != "llm_unavailable":
+            self.llm_failures = 0
+            return
+        self.llm_failures += 1
+        if self.llm_failures == LLM_GIVE_UP_AFTER:
+            detail = self.endpoint.scrub(failed.detail) if self.endpoint else failed.detail
+            self.result.summary.messages.append(
+                f"LLM endpoint failed {LLM_GIVE_UP_AFTER} attempts in a row (last: {detail}); "
+                "the remaining LLM-backed attempts were skipped")
 
     def at_quota(self, key: str) -> bool:
         """Whether the candidates kept under `key` (a kind or a 'kind:intent') reached its
@@ -113,6 +136,7 @@ class _Run:
                 summary.not_applicable += 1
                 return
             except Rejected as exc:
+                self.note_llm(spec, exc)
                 self.reject(chain, seed_case, index, exc.reason, exc.detail, model=exc.model,
                             prompt_hash=exc.prompt_hash)
                 return
@@ -121,6 +145,7 @@ class _Run:
                 self.reject(chain, seed_case, index, "operator_error",
                             f"{spec.name}: {type(exc).__name__}: {exc}")
                 return
+            self.note_llm(spec, None)
             if not out:
                 summary.not_applicable += 1
                 return
@@ -193,6 +218,8 @@ def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
             for index in range(config.per_seed):
                 if run.at_quota(specs[0].kind):
                     summary.quota_stopped += 1
+                    continue
+                if run.llm_down and any(s.needs_llm for s in specs):
                     continue
                 run.attempt(chain, specs, seed_case, index)
         if progress is not None:

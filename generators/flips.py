@@ -201,7 +201,13 @@ def flip_intact(case: Case, rng: random.Random) -> list[Case]:
     return [relabel(case, state_of(case), flipped, call, conversation=turns)]
 
 
-@operator(kind="outcome_flip", name="flip_not_shipped", version="1", label_rule=FLIP_RULE)
+# the customer says the order reached them: it cannot be "still processing" without the
+# conversation contradicting the environment
+_RECEIVED = re.compile(
+    r"\b(came|arrived|delivered|received|showed up|got (it|them|the))\b", re.IGNORECASE)
+
+
+@operator(kind="outcome_flip", name="flip_not_shipped", version="2", label_rule=FLIP_RULE)
 def flip_not_shipped(case: Case, rng: random.Random) -> list[Case]:
     """A refused cancellation (the order had shipped), but the order is still processing ->
     resolve with the cancellation."""
@@ -209,6 +215,8 @@ def flip_not_shipped(case: Case, rng: random.Random) -> list[Case]:
     no_tool_history(case)
     if case.expected.outcome != "refuse" or "cancel" not in case.tags.intents or writes(case):
         raise NotApplicable("needs a refused cancellation")
+    if _RECEIVED.search(case.customer_text):
+        raise NotApplicable("the customer says the order arrived")
     targets = [f for f in case.expected.forbidden_calls
                if f.tool == "cancel_order" and f.params.get("order_id")]
     state = state_of(case)

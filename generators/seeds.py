@@ -22,3 +22,24 @@ def load_seeds(seeds: str | Path) -> tuple[list[Case], list[Finding]]:
         raise UserError(f"{seeds}: no valid seed cases (run 'casemill validate {seeds}')")
     skipped = [bad.findings[0] for bad in loaded.bad if bad.findings]
     return [item.case for item in loaded.cases], skipped
+
+
+def expand_outputs(out: str | Path) -> dict[str, Path]:
+    """The files an expansion writes for `out`: the candidates, rejects and summary."""
+    out = Path(out)
+    stem = out.name.removesuffix(".jsonl")
+    return {
+        "candidates": out,
+        "rejects": out.with_name(stem + ".rejects.jsonl"),
+        "summary": out.with_name(stem + ".summary.json"),
+    }
+
+
+def check_outputs(seeds: str | Path, corpus: str | Path | None, targets: dict[str, Path]) -> None:
+    """Refuse outputs (by the option naming them) that are folders or one of the seed or corpus
+    files: `-o seeds/support.jsonl` would replace the seeds with their candidates."""
+    from casemill.validation.loading import expand_paths
+    from mining.output import check_targets
+
+    inputs = [Path(p) for p in (seeds, corpus) if p is not None and Path(p).exists()]
+    check_targets(expand_paths(inputs), targets, inputs="an input (seed or corpus file)")

@@ -14,8 +14,10 @@ from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.corpus import CorpusStore, existing_store, verify_corpus
 from casemill.domains import get_domain
+from casemill.errors import UserError
 from casemill.settings import Settings
 from casemill.validation import ValidationReport, validate_paths, write_quarantine
+from casemill.validation.loading import expand_paths
 
 tools_app = typer.Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
@@ -77,6 +79,10 @@ def validate(
     from mining.output import check_targets
 
     check_targets(paths, {"--quarantine": quarantine}, inputs="an input")  # or it is replaced
+    if not expand_paths(paths):  # a mistyped or empty folder would pass as "all cases valid"
+        raise UserError(
+            f"{', '.join(map(str, paths))}: no .jsonl or .jsonl.gz case files to validate"
+        )
     if as_json:
         report = validate_paths(paths, strict=strict, batch=not no_batch)
     else:

@@ -109,6 +109,11 @@ def expand_cmd(
     chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
     config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
                           dedup_threshold=dedup_threshold, llm=llm, strict_lints=strict)
+    from generators.seeds import check_outputs, expand_outputs
+
+    files = expand_outputs(out)
+    rejects, summary_path = files["rejects"], files["summary"]
+    check_outputs(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
     cases = _load_seeds(seeds)
     existing = []
     if corpus is not None:
@@ -120,8 +125,6 @@ def expand_cmd(
         task = bar.add_task("seeds", total=len(cases))
         result = expand(cases, config, seed, existing, endpoint=_endpoint(llm),
                         progress=lambda done, total: bar.update(task, completed=done))
-    rejects = out.with_name(out.name.removesuffix(".jsonl") + ".rejects.jsonl")
-    summary_path = out.with_name(out.name.removesuffix(".jsonl") + ".summary.json")
     atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
     atomic_write_jsonl(rejects, (r.as_dict() for r in (*result.skipped_seeds,
                                                          *result.rejections)))

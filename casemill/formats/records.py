@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from casemill.errors import UserError
-from casemill.io.jsonl import read_jsonl
+from casemill.io.jsonl import read_jsonl, where
 
 _DECODER = json.JSONDecoder()
 
@@ -100,7 +100,9 @@ def _read_array(path: Path) -> Iterator[SourceRecord]:
         except json.JSONDecodeError as exc:
             hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
             yield SourceRecord(
-                file, start, error=f"not valid JSON{hint}: {exc.msg} at line {line_at(exc.pos)}"
+                file,
+                start,
+                error=f"not valid JSON{hint}: {where(exc.msg, 'line', line_at(exc.pos))}",
             )
             return
         raw = text[pos:end]

@@ -42,6 +42,14 @@ def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
         yield from enumerate(fh, start=1)
 
 
+def where(message: str, unit: str, number: int) -> str:
+    """`message` of a `json.JSONDecodeError` with its place: some messages already end in
+    'at' ("Unterminated string starting at"), which must not read "at at"."""
+    return (
+        f"{message} {unit} {number}" if message.endswith(" at") else f"{message} at {unit} {number}"
+    )
+
+
 def decode_line(file: str, number: int, raw: bytes) -> Line | None:
     """Parse one raw line; None for a blank line."""
     if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -50,18 +58,35 @@ def decode_line(file: str, number: int, raw: bytes) -> Line | None:
     if not stripped.strip():
         return None
     if len(stripped) > MAX_LINE_BYTES:
-        return Line(file, number, error=f"line is {len(stripped):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit", raw=stripped[:200])
+        return Line(
+            file,
+            number,
+            error=f"line is {len(stripped):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit",
+            raw=stripped[:200],
+        )
     try:
         text = stripped.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Line(file, number, error=f"invalid UTF-8 at byte {exc.start}: {stripped[exc.start:exc.start + 4]!r}", raw=stripped)
+        return Line(
+            file,
+            number,
+            error=f"invalid UTF-8 at byte {exc.start}: {stripped[exc.start : exc.start + 4]!r}",
+            raw=stripped,
+        )
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
-        return Line(file, number, error=f"not valid JSON{hint}: {exc.msg} at column {exc.colno}", raw=stripped)
+        return Line(
+            file,
+            number,
+            error=f"not valid JSON{hint}: {where(exc.msg, 'column', exc.colno)}",
+            raw=stripped,
+        )
     if not isinstance(value, dict):
-        return Line(file, number, error=f"expected a JSON object, got {type(value).__name__}", raw=stripped)
+        return Line(
+            file, number, error=f"expected a JSON object, got {type(value).__name__}", raw=stripped
+        )
     return Line(file, number, value=value, raw=stripped)
 
 

@@ -98,3 +98,20 @@ def test_unknown_log_format_fails_before_mining(tmp_path: Path):
     with pytest.raises(UserError, match="unknown log format 'bogus'; known: openai-jsonl"):
         mine_logs.fn([str(log)], fmt="bogus", out=str(out), corpus_dir=None)
     assert not out.exists()
+
+
+def test_expand_outputs_get_the_checks_of_casemill_expand(tmp_path: Path):
+    from flows.expand import expand_corpus
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    seed_file = seeds / "support.jsonl"
+    seed_file.write_text("{}\n")
+    for out, message in (
+        (seed_file, f"out {seed_file} is also an input"),  # replaced by its candidates
+        (tmp_path, f"out {tmp_path} is a folder"),
+    ):
+        with pytest.raises(UserError, match=f"^{message}"):
+            expand_corpus.fn(seeds=str(seeds), out=str(out), corpus_dir=None)  # before expanding
+    assert seed_file.read_text() == "{}\n"
+    assert sorted(p.name for p in seeds.iterdir()) == ["support.jsonl"]

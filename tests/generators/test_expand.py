@@ -146,3 +146,19 @@ def test_project_seeds_give_2000_valid_distinct_candidates():
     covered = {i for row in result.summary.coverage.values() for i in row}
     assert seed_intents <= covered
     assert not result.skipped_seeds
+
+
+def test_cli_refuses_to_write_over_the_seeds(tmp_path, small_seeds):
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    text = "".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds)
+    (folder / "support.jsonl").write_text(text)
+    (folder / "more.rejects.jsonl").write_text(text)  # a seed file `-o more.jsonl` implies
+    for target, option in ((folder / "support.jsonl", "-o"), (folder / "more.jsonl", "rejects")):
+        result = CliRunner().invoke(app, ["expand", "--seeds", str(folder), "-o", str(target),
+                                          "--operators", "slang"])
+        assert isinstance(result.exception, UserError), result.output
+        assert str(result.exception).startswith(f"{option} ")
+        assert "is also an input (seed or corpus file)" in str(result.exception)
+    assert (folder / "support.jsonl").read_text() == text
+    assert sorted(p.name for p in folder.iterdir()) == ["more.rejects.jsonl", "support.jsonl"]

@@ -107,3 +107,13 @@ def test_price_paid_flip_needs_the_amount_in_the_customer_words():
     flipped = run_op("flip_price_paid", named, 3)
     assert flipped and flipped[0].expected.outcome == "refuse"
     assert run_op("flip_price_paid", relative, 3) == []
+
+
+def test_not_shipped_skips_a_customer_who_says_the_order_arrived():
+    refused = support_case("cancel", "delivered")
+    assert len(run_op("flip_not_shipped", refused, 0)) == 1  # flipped when nothing says arrived
+    said = refused.conversation[-1].model_copy(update={
+        "content": "Cancel my order W1001. The mug came yesterday but I don't want it anymore."})
+    arrived = refused.model_copy(update={"conversation": (*refused.conversation[:-1], said)})
+    assert arrived.customer_text.endswith("came yesterday but I don't want it anymore.")
+    assert [o for s in range(4) for o in run_op("flip_not_shipped", arrived, s)] == []

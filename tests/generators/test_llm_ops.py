@@ -105,3 +105,37 @@ def test_without_an_endpoint_llm_operators_are_skipped_with_one_message():
     result = expand([support_case("refund", "delivered")], config, 1)
     assert result.summary.messages == [f"LLM-backed operators skipped: {NOT_CONFIGURED}"]
     assert [c.provenance.operators[-1].name for c in result.candidates] == ["swap_order_id"]
+
+
+def test_an_endpoint_failing_in_a_row_is_given_up_on_with_one_message():
+    seeds = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 6)]
+    config = ExpandConfig(chains=("llm_adversarial_rewrite", "swap_order_id"), per_seed=2)
+    with OpenAIServer(lambda body: Reply(status=500, body={"error": {"message": "boom"}})) as server:
+        endpoint = LLMEndpoint(base_url=server.base_url, model="test-model", timeout_s=10,
+                               max_retries=0)
+        result = expand(seeds, config, 1, endpoint=endpoint)
+        requests = server.requests
+    assert len(requests) == 3  # then no more: 10 attempts would each have waited on the server
+    assert [r.reason for r in result.rejections] == ["llm_unavailable"] * 3
+    (message,) = result.summary.messages
+    assert message.startswith("LLM endpoint failed 3 attempts in a row (last: InternalServerError")
+    assert message.endswith("the remaining LLM-backed attempts were skipped")
+    assert {c.provenance.operators[-1].name for c in result.candidates} == {"swap_order_id"}
+
+
+def test_a_failure_between_answers_does_not_give_up():
+    calls = []
+
+    def responder(body):
+        calls.append(1)
+        if len(calls) % 2:
+            return Reply(status=500, body={"error": {"message": "boom"}})
+        return _good(body)
+
+    seeds = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 4)]
+    config = ExpandConfig(chains=("llm_adversarial_rewrite",), per_seed=2)
+    with OpenAIServer(responder) as server:
+        endpoint = LLMEndpoint(base_url=server.base_url, model="test-model", timeout_s=10,
+                               max_retries=0)
+        result = expand(seeds, config, 1, endpoint=endpoint)
+    assert len(calls) == 6 and result.summary.messages == []

@@ -144,3 +144,13 @@ def test_seeds_pass_every_layer_but_batch_strictly(tmp_path, monkeypatch):
     assert result.exit_code == 0, report["findings"][:5]
     assert report["bad"] == 0 and report["valid"] == report["records"] > 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_without_case_files_is_a_usage_error_not_all_valid(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("not cases\n")
+    result = runner.invoke(app, ["validate", str(tmp_path / "empty"), "--no-batch"])
+    assert isinstance(result.exception, UserError), result.output
+    assert "no .jsonl or .jsonl.gz case files to validate" in str(result.exception)
+    assert "all cases valid" not in result.output
+    assert not list(tmp_path.glob("*.quarantine.jsonl"))
