@@ -171,24 +171,9 @@ def parse(
         stale = [t for t in open_traces.values() if number - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
-            yield _finished(trace, file, max_turns)
+            yield _finish(trace, file, max_turns)
     for trace in sorted(open_traces.values(), key=lambda t: t.line):
-        yield _finished(trace, file, max_turns)
-
-
-def _finished(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantined:
-    """`_finish`, with a trace whose messages have an unexpected shape (a `tool_calls` that is
-    not a list of objects, ...) quarantined rather than stopping the run."""
-    try:
-        return _finish(trace, file, max_turns)
-    except (TypeError, ValueError, AttributeError) as exc:
-        return Quarantined(
-            file=file,
-            line=trace.line,
-            reason="bad_span",
-            message=f"malformed messages in the trace's spans ({type(exc).__name__})",
-            conversation_id=trace.trace_id or None,
-        )
+        yield _finish(trace, file, max_turns)
 
 
 def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None:
@@ -293,6 +278,15 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
             reason=p.reason,
             message=p.message,
             field=p.field,
+            conversation_id=str(conv_id),
+        )
+    except (TypeError, ValueError, AttributeError) as exc:  # messages of an unexpected shape
+        # (a `tool_calls` that is not a list of objects, ...): quarantined, the run goes on
+        return Quarantined(
+            file=file,
+            line=trace.line,
+            reason="bad_span",
+            message=f"malformed messages in the trace's spans ({type(exc).__name__})",
             conversation_id=str(conv_id),
         )
     if trace.dropped:
