@@ -205,8 +205,9 @@ def peak_rss_mb() -> float:
 
 def python_speed(steps: int = 10_000_000, runs: int = 3) -> float:
     """The fastest of `runs` timings (CPU seconds) of a plain CPython loop of `steps` additions:
-    a yardstick of this machine's single-core speed, printed beside CPU-bound figures so that
-    figures taken on different machines, or on a busy one, can be read side by side."""
+    a rough yardstick of this machine's interpreter speed, printed beside CPU-bound figures.
+    It does not see contention for caches and memory on a shared host, which slows mining far
+    more than it slows this loop."""
     best = float("inf")
     for _ in range(runs):
         started, total = time.process_time(), 0
