@@ -220,13 +220,13 @@ def load_gate(path: str | Path) -> Gate:
     return parse_gate(text, str(path))
 
 
-def _unmatched(rule: Rule, cases: Sequence[Case]) -> str:
-    """A note naming the `where` values no case of the run has (a typo'd intent, operator or
-    label selects nothing, and an empty slice passes); "" when every value matches a case."""
+def _unmatched(rule: Rule, seen: dict[str, set[str]]) -> str:
+    """A note naming the `where` values no case of the run has (`seen`: the values the run's
+    cases have, by key; a typo'd intent, operator or label selects nothing, and an empty slice
+    passes); "" when every value matches a case."""
     missing = []
     for key, value in rule.where.items():
-        seen = set().union(*(_case_values(c, key) for c in cases)) if cases else set()
-        missing += [f"{key} {v!r}" for v in sorted(_wanted(value) - seen)]
+        missing += [f"{key} {v!r}" for v in sorted(_wanted(value) - seen[key])]
     return f"no case of the run has {', '.join(missing)}" if missing else ""
 
 
@@ -332,6 +332,8 @@ def check_gate(
         from evaluation.scoring.aggregate import by_case, per_case_means
 
         per_case = per_case_means(by_case(scores))
+    keys = {key for rule in gate.rules for key in rule.where}
+    seen = {key: set().union(*(_case_values(c, key) for c in cases)) for key in keys}
     results, failures = [], []
     for index, rule in enumerate(gate.rules):
         label = rule.label(index)
@@ -340,7 +342,7 @@ def check_gate(
             result, failure = _threshold(rule, label, ids, per_case)
         else:
             result, failure = _no_regression(rule, label, ids, per_case, baseline, summary)
-        unmatched = _unmatched(rule, cases)
+        unmatched = _unmatched(rule, seen)
         if unmatched:
             note = "; ".join(n for n in (unmatched, result.note) if n)
             result = result.model_copy(update={"note": note})
