@@ -258,8 +258,10 @@ def _undo_last(
     except ReviewError as exc:
         console.print(Text(f"refused: {exc}", style="bold red"))
         return "same"
-    with contextlib.suppress(ReviewError):  # a lapsed lease or a claim taken: nothing to do
+    # each on its own: a lease on `current` lost to someone else must not stop the claim
+    with contextlib.suppress(ReviewError):  # a lapsed lease taken by another: nothing to give
         store.release(current.case_id, reviewer)
+    with contextlib.suppress(ReviewError):  # the undone case claimed by another: shown later
         store.claim(case_id, reviewer)
     for bucket in (tally.approved, tally.rejected):
         if case_id in bucket:

@@ -88,7 +88,9 @@ def import_cmd(
 ) -> None:
     """Import cases from another format. Exit 1 when any record was quarantined, 0 otherwise."""
     if out is not None and quarantine is None:
-        quarantine = out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
+        from mining.output import quarantine_path
+
+        quarantine = quarantine_path(out)
     _check_targets([src, environment], {"--out": out, "--quarantine": quarantine})
     result = _run_import(fmt, src, environment, label)
     if out is not None:

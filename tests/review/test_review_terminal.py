@@ -16,7 +16,7 @@ from review_factory import child_case
 from rich.console import Console
 
 from review.items import ItemFilter
-from review.terminal import TerminalIO, run
+from review.terminal import Tally, TerminalIO, _undo_last, run
 
 
 def scripted(keys: str, answers: list[str], edits: list) -> TerminalIO:
@@ -150,3 +150,19 @@ def test_unknown_key_shows_the_keys_and_undo_shows_the_undone_case_next(
     assert store.get(children[0].id).status == "rejected"
     assert store.get(children[1].id).status == "pending"
     assert store.get(children[1].id).lease_holder is None
+
+
+def test_undo_claims_the_undone_case_even_when_the_current_lease_is_lost(
+    sqlite_store, parent, children
+):
+    store = sqlite_store
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    store.approve(children[0].id, "ana", None)
+    current = store.claim(children[1].id, "bob")  # ana's lease on the case on screen is gone
+    tally = Tally(approved=[children[0].id])
+    console = Console(record=True, width=120)
+    assert _undo_last(store, current, "ana", tally, console) == "next"
+    assert store.get(children[0].id).status == "pending"
+    assert store.get(children[0].id).lease_holder == "ana"
+    assert store.get(children[1].id).lease_holder == "bob"
+    assert tally.approved == []
