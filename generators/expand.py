@@ -104,9 +104,9 @@ class _Run:
             return
         self.llm_failures += 1
         if self.llm_failures == LLM_GIVE_UP_AFTER:
-            detail = self.endpoint.scrub(failed.detail) if self.endpoint else failed.detail
             self.result.summary.messages.append(
-                f"LLM endpoint failed {LLM_GIVE_UP_AFTER} attempts in a row (last: {detail}); "
+                f"LLM endpoint failed {LLM_GIVE_UP_AFTER} attempts in a row "
+                f"(last: {failed.detail}); "
                 "the remaining LLM-backed attempts were skipped")
 
     def at_quota(self, key: str) -> bool:

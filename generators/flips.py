@@ -35,6 +35,7 @@ from generators.facts import (
     writes,
 )
 from generators.framework import NotApplicable, operator
+from generators.slots import NEGATIONS
 
 FLIP_RULE = ("expected recomputed by the support policy on the changed facts: resolve keeps "
              "the policy's calls; refuse forbids the refused write; clarify forbids any write")
@@ -205,6 +206,14 @@ def flip_intact(case: Case, rng: random.Random) -> list[Case]:
 # conversation contradicting the environment
 _RECEIVED = re.compile(
     r"\b(came|arrived|delivered|received|showed up|got (it|them|the))\b", re.IGNORECASE)
+# ... unless negated: "it hasn't arrived", "never received it", "not been delivered"
+_NEGATED = re.compile(
+    r"(n['\u2019]t|\b(" + "|".join(NEGATIONS) + r"))\s+((yet|been|even)\s+)?$", re.IGNORECASE)
+
+
+def says_received(text: str) -> bool:
+    """Whether the customer says the order reached them (a negated "arrived" does not count)."""
+    return any(not _NEGATED.search(text, 0, m.start()) for m in _RECEIVED.finditer(text))
 
 
 @operator(kind="outcome_flip", name="flip_not_shipped", version="2", label_rule=FLIP_RULE)
@@ -215,7 +224,7 @@ def flip_not_shipped(case: Case, rng: random.Random) -> list[Case]:
     no_tool_history(case)
     if case.expected.outcome != "refuse" or "cancel" not in case.tags.intents or writes(case):
         raise NotApplicable("needs a refused cancellation")
-    if _RECEIVED.search(case.customer_text):
+    if says_received(case.customer_text):
         raise NotApplicable("the customer says the order arrived")
     targets = [f for f in case.expected.forbidden_calls
                if f.tool == "cancel_order" and f.params.get("order_id")]

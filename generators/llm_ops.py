@@ -62,8 +62,9 @@ def _ask(endpoint: LLMEndpoint | None, system: str, user: str, traces: list[LLMT
     except CasemillError as exc:  # pragma: no cover - other project errors
         raise Rejected("llm_error", str(exc), model=endpoint.model) from exc
     except Exception as exc:  # the SDK's own errors after its retries (429, 5xx, timeouts)
-        raise Rejected("llm_unavailable", f"{type(exc).__name__}: {exc}"[:300],
-                       model=endpoint.model) from exc
+        # scrubbed: the detail lands in the rejects file and the summary's messages
+        detail = endpoint.scrub(f"{type(exc).__name__}: {exc}")[:300]
+        raise Rejected("llm_unavailable", detail, model=endpoint.model) from exc
     traces.append(LLMTrace(model=endpoint.model, prompt_hash=prompt_hash))
     return reply.message
 

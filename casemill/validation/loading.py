@@ -67,9 +67,11 @@ class LoadResult:
         return [f for bad in self.bad for f in bad.findings]
 
 
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+def expand_paths(paths: Iterable[str | Path], *, quiet: bool = False) -> list[Path]:
     """Case files named by `paths`: files as given, directories searched recursively for
-    `.jsonl` and `.jsonl.gz` files, in sorted order. A missing path is a `UserError`."""
+    `.jsonl` and `.jsonl.gz` files, in sorted order. A missing path is a `UserError`; a folder
+    with no case files is logged (unless `quiet`: a caller only checking paths, whose reader
+    says so itself)."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -77,7 +79,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
             found = sorted(
                 p for p in path.rglob("*") if p.is_file() and p.name.endswith(CASE_SUFFIXES)
             )
-            if not found:
+            if not found and not quiet:
                 log.warning("%s: no .jsonl or .jsonl.gz files in this folder", path)
             out.extend(found)
         elif path.is_file():

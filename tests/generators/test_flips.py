@@ -117,3 +117,14 @@ def test_not_shipped_skips_a_customer_who_says_the_order_arrived():
     arrived = refused.model_copy(update={"conversation": (*refused.conversation[:-1], said)})
     assert arrived.customer_text.endswith("came yesterday but I don't want it anymore.")
     assert [o for s in range(4) for o in run_op("flip_not_shipped", arrived, s)] == []
+
+
+def test_not_shipped_still_flips_a_customer_who_says_the_order_has_not_arrived():
+    refused = support_case("cancel", "delivered")
+    for text in ("Cancel my order W1001, it hasn't arrived yet.",
+                 "Cancel my order W1001. I never received it.",
+                 "Cancel order W1001, it has not been delivered."):
+        said = refused.conversation[-1].model_copy(update={"content": text})
+        waiting = refused.model_copy(update={"conversation": (*refused.conversation[:-1], said)})
+        assert waiting.customer_text.endswith(text)
+        assert len(run_op("flip_not_shipped", waiting, 0)) == 1, text

@@ -139,3 +139,22 @@ def test_a_failure_between_answers_does_not_give_up():
                                max_retries=0)
         result = expand(seeds, config, 1, endpoint=endpoint)
     assert len(calls) == 6 and result.summary.messages == []
+
+
+def test_an_unavailable_endpoint_quoting_the_key_is_scrubbed_in_rejects_and_message():
+    key = "sk-secret-1234"
+
+    def responder(body):
+        return Reply(status=500, body={"error": {"message": f"bad key {key}"}})
+
+    seeds = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 4)]
+    config = ExpandConfig(chains=("llm_adversarial_rewrite",), per_seed=1)
+    with OpenAIServer(responder) as server:
+        endpoint = LLMEndpoint(base_url=server.base_url, model="test-model",
+                               api_key=SecretStr(key), timeout_s=10, max_retries=0)
+        result = expand(seeds, config, 1, endpoint=endpoint)
+    details = [r.detail for r in result.rejections]
+    assert [r.reason for r in result.rejections] == ["llm_unavailable"] * 3
+    assert all("bad key ***" in d and key not in d for d in details), details
+    (message,) = result.summary.messages
+    assert "bad key ***" in message and key not in message

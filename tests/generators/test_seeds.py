@@ -1,0 +1,31 @@
+"""Loading seeds and checking an expansion's outputs (generators.seeds)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from casemill.errors import UserError
+from generators.seeds import check_outputs, expand_outputs, load_seeds
+
+
+def test_an_empty_corpus_folder_is_checked_without_a_warning(tmp_path, caplog):
+    seeds, corpus = tmp_path / "seeds.jsonl", tmp_path / "corpus"
+    seeds.write_text("{}\n")
+    corpus.mkdir()
+    outputs = expand_outputs(tmp_path / "out.jsonl")
+    with caplog.at_level(logging.WARNING):
+        check_outputs(seeds, corpus, outputs)
+    assert caplog.records == []
+
+
+def test_an_empty_seed_folder_is_warned_of_once(tmp_path, caplog):
+    (tmp_path / "seeds").mkdir()
+    with caplog.at_level(logging.WARNING):
+        check_outputs(tmp_path / "seeds", None, expand_outputs(tmp_path / "out.jsonl"))
+        with pytest.raises(UserError, match="no valid seed cases"):
+            load_seeds(tmp_path / "seeds")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{tmp_path / 'seeds'}: no .jsonl or .jsonl.gz files in this folder"
+    ]
