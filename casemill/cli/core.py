@@ -78,16 +78,18 @@ def validate(
     """Validate case files through every layer; exit 0 when every case is valid, 1 otherwise."""
     from mining.output import check_targets
 
-    check_targets(paths, {"--quarantine": quarantine}, inputs="an input")  # or it is replaced
-    if not expand_paths(paths):  # a mistyped or empty folder would pass as "all cases valid"
+    files = expand_paths(paths)
+    if not files:  # a mistyped or empty folder would pass as "all cases valid"
         raise UserError(
             f"{', '.join(map(str, paths))}: no .jsonl or .jsonl.gz case files to validate"
         )
+    # the files, not the folders named: a quarantine inside a folder given would replace a file
+    check_targets(files, {"--quarantine": quarantine}, inputs="an input")
     if as_json:
-        report = validate_paths(paths, strict=strict, batch=not no_batch)
+        report = validate_paths(files, strict=strict, batch=not no_batch)
     else:
         with err_console.status("validating (json, schema, model, semantic, lint, batch)"):
-            report = validate_paths(paths, strict=strict, batch=not no_batch)
+            report = validate_paths(files, strict=strict, batch=not no_batch)
     target = quarantine or (_default_quarantine(str(paths[0])) if report.bad else None)
     if target is not None:
         write_quarantine(report, target)

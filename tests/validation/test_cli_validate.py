@@ -116,6 +116,12 @@ def test_a_quarantine_that_is_an_input_or_a_folder_is_refused(tmp_path):
         )
         assert isinstance(result.exception, UserError), result.output
         assert str(result.exception).startswith(message)
+    # a file inside a folder given as the input is an input too
+    result = runner.invoke(
+        app, ["validate", str(tmp_path), "--no-batch", "--quarantine", str(cases)]
+    )
+    assert isinstance(result.exception, UserError), result.output
+    assert str(result.exception).startswith(f"--quarantine {cases} is also an input")
     assert cases.read_bytes() == MIXED.read_bytes()
 
 
