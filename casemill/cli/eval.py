@@ -329,13 +329,13 @@ def runs_list(
 
 
 def _case_set_cell(recorded: dict | None) -> str:
-    """'corpus v0002 3f2a9c1b7d0e' or 'subset.jsonl 3f2a9c1b7d0e': which cases, at a glance."""
+    """'corpus v0002 3f2a9c1b' or 'subset.jsonl 3f2a9c1b': which cases, at a glance."""
     if recorded is None:
         return "not recorded"
     from evaluation.scoring.model import CaseSet
 
     cases = CaseSet.model_validate(recorded)
-    return f"{corpus_name(cases)} {cases.digest[:12]}"
+    return f"{corpus_name(cases)} {cases.digest[:8]}"
 
 
 @runs_app.command("show")
