@@ -128,7 +128,9 @@ def eval_command(
     concurrency: int = typer.Option(8, "--concurrency", min=1),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="seconds per case"),
     max_steps: int = typer.Option(20, "--max-steps", min=1),
-    baseline: Path | None = typer.Option(None, "--baseline", help="an earlier run directory"),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="an earlier run directory (compared on the cases both ran)"
+    ),
     gate: Path | None = typer.Option(
         None, "--gate", help="gate TOML file (see gates/default.toml)"
     ),
