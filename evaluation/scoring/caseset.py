@@ -85,7 +85,8 @@ def difference_note(
         return ""
     cur, base = names
     return (
-        f"case sets differ: {paired:,} cases in common, {only_current:,} only in {cur}, "
+        f"case sets differ: {paired:,} {'case' if paired == 1 else 'cases'} in common, "
+        f"{only_current:,} only in {cur}, "
         f"{only_baseline:,} only in {base} ({cur}: {corpus_name(current)}; "
         f"{base}: {corpus_name(baseline)}); compared on the {paired:,} in common"
     )
