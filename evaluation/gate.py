@@ -18,7 +18,8 @@
 A threshold rule compares the slice's mean of the metric (per case, averaged over trials) with
 `min` and/or `max`, and names the cases whose own value is out of bounds. A no-regression rule
 fails when the paired 95% interval of (current - baseline) lies entirely on the bad side of zero
-(below it for a metric where higher is better) and names the cases that flipped pass->fail.
+(below it for a metric where higher is better) and names the cases that flipped pass->fail; it
+is checked on the cases both runs have, and its note says so when the case sets differ.
 `where` selects cases by origin, operator, category, intent, outcome, difficulty, label or
 domain; a list means any of. A slice with fewer than `min_cases` cases fails (default 0: an empty
 slice passes with a note).
@@ -43,6 +44,7 @@ from pydantic import (
 
 from casemill.case.model import Case, Category, Difficulty, Origin, Outcome
 from casemill.errors import UserError
+from evaluation.scoring.caseset import difference_note
 from evaluation.scoring.compare import comparable, flips, paired_delta
 from evaluation.scoring.model import CaseScore, GateFailure, GateVerdict, RuleResult, RunSummary
 from evaluation.scoring.registry import METRICS, higher_is_better, spec
@@ -287,6 +289,25 @@ def _no_regression(
 ) -> tuple[RuleResult, GateFailure | None]:
     if baseline is None:
         return RuleResult(rule=label, passed=True, note="skipped: no baseline run given"), None
+    result, failure = _against_baseline(rule, label, ids, per_case, baseline, summary)
+    base, cur = set(baseline.per_case), set(per_case)
+    differ = difference_note(
+        len(base & cur), len(cur - base), len(base - cur), summary.case_set, baseline.case_set
+    )
+    if differ:  # a pass on a partial overlap is still a pass, but the reader should know
+        note = "; ".join(n for n in (result.note, differ) if n)
+        result = result.model_copy(update={"note": note})
+    return result, failure
+
+
+def _against_baseline(
+    rule: Rule,
+    label: str,
+    ids: list[str],
+    per_case: dict[str, dict],
+    baseline: RunSummary,
+    summary: RunSummary,
+) -> tuple[RuleResult, GateFailure | None]:
     if not comparable(baseline, summary, rule.metric):
         note = f"{rule.metric} versions differ from the baseline's: not comparable"
         return RuleResult(rule=label, passed=False, note=note), GateFailure(

@@ -29,6 +29,11 @@ class GateFailed(UserError):
 
 
 def load_cases_for_eval(cases: str) -> list[Case]:
+    return load_case_input(cases).cases
+
+
+def load_case_input(cases: str) -> Any:
+    """The cases with what they came from (`CaseInput`); any invalid record fails the flow."""
     from evaluation.scoring.inputs import load_eval_cases
 
     loaded = load_eval_cases(cases)
@@ -39,7 +44,7 @@ def load_cases_for_eval(cases: str) -> list[Case]:
         )
     if not loaded.cases:
         raise UserError(f"{cases}: no cases to evaluate")
-    return loaded.cases
+    return loaded
 
 
 def check_agent(agent: str) -> None:
@@ -114,6 +119,7 @@ def score_run(
     baseline: str | None,
     gate: str | None,
     seed: int,
+    case_set: Any = None,
 ) -> Any:
     from evaluation.scoring.pipeline import evaluate_run
 
@@ -124,10 +130,13 @@ def score_run(
         baseline_dir=Path(baseline) if baseline else None,
         gate_path=Path(gate) if gate else None,
         seed=seed,
+        case_set=case_set,
     )
 
 
 def publish(outcome: Any, agent: str) -> None:
+    from evaluation.scoring.caseset import describe
+
     summary = outcome.summary
     rows = [
         {"metric": name, "mean": round(stat.mean, 4) if stat.mean is not None else None}
@@ -137,7 +146,8 @@ def publish(outcome: Any, agent: str) -> None:
     artifacts.table(
         f"eval-summary-{agent}",
         rows,
-        f"{agent}: {summary.cases} cases x {summary.trials} trials, {summary.errors} errors",
+        f"{agent}: {summary.cases} cases x {summary.trials} trials, {summary.errors} errors; "
+        f"cases: {describe(summary.case_set)}",
     )
     verdict = outcome.verdict
     if verdict is not None:
@@ -169,7 +179,8 @@ def evaluate_agent(
     """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate."""
     logger = get_run_logger()
     check_agent(agent)
-    case_list = load_cases_for_eval(cases)
+    loaded = load_case_input(cases)
+    case_list = loaded.cases
     check_run_inputs(
         case_list, trials=trials, concurrency=concurrency, batch_size=batch_size,
         timeout_s=timeout_s, max_steps=max_steps, baseline=baseline, gate=gate,
@@ -202,9 +213,14 @@ def evaluate_agent(
         by_batch[index[id(future)]] = future.result()
         progress.advance()
     trajectories = [t for i in sorted(by_batch) for t in by_batch[i]]
-    outcome = score_run(str(root), quote(case_list), quote(trajectories), baseline, gate, seed)
+    outcome = score_run(
+        str(root), quote(case_list), quote(trajectories), baseline, gate, seed, loaded.case_set()
+    )
     publish(outcome, agent)
     summary = outcome.summary
+    case_note = summary.comparison.case_note if summary.comparison else ""
+    if case_note:
+        logger.warning("%s: %s", agent, case_note)
     logger.info(
         "%s: task success %.3f over %d results (%d errors); report %s",
         agent,
@@ -218,6 +234,8 @@ def evaluate_agent(
         "run_dir": str(root),
         "task_success_rate": summary.task_success_rate,
         "cases": summary.cases,
+        "case_set": summary.case_set.model_dump(mode="json") if summary.case_set else None,
+        "case_note": case_note,
         "errors": summary.errors,
         "gate_passed": None if outcome.verdict is None else outcome.verdict.passed,
     }

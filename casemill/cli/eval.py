@@ -17,6 +17,7 @@ from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 from evaluation.report.markdown import HEADLINE
+from evaluation.scoring.caseset import corpus_name, describe, difference_note
 from evaluation.scoring.model import Comparison, RunSummary
 
 runs_app = typer.Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
@@ -51,7 +52,9 @@ def summary_table(summary: RunSummary) -> Table:
 
 
 def _print_extras(summary: RunSummary) -> None:
-    """pass^k, flaky cases, consistency and the summary's notes, one line each."""
+    """What the run was on, pass^k, flaky cases, consistency and the summary's notes (the
+    baseline's different case set as a warning), one line each."""
+    console.print(f"cases: {describe(summary.case_set)}", markup=False, highlight=False)
     if summary.pass_k:
         console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
     if summary.flaky:
@@ -61,8 +64,16 @@ def _print_extras(summary: RunSummary) -> None:
         console.print(
             f"consistency over {families} seed families: {_num(summary.consistency.mean)}"
         )
+    case_note = summary.comparison.case_note if summary.comparison else ""
     for note in summary.notes:
-        console.print(f"note: {note}", markup=False, highlight=False)
+        if note == case_note:
+            _warn(note)
+        else:
+            console.print(f"note: {note}", markup=False, highlight=False)
+
+
+def _warn(text: str) -> None:
+    console.print(f"[bold yellow]warning:[/] {escape(text)}", highlight=False)
 
 
 def _print_gate(summary: RunSummary) -> None:
@@ -117,7 +128,9 @@ def eval_command(
     concurrency: int = typer.Option(8, "--concurrency", min=1),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="seconds per case"),
     max_steps: int = typer.Option(20, "--max-steps", min=1),
-    baseline: Path | None = typer.Option(None, "--baseline", help="an earlier run directory"),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="an earlier run directory (compared on the cases both ran)"
+    ),
     gate: Path | None = typer.Option(
         None, "--gate", help="gate TOML file (see gates/default.toml)"
     ),
@@ -237,6 +250,7 @@ def _eval(opts: EvalOptions) -> Any:
     return evaluate_run(
         opts.output, loaded.cases, trajectories, baseline_dir=opts.baseline,
         gate_path=opts.gate, judge=judge, mode=opts.mode, config=config, seed=opts.seed,  # type: ignore[arg-type]
+        case_set=loaded.case_set(),
     )  # fmt: skip
 
 
@@ -284,6 +298,7 @@ def runs_list(
                 "agent": s.agent,
                 "mode": s.mode,
                 "cases": s.cases,
+                "case_set": None if s.case_set is None else s.case_set.model_dump(mode="json"),
                 "trials": s.trials,
                 "errors": s.errors,
                 "task_success_rate": s.task_success_rate,
@@ -297,7 +312,8 @@ def runs_list(
         console.print(f"no evaluated runs under {root}", markup=False)
         return
     table = Table(title=f"runs under {root}", title_justify="left")
-    for column in ("run", "agent", "cases", "trials", "errors", "task success", "gate"):
+    columns = ("run", "agent", "cases", "case set", "trials", "errors", "task success", "gate")
+    for column in columns:
         table.add_column(column, overflow="fold")
     for r in rows:
         gate = "-" if r["gate_passed"] is None else ("pass" if r["gate_passed"] else "FAIL")
@@ -305,12 +321,23 @@ def runs_list(
             str(Path(r["run"]).relative_to(root)),
             r["agent"],
             str(r["cases"]),
+            _case_set_cell(r["case_set"]),
             str(r["trials"]),
             str(r["errors"]),
             _num(r["task_success_rate"]),
             gate,
         )
     console.print(table)
+
+
+def _case_set_cell(recorded: dict | None) -> str:
+    """'corpus v0002 3f2a9c1b' or 'subset.jsonl 3f2a9c1b': which cases, at a glance."""
+    if recorded is None:
+        return "not recorded"
+    from evaluation.scoring.model import CaseSet
+
+    cases = CaseSet.model_validate(recorded)
+    return f"{corpus_name(cases)} {cases.digest[:8]}"
 
 
 @runs_app.command("show")
@@ -381,6 +408,12 @@ def runs_compare(
     if as_json:
         typer.echo(comp.model_dump_json(indent=2))
         return
+    console.print(f"A: {describe(base.summary.case_set)}", markup=False, highlight=False)
+    console.print(f"B: {describe(cur.summary.case_set)}", markup=False, highlight=False)
+    if comp.case_note:
+        counts = (comp.paired_cases, comp.only_in_current, comp.only_in_baseline)
+        sets = (comp.current_case_set, comp.baseline_case_set)
+        _warn(difference_note(*counts, *sets, names=("B", "A")))
     console.print(comparison_table(comp))
     if comp.not_comparable:
         differ = ", ".join(comp.not_comparable)

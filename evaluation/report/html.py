@@ -17,6 +17,7 @@ from casemill.case.model import Case
 from evaluation.report import charts
 from evaluation.report.diff import DiffRow, state_diff
 from evaluation.report.markdown import HEADLINE
+from evaluation.scoring.caseset import describe
 from evaluation.scoring.context import context_for
 from evaluation.scoring.model import CaseScore, RunSummary
 from evaluation.trajectory import Trajectory
@@ -194,6 +195,7 @@ def render_html(
         format=REPORT_FORMAT,
         summary=summary,
         headline=[n for n in HEADLINE if n in summary.metrics],
+        cases_line=describe(summary.case_set),
         charts=_charts(summary, trajectories),
         failing=failing,
         anchors=_first_anchors(failing),

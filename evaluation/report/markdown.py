@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evaluation.scoring.caseset import describe
 from evaluation.scoring.model import RunSummary, Stat
 
 HEADLINE = (
@@ -83,6 +84,8 @@ def _comparison(summary: RunSummary) -> list[str]:
     worse = tuple(f.case_id for f in comp.flips if f.direction == "pass->fail")
     better = tuple(f.case_id for f in comp.flips if f.direction == "fail->pass")
     out += ["", f"Flips: {len(worse)} pass->fail, {len(better)} fail->pass."]
+    if comp.case_note:
+        out.append(f":warning: {cell(comp.case_note)}.")
     if comp.not_comparable:
         out.append(f"Not compared (metric versions differ): {', '.join(comp.not_comparable)}.")
     if worse:
@@ -98,6 +101,7 @@ def render_markdown(summary: RunSummary) -> str:
         f"Task success **{rate}** over {summary.cases} cases x {summary.trials} trials "
         f"({summary.results} results, {summary.errors} errors); mode `{summary.mode}`."
     )
+    lines.append(f"cases: {cell(describe(summary.case_set))}")
     if summary.pass_k:
         lines.append("pass^k: " + ", ".join(f"k={k}: {fmt(v)}" for k, v in summary.pass_k.items()))
     lines += ["", "| metric | mean [95% CI] |", "| --- | --- |"]

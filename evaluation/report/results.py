@@ -6,7 +6,8 @@
     RUN_DIR/report.html          the self-contained HTML report
     RUN_DIR/summary.md           the Markdown summary for a CI comment
 
-Writes are atomic. Reading checks the format version and says what to do with a newer one.
+Writes are atomic. Reading checks the format version and says what to do with a newer one; an
+older summary.json (format 1, before runs recorded their `case_set`) reads with no case set.
 """
 
 from __future__ import annotations

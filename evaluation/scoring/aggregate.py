@@ -11,6 +11,7 @@ from evaluation.scoring import stats
 from evaluation.scoring.compare import compare
 from evaluation.scoring.model import (
     CaseScore,
+    CaseSet,
     Consistency,
     FamilyConsistency,
     FlakyCase,
@@ -90,8 +91,10 @@ def summarize(
     *,
     baseline: RunSummary | None = None,
     seed: int = 0,
+    case_set: CaseSet | None = None,
 ) -> RunSummary:
-    """The run's summary; `baseline` (with its per-case table) adds deltas and flips."""
+    """The run's summary; `baseline` (with its per-case table) adds deltas and flips, and a
+    note when the two runs' case sets differ. `case_set` records what the run was on."""
     case_map = {c.id: c for c in cases}
     grouped = by_case(scores)
     per_case = per_case_means(grouped)
@@ -106,6 +109,7 @@ def summarize(
         agent=_agent(scores),
         mode=mode,
         cases=len(grouped),
+        case_set=case_set,
         trials=trials,
         results=len(scores),
         errors=len(errors),
@@ -128,7 +132,9 @@ def summarize(
         per_case=per_case,
     )
     if baseline is not None:
-        summary = summary.model_copy(update={"comparison": compare(baseline, summary, seed=seed)})
+        comparison = compare(baseline, summary, seed=seed)
+        notes = (*summary.notes, comparison.case_note) if comparison.case_note else summary.notes
+        summary = summary.model_copy(update={"comparison": comparison, "notes": notes})
     return summary
 
 

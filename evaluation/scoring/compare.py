@@ -3,12 +3,15 @@ bootstrap intervals, and the cases that flipped.
 
 A case passes when it succeeded on at least half of its trials; a flip is a case that passes in
 one run and not in the other. Deltas are current minus baseline, per case, then averaged; the
-interval resamples cases (pairs stay together).
+interval resamples cases (pairs stay together). When the two runs' case sets differ (another
+corpus version, a subset file), the comparison says so in `case_note` and stays on the cases in
+common.
 """
 
 from __future__ import annotations
 
 from evaluation.scoring import stats
+from evaluation.scoring.caseset import difference_note
 from evaluation.scoring.model import Comparison, Delta, Flip, RunSummary
 from evaluation.scoring.registry import higher_is_better
 
@@ -75,6 +78,14 @@ def flips(baseline: dict[str, dict], current: dict[str, dict], ids: list[str]) -
     return tuple(out)
 
 
+def case_set_note(baseline: RunSummary, current: RunSummary) -> str:
+    """The warning for runs on different case sets ('' when both ran the same cases)."""
+    base, cur = set(baseline.per_case), set(current.per_case)
+    return difference_note(
+        len(base & cur), len(cur - base), len(base - cur), current.case_set, baseline.case_set
+    )
+
+
 def compare(baseline: RunSummary, current: RunSummary, *, seed: int = 0) -> Comparison:
     base, cur = baseline.per_case, current.per_case
     ids = sorted(set(base) & set(cur))
@@ -88,6 +99,9 @@ def compare(baseline: RunSummary, current: RunSummary, *, seed: int = 0) -> Comp
         deltas=tuple(paired_delta(base, cur, ids, n, seed) for n in names if n not in differ),
         flips=() if "task_success" in differ else flips(base, cur, ids),
         not_comparable=differ,
+        case_note=case_set_note(baseline, current),
+        baseline_case_set=baseline.case_set,
+        current_case_set=current.case_set,
     )
 
 

@@ -16,6 +16,8 @@ from casemill.case.model import Case
 from casemill.corpus.store import CorpusStore
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
+from evaluation.scoring.caseset import case_set, shown_path
+from evaluation.scoring.model import CaseSet
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,18 @@ class CaseInput:
     source: str
     cases: list[Case] = field(default_factory=list)
     bad: list[BadCase] = field(default_factory=list)
+    path: str = ""
+    corpus_version: int | None = None
+    corpus_sha256: str | None = None
+
+    def case_set(self) -> CaseSet:
+        """The provenance a run records: the path given, the corpus version, count, digest."""
+        return case_set(
+            self.cases,
+            (self.path,) if self.path else (),
+            corpus_version=self.corpus_version,
+            corpus_sha256=self.corpus_sha256,
+        )
 
 
 def load_eval_cases(path: str | Path) -> CaseInput:
@@ -49,7 +63,13 @@ def load_eval_cases(path: str | Path) -> CaseInput:
         store = CorpusStore(path)
         latest = store.latest()
         label = f"{path} (corpus v{latest.version:04d})" if latest else str(path)
-        return CaseInput(source=label, cases=store.cases())
+        return CaseInput(
+            source=label,
+            cases=store.cases(latest.version if latest else None),  # the version recorded
+            path=shown_path(path),
+            corpus_version=latest.version if latest else None,
+            corpus_sha256=latest.active_sha256 if latest else None,
+        )
     from casemill.validation.loading import load_cases
 
     result = load_cases([path])
@@ -59,7 +79,9 @@ def load_eval_cases(path: str | Path) -> CaseInput:
     ]
     for item in bad:
         log.warning("case record refused: %s", "; ".join(item.reasons))
-    return CaseInput(source=str(path), cases=[c.case for c in result.cases], bad=bad)
+    return CaseInput(
+        source=str(path), cases=[c.case for c in result.cases], bad=bad, path=shown_path(path)
+    )
 
 
 def quarantine(run_dir: Path, bad: list[BadCase]) -> Path | None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 RESULTS_FORMAT = 1
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2  # 2: `case_set`, what the run was evaluated on
 
 Mode = Literal["casemill", "chapter"]
 
@@ -100,6 +100,23 @@ class Flip(_Frozen):
     current_rate: float
 
 
+class CaseSet(_Frozen):
+    """What a run was evaluated on: the case sources as given, the corpus version when they are
+    a corpus folder, and a digest of the sorted content ids (same set, same digest)."""
+
+    sources: tuple[str, ...] = Field(
+        default=(), description="the --cases paths, relative to the working folder when inside it"
+    )
+    corpus_version: int | None = Field(
+        default=None, description="the corpus manifest version the cases were read at"
+    )
+    corpus_sha256: str | None = Field(
+        default=None, description="the manifest's active_sha256 (the cases' canonical lines)"
+    )
+    count: int = 0
+    digest: str = Field(default="", description="sha256 of the sorted unique case ids, one a line")
+
+
 class Comparison(_Frozen):
     baseline_agent: str = ""
     paired_cases: int = 0
@@ -110,6 +127,11 @@ class Comparison(_Frozen):
     not_comparable: tuple[str, ...] = Field(
         default=(), description="metrics left out: their versions differ between the runs"
     )
+    case_note: str = Field(
+        default="", description="set when the two runs' case sets differ: the counts and corpora"
+    )
+    baseline_case_set: CaseSet | None = None
+    current_case_set: CaseSet | None = None
 
 
 class GateFailure(_Frozen):
@@ -144,6 +166,7 @@ class RunSummary(_Frozen):
     agent: str = ""
     mode: Mode = "casemill"
     cases: int = 0
+    case_set: CaseSet | None = Field(default=None, description="None: not recorded (format 1)")
     trials: int = 0
     results: int = 0
     errors: int = 0

@@ -20,7 +20,8 @@ from casemill.io.jsonl import atomic_write_text
 from evaluation.gate import check_gate, load_gate
 from evaluation.report import html, markdown, results
 from evaluation.scoring.aggregate import summarize
-from evaluation.scoring.model import CaseScore, GateVerdict, Mode, RunSummary
+from evaluation.scoring.caseset import case_set as case_set_of
+from evaluation.scoring.model import CaseScore, CaseSet, GateVerdict, Mode, RunSummary
 from evaluation.scoring.registry import ScoringConfig
 from evaluation.scoring.scorer import score
 from evaluation.trajectory import Trajectory
@@ -106,9 +107,12 @@ def evaluate_run(
     mode: Mode = "casemill",
     config: ScoringConfig | None = None,
     seed: int = 0,
+    case_set: CaseSet | None = None,
 ) -> EvalOutcome:
     """Score, aggregate, compare, gate, and write results.jsonl, summary.json, report.html and
-    summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring."""
+    summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring.
+    `case_set` says what the cases came from (`CaseInput.case_set()`); without it the summary
+    records the cases' count and digest only."""
     run_dir = Path(run_dir)
     gate = load_gate(gate_path) if gate_path is not None else None
     baseline = (
@@ -123,7 +127,8 @@ def evaluate_run(
 
         scores, judge_notes = apply_judge(judge, cases, trajectories, scores, run_dir=run_dir)
         notes += judge_notes
-    summary = summarize(cases, scores, baseline=baseline, seed=seed)
+    recorded = case_set if case_set is not None else case_set_of(cases)
+    summary = summarize(cases, scores, baseline=baseline, seed=seed, case_set=recorded)
     if notes:
         summary = summary.model_copy(update={"notes": (*summary.notes, *notes)})
     verdict = None

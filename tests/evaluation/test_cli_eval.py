@@ -10,7 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from casemill.cli import app
+from casemill.cli.console import console
 from casemill.corpus.store import CorpusStore
+from evaluation.scoring.caseset import digest
 from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case, variant_of
 
 runner = CliRunner()
@@ -252,3 +254,78 @@ def test_judge_without_endpoint_is_skipped_with_a_message(tmp_path, cases_file, 
     result = _eval(*argv, "--judge")
     assert result.exit_code == 0, result.output
     assert "judge skipped" in result.output and "CASEMILL_LLM_BASE_URL" in result.output
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_runs_record_their_cases_and_comparisons_warn_when_the_sets_differ(tmp_path, monkeypatch):
+    refund, cancel, clarify = refund_case(), cancel_case(), clarify_case()
+    other = variant_of(refund, "W1001: the mug is cracked")
+    store = CorpusStore(tmp_path / "corpus")
+    store.add_version([refund, cancel], note="first")
+    store.add_version([clarify], note="second")
+    (tmp_path / "subset.jsonl").write_text(
+        f"{other.model_dump_json()}\n{refund.model_dump_json()}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    full = _eval("--agent", "reference", "--cases", "corpus", "-o", "runs/full")
+    assert full.exit_code == 0, full.output
+    corpus_digest = digest([refund.id, cancel.id, clarify.id])
+    line = f"cases: corpus v0002 at corpus (3 cases, digest {corpus_digest[:12]}...)"
+    assert line in _flat(full.output)
+
+    sub = _eval(
+        "--agent", "reference", "--cases", "subset.jsonl", "-o", "runs/sub", "--baseline", "runs/full"
+    )  # fmt: skip
+    assert sub.exit_code == 0, sub.output  # a partial overlap is compared, with a warning
+    assert (
+        "warning: case sets differ: 1 case in common, 1 only in this run, 2 only in the baseline "
+        "(this run: subset.jsonl; the baseline: corpus v0002); compared on the 1 in common"
+    ) in _flat(sub.output)
+    recorded = json.loads((tmp_path / "runs" / "sub" / "summary.json").read_text())["case_set"]
+    assert recorded == {
+        "sources": ["subset.jsonl"],
+        "corpus_version": None,
+        "corpus_sha256": None,
+        "count": 2,
+        "digest": digest([refund.id, other.id]),
+    }
+
+    compared = runner.invoke(app, ["runs", "compare", "runs/full", "runs/sub"])
+    assert compared.exit_code == 0, compared.output
+    text = _flat(compared.output)
+    assert line.replace("cases: ", "A: ") in text
+    assert "B: subset.jsonl (2 cases, digest " in text
+    assert (
+        "warning: case sets differ: 1 case in common, 1 only in B, 2 only in A "
+        "(B: subset.jsonl; A: corpus v0002); compared on the 1 in common"
+    ) in text
+    as_json = json.loads(
+        runner.invoke(app, ["runs", "compare", "runs/full", "runs/sub", "--json"]).output
+    )
+    counts = ("paired_cases", "only_in_current", "only_in_baseline")
+    assert [as_json[k] for k in counts] == [1, 1, 2]
+    assert as_json["baseline_case_set"]["corpus_version"] == 2
+    assert as_json["case_note"].startswith("case sets differ: 1 case in common")
+
+    listed = json.loads(runner.invoke(app, ["runs", "list", "--root", "runs", "--json"]).output)
+    by_run = {Path(r["run"]).name: r["case_set"] for r in listed}
+    assert by_run["full"]["corpus_version"] == 2 and by_run["full"]["digest"] == corpus_digest
+    monkeypatch.setattr(console, "_width", 160)  # wide enough for the table not to fold
+    table = _flat(runner.invoke(app, ["runs", "list", "--root", "runs"]).output)
+    assert f"corpus v0002 {corpus_digest[:8]}" in table
+    assert f"subset.jsonl {digest([refund.id, other.id])[:8]}" in table
+    shown = _flat(runner.invoke(app, ["runs", "show", "runs/sub"]).output)
+    assert "cases: subset.jsonl (2 cases, digest " in shown
+
+    # a run folder written before runs recorded their cases still lists, shows and compares
+    path = tmp_path / "runs" / "full" / "summary.json"
+    old = {k: v for k, v in json.loads(path.read_text()).items() if k != "case_set"}
+    path.write_text(json.dumps({**old, "format": 1}))
+    assert "cases: not recorded" in _flat(runner.invoke(app, ["runs", "show", "runs/full"]).output)
+    listed = json.loads(runner.invoke(app, ["runs", "list", "--root", "runs", "--json"]).output)
+    assert {Path(r["run"]).name: r["case_set"] for r in listed}["full"] is None
+    compared = _flat(runner.invoke(app, ["runs", "compare", "runs/full", "runs/sub"]).output)
+    assert "(B: subset.jsonl; A: not recorded)" in compared

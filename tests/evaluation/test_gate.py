@@ -191,3 +191,20 @@ def test_no_regression_refuses_metrics_whose_versions_differ():
     verdict = check_gate(gate, cases, scores, current, old)
     assert verdict.passed is False
     assert "not comparable" in verdict.failures[0].message
+
+
+def test_no_regression_notes_a_baseline_on_another_case_set():
+    cases, scores, base = _run(True, False)
+    refund, clarify, _ = cases
+    current_cases, current_scores = [refund, clarify], scores[:2]  # a subset of the baseline's
+    current = summarize(current_cases, current_scores, baseline=base)
+    gate = parse_gate('[[rule]]\nkind = "no_regression"\nmetric = "task_success"\n')
+    verdict = check_gate(gate, current_cases, current_scores, current, base)
+    assert verdict.passed is True  # a partial overlap is compared, not refused
+    (rule,) = verdict.rules
+    assert rule.note == (
+        "case sets differ: 2 cases in common, 0 only in this run, 1 only in the baseline "
+        "(this run: not recorded; the baseline: not recorded); compared on the 2 in common"
+    )
+    same = check_gate(gate, cases, scores, summarize(cases, scores, baseline=base), base)
+    assert same.rules[0].note == ""

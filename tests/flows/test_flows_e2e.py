@@ -15,6 +15,7 @@ import pytest
 
 from casemill.corpus import CorpusStore
 from casemill.io.jsonl import read_jsonl
+from tests.flows.conftest import seed_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -90,6 +91,34 @@ def test_evaluation_batches_run_on_a_local_dask_cluster(prefect_harness, tmp_pat
         gate=None,
     )
     assert result["task_success_rate"] == threaded["task_success_rate"] == 1.0
+
+
+def test_evaluation_records_its_cases_and_warns_on_a_baseline_of_other_cases(
+    prefect_harness, tmp_path, small_corpus, monkeypatch
+):
+    from flows.evaluate import evaluate_agent
+
+    monkeypatch.chdir(tmp_path)
+    full = evaluate_agent(agent="reference", cases="corpus", run_dir="runs/full", gate=None)
+    assert full["case_set"]["sources"] == ["corpus"]
+    assert full["case_set"]["corpus_version"] == 1 and full["case_set"]["count"] == 12
+    assert full["case_note"] == ""
+    subset = tmp_path / "subset.jsonl"
+    subset.write_text("".join(c.model_dump_json() + "\n" for c in seed_cases(5)))
+    part = evaluate_agent(
+        agent="reference",
+        cases="subset.jsonl",
+        run_dir="runs/part",
+        baseline="runs/full",
+        gate=None,
+    )
+    note = (
+        "case sets differ: 5 cases in common, 0 only in this run, 7 only in the baseline "
+        "(this run: subset.jsonl; the baseline: corpus v0001); compared on the 5 in common"
+    )
+    assert part["case_note"] == note
+    summary = json.loads((tmp_path / "runs" / "part" / "summary.json").read_text())
+    assert summary["comparison"]["case_note"] == note and note in summary["notes"]
 
 
 KILLABLE = """

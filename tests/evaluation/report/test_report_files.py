@@ -12,6 +12,9 @@ import pytest
 from casemill.errors import RecordError, UserError
 from evaluation.report import load_run, read_results, render_markdown
 from evaluation.report.diff import state_diff
+from evaluation.scoring.caseset import case_set as case_set_of
+from evaluation.scoring.caseset import digest
+from evaluation.scoring.model import SUMMARY_FORMAT
 from evaluation.scoring.pipeline import evaluate_run
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
@@ -69,7 +72,7 @@ def test_evaluate_run_writes_every_report_and_never_drops_a_case(tmp_path):
     assert by_id[refund.id]["format"] == 1
     assert set(by_id[refund.id]) >= {"case_id", "trial", "metrics", "task_success", "error"}
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["format"] == 1
+    assert summary["format"] == 2
     assert summary["cases"] == 3 and summary["errors"] == 1 and summary["trials"] == 1
     assert summary["task_success_rate"] == pytest.approx(1 / 3)
     assert summary["gate"]["passed"] is False
@@ -174,3 +177,57 @@ def test_a_baseline_sharing_no_case_with_the_run_is_refused(tmp_path):
     outcome = evaluate_run(tmp_path / "more", [other, refund_case()], [], baseline_dir=base_dir)
     assert outcome.summary.comparison is not None
     assert outcome.summary.comparison.paired_cases == 1
+
+
+def test_a_run_on_another_case_set_is_compared_with_a_warning_in_every_report(tmp_path):
+    base_dir, base, (refund, clarify, cancel) = _evaluate(tmp_path, clarify_writes=False, name="b")
+    other = variant_of(refund_case(), "My mug came cracked in W1001, refund please")
+    recorded = case_set_of([refund, other], ["subset.jsonl"])
+    outcome = evaluate_run(
+        tmp_path / "run", [refund, other], [], baseline_dir=base_dir, case_set=recorded
+    )
+    summary = outcome.summary
+    assert summary.case_set == recorded
+    note = (
+        "case sets differ: 1 case in common, 1 only in this run, 2 only in the baseline "
+        "(this run: subset.jsonl; the baseline: cases given in code); compared on the 1 in common"
+    )
+    comp = summary.comparison
+    assert (comp.paired_cases, comp.only_in_current, comp.only_in_baseline) == (1, 1, 2)
+    assert comp.case_note == note and note in summary.notes
+    assert comp.baseline_case_set == base.summary.case_set and comp.current_case_set == recorded
+    written = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert written["comparison"]["case_note"] == note and note in written["notes"]
+    assert written["case_set"]["sources"] == ["subset.jsonl"]
+    assert f":warning: {note}." in (tmp_path / "run" / "summary.md").read_text()
+    html_text = (tmp_path / "run" / "report.html").read_text()
+    assert html_text.count(note) == 1  # in the comparison, not again among the notes
+    assert "Cases: subset.jsonl (2 cases, digest " in html_text
+
+
+def test_the_same_case_set_gives_no_case_note(tmp_path):
+    base_dir, _, _ = _evaluate(tmp_path, clarify_writes=False, name="base")
+    _, outcome, cases = _evaluate(tmp_path, clarify_writes=True, baseline=base_dir)
+    assert outcome.summary.comparison.case_note == ""
+    assert not any("case sets differ" in n for n in outcome.summary.notes)
+    assert outcome.summary.case_set.count == 3  # recorded without sources by evaluate_run
+    assert outcome.summary.case_set.digest == digest(c.id for c in cases)
+
+
+def test_a_summary_from_before_case_sets_still_reads_as_not_recorded(tmp_path):
+    run_dir, _, _ = _evaluate(tmp_path, clarify_writes=False, name="old")
+    data = json.loads((run_dir / "summary.json").read_text())
+    del data["case_set"]
+    data["format"] = 1
+    (run_dir / "summary.json").write_text(json.dumps(data))
+    old = load_run(run_dir)
+    assert old.summary.case_set is None and old.summary.format == 1
+    assert "cases: not recorded" in render_markdown(old.summary)
+    # a run compared with that old baseline says the baseline's cases were not recorded
+    other = variant_of(refund_case(), "My mug came cracked in W1001, refund please")
+    outcome = evaluate_run(tmp_path / "new", [refund_case(), other], [], baseline_dir=run_dir)
+    assert "the baseline: not recorded" in outcome.summary.comparison.case_note
+    newer = dict(data, format=SUMMARY_FORMAT + 1)
+    (run_dir / "summary.json").write_text(json.dumps(newer))
+    with pytest.raises(UserError, match="summary format 3 is not one this Casemill reads"):
+        load_run(run_dir)
