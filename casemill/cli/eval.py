@@ -18,7 +18,7 @@ from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import corpus_name, describe, difference_note
-from evaluation.scoring.model import Comparison, RunSummary
+from evaluation.scoring.model import CaseSet, Comparison, RunSummary
 
 runs_app = typer.Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
@@ -334,8 +334,6 @@ def _case_set_cell(recorded: dict | None) -> str:
     """'corpus v0002 3f2a9c1b' or 'subset.jsonl 3f2a9c1b': which cases, at a glance."""
     if recorded is None:
         return "not recorded"
-    from evaluation.scoring.model import CaseSet
-
     cases = CaseSet.model_validate(recorded)
     return f"{corpus_name(cases)} {cases.digest[:8]}"
 
