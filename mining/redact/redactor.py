@@ -361,8 +361,8 @@ class ConversationRedactor:
             for city in self.cities:
                 words.update(WORDS.findall(city))
             self._raw_words = frozenset(words)
-        raw_words = self._raw_words
-        return lambda city: raw_words.isdisjoint(WORDS.findall(city.lower()))
+        raw_words, words = self._raw_words, self.sur.pools.city_words
+        return lambda city: raw_words.isdisjoint(words[city])
 
     def _user_id(self, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         s = self.sur

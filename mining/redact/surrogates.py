@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from datetime import date, timedelta
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import orjson
 POOL = 600
 DOB_AS_OF = date(2026, 11, 22)  # the day the shipped pools were drawn (not a leap day)
 _sha256 = hashlib.sha256
+WORD = re.compile(r"\w+")
 ZIP = re.compile(r"\d{5}(?:([ -]?)\d{4})?")  # a US zip code, or a ZIP+4
 
 
@@ -44,6 +45,11 @@ class Pools:
     postcode: tuple[str, ...]  # 5 digits
     city: tuple[str, ...]
     domain: tuple[str, ...] = ("example.com", "example.org", "example.net")
+
+    @cached_property
+    def city_words(self) -> dict[str, frozenset[str]]:
+        """The words of each city, lowered (a surrogate city holds no word of a raw value)."""
+        return {city: frozenset(WORD.findall(city.lower())) for city in self.city}
 
 
 SHIPPED = {0: Path(__file__).with_name("pools_seed0.json")}
