@@ -126,7 +126,7 @@ class Surrogates:
         digest = _sha256(f"{self._prefix}{kind}\x1f{value}".encode()).digest()
         return int.from_bytes(digest[:8], "big")
 
-    def bytes(self, kind: str, value: str, n: int) -> bytes:
+    def draws(self, kind: str, value: str, n: int) -> bytes:
         """`n` bytes drawn for `value` (from the same hash as a pick's start)."""
         out, block = b"", 0
         while len(out) < n:
@@ -174,17 +174,19 @@ class Surrogates:
         return f"{head}{m.group(1)}{self.number('postcode4', value, 4, avoid)}"
 
     def _shaped(self, value: str, avoid: frozenset[str]) -> str:
-        """`value` with each digit and letter drawn again (letters keep their case)."""
+        """`value` with each digit and letter drawn again (letters keep their case; a leading
+        digit that is not 0 stays one, so a code written as a JSON number stays one)."""
         for attempt in range(100):
-            drawn = self.bytes(f"postcode{attempt}", value, len(value))
-            surrogate = "".join(
-                str(b % 10)
-                if ch.isdigit()
-                else chr((97 if ch.islower() else 65) + b % 26)
-                if ch.isalpha()
-                else ch
-                for ch, b in zip(value, drawn, strict=True)
-            )
+            drawn = self.draws(f"postcode{attempt}", value, len(value))
+            out = []
+            for ch, b in zip(value, drawn, strict=True):
+                if ch.isdigit():
+                    out.append(str(1 + b % 9 if not out and ch != "0" else b % 10))
+                elif ch.isalpha():
+                    out.append(chr((97 if ch.islower() else 65) + b % 26))
+                else:
+                    out.append(ch)
+            surrogate = "".join(out)
             if surrogate.lower() not in avoid and surrogate not in self.taken:
                 self.taken.add(surrogate)
                 return surrogate

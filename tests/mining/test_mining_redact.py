@@ -519,3 +519,6 @@ def test_surrogate_zip_codes_start_with_0_only_where_the_raw_ones_do():
     assert any(z.startswith("0") for z in pools(0).postcode)  # so the rule is needed
     assert re.fullmatch(r"\d{9}", s.postcode("123456789", frozenset()))
     assert re.fullmatch(r"\d{5} \d{4}", s.postcode("12345 6789", frozenset()))
+    four = [s.postcode(f"{n}", frozenset()) for n in range(2000, 2200)]  # Australia's shape
+    assert all(re.fullmatch(r"[1-9]\d{3}", z) for z in four) and len(set(four)) == len(four)
+    assert re.fullmatch(r"\d{4}", s.postcode("0800", frozenset()))
