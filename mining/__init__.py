@@ -7,6 +7,10 @@
     result.summary      # counts: conversations, cases by kind and confidence, redactions, ...
 
 Formats: `openai-jsonl`, `transcript`, `csv`, `otel` (see `mining.parsers`).
+
+Redaction (`mining.redact`) replaces names, emails, phone numbers, card numbers, street lines,
+postal codes, cities, user ids and dates of birth by surrogates, the same value by the same
+surrogate throughout a conversation; states and countries are kept.
 """
 
 from mining.model import Conversation, LoggedCall, Message, Quarantined

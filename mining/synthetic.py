@@ -4,7 +4,7 @@ Every conversation is played out against the support domain's own simulator: the
 calls run on a `SupportSandbox`, so each tool result in the log is exactly what the tool answers
 (an order lookup, a refund, a policy refusal). The people in it are fake (Faker, seeded), and
 carry personal data of every kind redaction must catch: names, emails, phone numbers, street
-addresses, payment card numbers, customer ids.
+addresses with their cities and zip codes, payment card numbers, customer ids.
 """
 
 from __future__ import annotations

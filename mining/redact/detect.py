@@ -1,5 +1,9 @@
 """Detectors of personal data in free text, and the known fields that hold it in records.
 
+Postal codes and cities are personal data only where a record's field holds them (`zip`,
+`city`...): no text detector looks for them (every 5-digit number, every capitalised word), the
+redactor searches text for the values the records hold. States and countries are kept.
+
 Text detectors (one combined pattern, one pass a text): emails, phone numbers (with separators,
 a leading `+`, or named as a phone number), payment card numbers (13-19 digits that pass the Luhn
 check), street addresses (a house number, a street name and a street-type word), user ids in the
@@ -16,7 +20,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from itertools import compress
 
-KINDS = ("email", "phone", "card", "address", "name", "user_id", "dob")
+KINDS = ("email", "phone", "card", "address", "postcode", "city", "name", "user_id", "dob")
 
 _STREET_TYPES = (
     "street|st|avenue|ave|road|rd|drive|dr|lane|ln|boulevard|blvd|way|court|ct|place|pl|terrace|"
@@ -357,6 +361,14 @@ FIELD_KINDS: dict[str, str] = {
     "street_address": "address",
     "line1": "address",
     "line2": "address",
+    "zip": "postcode",
+    "zipcode": "postcode",
+    "zip_code": "postcode",
+    "postal_code": "postcode",
+    "postcode": "postcode",
+    "post_code": "postcode",
+    "city": "city",
+    "town": "city",
     "user_id": "user_id",
     "customer_id": "user_id",
     "account_id": "user_id",

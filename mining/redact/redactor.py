@@ -2,14 +2,17 @@
 
 Two passes over the conversation:
 1. collect: personal data in known fields of structured records (tool results and arguments
-   that are JSON: profiles, addresses, passengers, ids), the signed-in customer named in a
-   support system turn, and what the text detectors find in every text;
+   that are JSON: profiles, addresses with their postal codes and cities, passengers, ids), the
+   signed-in customer named in a support system turn, and what the text detectors find in every
+   text;
 2. replace: every occurrence of every collected value, in every text, argument, result and the
-   conversation id, by its surrogate; names found in fields are also searched for, token by
-   token and ignoring case, in all text. A short name token that the records also hold in
-   capitals, but never as a name (Mia's airport, MIA: a value, or a key of a tool result), is
-   left alone where it is written in capitals: the code stays coherent, and does not show
-   which name its surrogate replaced.
+   conversation id, by its surrogate, as a whole token and ignoring case (so a postal code or a
+   city a record holds is replaced where the customer types it too, and no other number or
+   word); names found in fields are also searched for token by token. Names and cities keep
+   the case they are written in (AUSTIN, austin). A short name token or city that the records
+   also hold in capitals, but never as a name or city (Mia's airport, MIA: a value, or a key
+   of a tool result), is left alone where it is written in capitals: the code stays coherent,
+   and does not show which value its surrogate replaced.
 
 The same value gets the same surrogate everywhere in the conversation, so cases derived from the
 redacted conversation stay coherent (the ids in expected calls exist in the environment).
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -36,6 +40,7 @@ C_ID = re.compile(r"^C(\d{4,6})$")
 NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 WORDS = re.compile(r"\w+")
+CASED = ("name", "city")  # kinds whose surrogates are written in the case of the raw value
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,8 @@ class _Collector:
                 self._record(item)
             elif isinstance(item, list):
                 self._items(item)
+            elif type(item) is int and (_FIELDS.get(key) or _field(key))[0] == "postcode":
+                self.add("postcode", str(item))  # a zip code written as a JSON number
 
     def _items(self, value: list) -> None:
         for item in value:
@@ -240,6 +247,8 @@ class ConversationRedactor:
         # name tokens whose capitals the records use as codes: kept where written in capitals
         self.codes: frozenset[str] = frozenset()
         self._c_avoid: frozenset[str] | None = None
+        self.cities: list[str] = []  # the raw cities, lowered
+        self._raw_words: frozenset[str] | None = None  # words of raw names and cities
         self.parsed: dict[int, Any] = {}
 
     # -- collect ----------------------------------------------------------------------------
@@ -277,6 +286,10 @@ class ConversationRedactor:
         raws = self.values | first | last
         names: dict[str, str] = {}
         short = [t for t in first | last if len(t) < 5 and t not in c.capitals]
+        cities = [value for value, kind in c.values.items() if kind == "city"]
+        if cities:
+            self.cities = [lowered[value] for value in cities]
+            short += [lowered[v] for v in cities if len(v) < 5 and not v.isupper()]
         if short:
             self.codes = frozenset(t for t in short if self._is_code(t.upper(), c.strings))
         for token in sorted(first | last):
@@ -334,7 +347,22 @@ class ConversationRedactor:
             return s.pick("address", value, pool, raws)
         if kind == "dob":
             return s.pick("dob", value, p.dob, raws)
+        if kind == "postcode":
+            return s.postcode(value, raws)
+        if kind == "city":
+            return s.pick("city", value, p.city, raws, self._city_fits(names))
         return self._user_id(value, names, raws)
+
+    def _city_fits(self, names: dict[str, str]) -> Callable[[str], bool]:
+        """Whether a surrogate city holds no word of a raw name or city of the conversation
+        (North Ana would show the raw name Ana, Lake Austin the raw city Austin)."""
+        if self._raw_words is None:
+            words = set(names)
+            for city in self.cities:
+                words.update(WORDS.findall(city))
+            self._raw_words = frozenset(words)
+        raw_words, words = self._raw_words, self.sur.pools.city_words
+        return lambda city: raw_words.isdisjoint(words[city])
 
     def _user_id(self, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         s = self.sur
@@ -383,7 +411,7 @@ class ConversationRedactor:
             out.append(text[pos:start])
             kind, surrogate = self.map[needle]
             counts[kind] += 1
-            out.append(_shape(text[start:end], surrogate) if kind == "name" else surrogate)
+            out.append(_shape(text[start:end], surrogate) if kind in CASED else surrogate)
             pos = end
         out.append(text[pos:])
         return "".join(out)
@@ -416,7 +444,7 @@ class ConversationRedactor:
             return raw
         kind, surrogate = self.map[raw.lower()]
         self.counts[kind] += 1
-        return _shape(raw, surrogate) if kind == "name" else surrogate
+        return _shape(raw, surrogate) if kind in CASED else surrogate
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -427,6 +455,11 @@ class ConversationRedactor:
             }
         if isinstance(value, list):
             return [self.value(v) for v in value]
+        if type(value) is int and (found := self.map.get(str(value))) is not None:
+            kind, surrogate = found
+            if kind == "postcode" and surrogate.isdigit():  # a zip code written as a number
+                self.counts[kind] += 1
+                return int(surrogate)
         return value
 
     def json_text(self, text: str, parsed: Any) -> str:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from datetime import date, timedelta
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,8 @@ import orjson
 POOL = 600
 DOB_AS_OF = date(2026, 11, 22)  # the day the shipped pools were drawn (not a leap day)
 _sha256 = hashlib.sha256
+WORD = re.compile(r"\w+")
+ZIP = re.compile(r"\d{5}(?:([ -]?)\d{4})?")  # a US zip code, or a ZIP+4
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,14 @@ class Pools:
     phone: tuple[str, ...]
     card: tuple[str, ...]
     dob: tuple[str, ...]
+    postcode: tuple[str, ...]  # 5 digits
+    city: tuple[str, ...]
     domain: tuple[str, ...] = ("example.com", "example.org", "example.net")
+
+    @cached_property
+    def city_words(self) -> dict[str, frozenset[str]]:
+        """The words of each city, lowered (a surrogate city holds no word of a raw value)."""
+        return {city: frozenset(WORD.findall(city.lower())) for city in self.city}
 
 
 SHIPPED = {0: Path(__file__).with_name("pools_seed0.json")}
@@ -62,13 +73,15 @@ def draw(seed: int) -> Pools:
     fake = Faker("en_US")
     fake.seed_instance(seed)
 
+    spaced = (fake.street_address, fake.secondary_address, fake.city)
+
     def unique(draw, n: int = POOL) -> tuple[str, ...]:
         seen: dict[str, None] = {}
         for _ in range(n * 3):
             value = draw()
             if '"' in value or "\\" in value:
                 continue
-            if " " not in value.strip() or draw in (fake.street_address, fake.secondary_address):
+            if " " not in value.strip() or draw in spaced:
                 seen.setdefault(value, None)
             if len(seen) >= n:
                 break
@@ -82,6 +95,9 @@ def draw(seed: int) -> Pools:
         phone=tuple(fake.numerify("(###) 555-01##") for _ in range(POOL)),
         card=tuple(fake.credit_card_number(card_type="visa16") for _ in range(POOL)),
         dob=tuple(_date_of_birth(fake) for _ in range(POOL)),
+        # drawn after the pools above, which so stay what earlier seeds' pools were
+        postcode=unique(fake.postcode),
+        city=unique(fake.city),
     )
 
 
@@ -110,17 +126,71 @@ class Surrogates:
         digest = _sha256(f"{self._prefix}{kind}\x1f{value}".encode()).digest()
         return int.from_bytes(digest[:8], "big")
 
+    def draws(self, kind: str, value: str, n: int) -> bytes:
+        """`n` bytes drawn for `value` (from the same hash as a pick's start)."""
+        out, block = b"", 0
+        while len(out) < n:
+            key = f"{self._prefix}{kind}\x1f{value}\x1f{block}"
+            out += _sha256(key.encode()).digest()
+            block += 1
+        return out[:n]
+
     def pick(
-        self, kind: str, value: str, pool: tuple[str, ...], avoid: frozenset[str] = frozenset()
+        self,
+        kind: str,
+        value: str,
+        pool: tuple[str, ...],
+        avoid: frozenset[str] = frozenset(),
+        fits: Callable[[str], bool] | None = None,
     ) -> str:
+        """`value`'s surrogate from `pool`: none taken before in the conversation, none in
+        `avoid` (lowered), and one `fits` accepts when given."""
         start = self._start(kind, value)
         lowered = value.lower()
         for step in range(len(pool)):
             choice = pool[(start + step) % len(pool)]
-            if choice not in self.taken and (low := choice.lower()) not in avoid and low != lowered:
+            if (
+                choice not in self.taken
+                and (low := choice.lower()) not in avoid
+                and low != lowered
+                and (fits is None or fits(choice))
+            ):
                 self.taken.add(choice)
                 return choice
         raise RuntimeError(f"surrogate pool for {kind} exhausted in one conversation")
+
+    def postcode(self, value: str, avoid: frozenset[str]) -> str:
+        """A surrogate postal code of `value`'s shape: a zip code stays 5 digits (not starting
+        with 0 unless the raw one does, so a zip written as a JSON number stays one), a ZIP+4 a
+        ZIP+4; another country's code keeps its letters, digits and separators where they are."""
+        m = ZIP.fullmatch(value)
+        if m is None:
+            return self._shaped(value, avoid)
+        head = self.pick(
+            "postcode", value, self.pools.postcode, avoid, None if value[0] == "0" else _no_zero
+        )
+        if len(value) == 5:
+            return head
+        return f"{head}{m.group(1)}{self.number('postcode4', value, 4, avoid)}"
+
+    def _shaped(self, value: str, avoid: frozenset[str]) -> str:
+        """`value` with each digit and letter drawn again (letters keep their case; a leading
+        digit that is not 0 stays one, so a code written as a JSON number stays one)."""
+        for attempt in range(100):
+            drawn = self.draws(f"postcode{attempt}", value, len(value))
+            out = []
+            for ch, b in zip(value, drawn, strict=True):
+                if ch.isdigit():
+                    out.append(str(1 + b % 9 if not out and ch != "0" else b % 10))
+                elif ch.isalpha():
+                    out.append(chr((97 if ch.islower() else 65) + b % 26))
+                else:
+                    out.append(ch)
+            surrogate = "".join(out)
+            if surrogate.lower() not in avoid and surrogate not in self.taken:
+                self.taken.add(surrogate)
+                return surrogate
+        raise RuntimeError("surrogate postal codes exhausted in one conversation")
 
     def number(self, kind: str, value: str, digits: int, avoid: frozenset[str]) -> str:
         start = self._start(kind, value)
@@ -130,6 +200,10 @@ class Surrogates:
                 self.taken.add(choice)
                 return choice
         raise RuntimeError(f"surrogate numbers for {kind} exhausted in one conversation")
+
+
+def _no_zero(postcode: str) -> bool:
+    return postcode[0] != "0"
 
 
 def write_shipped() -> None:

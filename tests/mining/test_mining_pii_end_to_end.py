@@ -27,14 +27,17 @@ STREET, UNIT = "742 Evergreen Terrace", "Apt 12"
 NEW_STREET = "88 Maple Avenue"
 CUSTOMER = "C1042"
 ACCOUNT = "ingrid_vasquez_4821"
+CITY, ZIP = "Springfield", "62701"
+NEW_CITY, NEW_ZIP = "Madison", "53703-2417"  # a ZIP+4
 SEEDED = [NAME, FIRST, LAST, EMAIL, PHONE, CARD, STREET, NEW_STREET, CUSTOMER, ACCOUNT]
+SEEDED += [CITY, ZIP, NEW_CITY, NEW_ZIP, NEW_ZIP[:5]]
 
 ADDRESS = {
     "street1": STREET,
     "street2": UNIT,
-    "city": "Springfield",
+    "city": CITY,
     "state": "IL",
-    "zip": "62701",
+    "zip": ZIP,
     "country": "US",
 }
 STATE = {
@@ -105,14 +108,15 @@ def _agent(text: str) -> dict:
 
 
 def seeded_log(path: Path) -> Path:
-    new_address = {"street1": NEW_STREET, "city": "Madison", "state": "WI", "zip": "53703"}
+    new_address = {"street1": NEW_STREET, "city": NEW_CITY, "state": "WI", "zip": NEW_ZIP}
     records = [
         _played(
             "pii-refund",
             [
                 _user(
                     f"Hi, my name is {NAME}. The mug in W2001 arrived cracked. My account is "
-                    f"{ACCOUNT} and you can call me on {PHONE}."
+                    f"{ACCOUNT} and you can call me on {PHONE}. My zip is {ZIP}, in "
+                    f"{CITY.upper()}."
                 ),
                 ("get_customer", {"customer_id": CUSTOMER}),
                 ("get_order", {"order_id": "W2001"}),
@@ -126,11 +130,12 @@ def seeded_log(path: Path) -> Path:
             "pii-address",
             [
                 _user(
-                    f"Please send W2003 to {NEW_STREET}, Madison, WI 53703 instead of {STREET}, {UNIT}."
+                    f"Please send W2003 to {NEW_STREET}, {NEW_CITY}, WI {NEW_ZIP} instead of "
+                    f"{STREET}, {UNIT}, {CITY} {ZIP}. I moved to {NEW_CITY.lower()}."
                 ),
                 ("get_order", {"order_id": "W2003"}),
                 ("change_shipping_address", {"order_id": "W2003", "address": new_address}),
-                _agent("Done, it will go to Madison."),
+                _agent(f"Done, it will go to {NEW_CITY}."),
             ],
         ),
         _played(
@@ -174,7 +179,9 @@ def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["quarantined"] == {"invalid_json": 1, "truncated": 1, "unknown_role": 2}
-    assert set(summary["redactions"]) >= {"email", "phone", "card", "address", "name", "user_id"}
+    assert set(summary["redactions"]) >= {
+        *("email", "phone", "card", "address", "name", "user_id", "postcode", "city")
+    }
 
     outputs = {
         "candidates": out.read_bytes(),
@@ -200,6 +207,10 @@ def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
         ACCOUNT,
     ):
         assert value.lower() in kept.lower(), f"{value!r} missing from the --keep-raw file"
+    kept_kinds = {(r["kind"], r["raw"]) for r in map(json.loads, kept.splitlines())}
+    assert kept_kinds >= {
+        *(("postcode", ZIP), ("postcode", NEW_ZIP), ("city", CITY), ("city", NEW_CITY))
+    }
 
     cases = [Case.model_validate_json(line) for line in out.read_text().splitlines()]
     assert {c.provenance.source.conversation_id for c in cases} == {
@@ -223,9 +234,19 @@ def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
         if c.provenance.source.conversation_id == "pii-address"
         and c.provenance.operators[0].name == "decision_point"
     )
-    new_street = address.expected.tool_calls[0].params["address"]["street1"]
-    assert new_street in address.conversation[1].content  # same surrogate in text and params
-    assert address.expected.reply_contains == ("Madison",)
+    new = address.expected.tool_calls[0].params["address"]
+    typed = address.conversation[1].content
+    # same surrogates in text and params, in the shape and case of the raw values; state kept
+    assert f"{new['street1']}, {new['city']}, WI {new['zip']} instead of" in typed
+    assert typed.endswith(f"I moved to {new['city'].lower()}.")
+    assert re.fullmatch(r"\d{5}-\d{4}", new["zip"]) and new["state"] == "WI"
+    assert address.expected.reply_contains == (new["city"],)
+    home = address.environment.state["orders"]["W2003"]["address"]
+    assert re.fullmatch(r"\d{5}", home["zip"]) and (home["state"], home["country"]) == ("IL", "US")
+    assert f"{home['city']} {home['zip']}. I moved" in typed
+    profile = refund.environment.state["customers"][customer_id]["address"]
+    said = f"My zip is {profile['zip']}, in {profile['city'].upper()}."
+    assert said in refund.conversation[1].content
 
 
 def test_redaction_off_keeps_values_and_says_so(tmp_path):
@@ -240,25 +261,29 @@ def test_redaction_off_keeps_values_and_says_so(tmp_path):
 
 
 # Keys of the benchmark logs' profile, passenger and order records that hold personal data:
-# names (compared ignoring case, as whole words), and values compared byte for byte.
-_NAME_KEYS = ("first_name", "last_name")
+# names and cities (compared ignoring case, as whole words), zip codes (as whole tokens: a zip
+# is also a piece of a longer number), and values compared byte for byte.
+_NAME_KEYS = ("first_name", "last_name", "city")
+_TOKEN_KEYS = ("zip",)
 _VALUE_KEYS = ("email", "user_id", "address1", "address2", "dob")
 
 
-def _personal(value: object, names: set[str], values: set[str]) -> None:
+def _personal(value: object, names: set[str], values: set[str], tokens: set[str]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(item, str) or not item:
-                _personal(item, names, values)
+                _personal(item, names, values, tokens)
             elif key in _NAME_KEYS:
                 names.add(item)
+            elif key in _TOKEN_KEYS:
+                tokens.add(item)
             elif key in _VALUE_KEYS:
                 values.add(item)
                 if key == "user_id":  # tau-bench ids are made of the person's names
                     names.update(item.split("_")[:2])
     elif isinstance(value, list):
         for item in value:
-            _personal(item, names, values)
+            _personal(item, names, values, tokens)
 
 
 def _json_of(text: str | None) -> object:
@@ -271,11 +296,12 @@ def _json_of(text: str | None) -> object:
         return None
 
 
-def _real_values(record: dict) -> tuple[set[str], set[str]]:
-    """The names and other personal values of one log record's structured parts (tool results
-    and arguments; for a transcript, its `tool:` lines)."""
+def _real_values(record: dict) -> tuple[set[str], set[str], set[str]]:
+    """The names and cities, other personal values, and zip codes of one log record's
+    structured parts (tool results and arguments; for a transcript, its `tool:` lines)."""
     names: set[str] = set()
     values: set[str] = set()
+    tokens: set[str] = set()
     if "messages" in record:
         texts = [m.get("content") for m in record["messages"]]
         for m in record["messages"]:
@@ -284,8 +310,8 @@ def _real_values(record: dict) -> tuple[set[str], set[str]]:
         lines = record["messages_display"].split("\n")
         texts = [line.removeprefix("tool: ") for line in lines if line.startswith("tool: ")]
     for text in texts:
-        _personal(_json_of(text), names, values)
-    return names, values
+        _personal(_json_of(text), names, values, tokens)
+    return names, values, tokens
 
 
 @pytest.mark.shared_data
@@ -299,10 +325,12 @@ def _real_values(record: dict) -> tuple[set[str], set[str]]:
 def test_real_logs_mined_keep_no_personal_value_of_their_conversations(
     shared_data: Path, tmp_path: Path, log: str, fmt: str
 ):
-    """The benchmark logs mined with redaction on: no name, email, user id, street line or date
-    of birth that a conversation's records hold appears in the cases mined from it (names as
-    whole words, as written, in lower case, title case or capitals: in text, ids and email
-    local parts too), nor in the quarantine."""
+    """The benchmark logs mined with redaction on: no name, city, zip code, email, user id,
+    street line or date of birth that a conversation's records hold appears in the cases mined
+    from it (names and cities as whole words, as written, in lower case, title case or
+    capitals: in text, ids and email local parts too; zip codes as whole numbers), nor in the
+    quarantine. (A surrogate that is another conversation's raw value is no leak: each
+    conversation is checked against its own records.)"""
     path = shared_data / log
     out = tmp_path / "out.jsonl"
     summary = mine_to_files([path], fmt, out, options=MineOptions())
@@ -312,12 +340,18 @@ def test_real_logs_mined_keep_no_personal_value_of_their_conversations(
         number = json.loads(line)["provenance"]["source"]["line"]
         mined[number] = mined.get(number, "") + line
     quarantined = (tmp_path / "out.quarantine.jsonl").read_text(encoding="utf-8")
-    checked = 0
+    checked = zips = 0
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        names, values = _real_values(json.loads(raw))
+        names, values, tokens = _real_values(json.loads(raw))
         cases = mined.get(number, "")
         for value in values:
             assert value not in cases and value not in quarantined, (number, value)
+        for token in tokens:
+            whole = rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])"
+            assert not re.search(whole, cases) and not re.search(whole, quarantined), (
+                number,
+                token,
+            )
         for name in names:
             forms = {name, name.lower(), name.title(), name.upper()}
             if re.search(rf"\b{re.escape(name.upper())}\b", raw):
@@ -327,5 +361,6 @@ def test_real_logs_mined_keep_no_personal_value_of_their_conversations(
                     number,
                     form,
                 )
-        checked += len(names) + len(values)
-    assert checked > 500
+        checked += len(names) + len(values) + len(tokens)
+        zips += len(tokens)
+    assert checked > 500 and zips > 20

@@ -196,7 +196,126 @@ def test_raw_values_only_when_asked():
         ("email", "ana.diaz@example.com"),
         ("user_id", "C1001"),
         ("address", "12 Oak Street"),
+        ("postcode", "73301"),
+        ("city", "Austin"),
     }
+
+
+def _moving_conversation(address: dict, said: str, escaped: bool = False) -> Conversation:
+    """A customer's profile holding `address`, the customer typing `said`, and a call that
+    ships an order to a new address (a tool result with escapes when `escaped`)."""
+    profile = {"user_id": "ana_diaz_1234", "name": "Ana Diaz", "address": address}
+    if escaped:
+        profile["note"] = "José"
+    result = json.dumps(profile)
+    new = {"address1": "9 Elm Road", "city": "Boulder", "state": "CO", "zip": "80302-1145"}
+    calls = [
+        LoggedCall("k1", "get_user_details", {"user_id": "ana_diaz_1234"}, result),
+        LoggedCall("k2", "modify_pending_order_address", {"order_id": "W1", "address": new}),
+    ]
+    return conv(
+        [
+            Message("customer", said),
+            Message("assistant", "", calls[:1]),
+            Message("tool", result, call_id="k1"),
+            Message("assistant", "", calls[1:]),
+            Message("tool", json.dumps({"order_id": "W1", "address": new}), call_id="k2"),
+            Message("assistant", "Your order W1 now goes to Boulder, CO 80302-1145."),
+        ]
+    )
+
+
+def test_postcodes_and_cities_get_one_surrogate_everywhere_in_their_shape():
+    """Zip codes and cities the records hold are replaced in results, arguments and text (as
+    whole tokens, cities ignoring case and keeping it), a zip by 5 digits, a ZIP+4 by a ZIP+4;
+    states, countries and numbers or words the records do not hold as such are kept."""
+    address = {"address1": "12 Oak Street", "city": "Austin", "state": "TX", "zip": "73301"}
+    said = (
+        "Hi, I'm Ana. My zip is 73301 (not 733010, nor 173301), I live in AUSTIN, moving from "
+        "austin to Boulder. Order 55555 in Dallas, TX; a 2-pack for Austinites."
+    )
+    red = redact_conversation(_moving_conversation(address, said), seed=5)
+    c = red.conversation
+    home = json.loads(c.messages[2].content)["address"]
+    new = c.messages[3].calls[0].arguments["address"]
+    assert re.fullmatch(r"\d{5}", home["zip"]) and home["zip"] != "73301"
+    assert re.fullmatch(r"\d{5}-\d{4}", new["zip"]) and not new["zip"].startswith("80302")
+    assert home["city"] not in ("Austin", new["city"]) and new["city"] != "Boulder"
+    assert (home["state"], new["state"]) == ("TX", "CO")
+    assert c.messages[0].content == (
+        f"Hi, I'm {json.loads(c.messages[2].content)['name'].split()[0]}. My zip is "
+        f"{home['zip']} (not 733010, nor 173301), I live in {home['city'].upper()}, moving from "
+        f"{home['city'].lower()} to {new['city']}. Order 55555 in Dallas, TX; a 2-pack for "
+        "Austinites."
+    )
+    assert json.loads(c.messages[4].content)["address"] == new
+    assert c.messages[5].content == f"Your order W1 now goes to {new['city']}, CO {new['zip']}."
+    assert red.counts["postcode"] == 5 and red.counts["city"] == 7
+
+
+def test_postcodes_keep_their_shape_and_json_numbers_stay_numbers():
+    """A zip code written as a JSON number gets a number (no leading 0), in a result redacted
+    on its text and in one redacted value by value (it holds escapes); another country's code
+    keeps where its letters, digits and separators are."""
+    for escaped in (False, True):
+        address = {
+            "address1": "12 Oak Street",
+            "city": "Leeds",
+            "zip": 10001,
+            "post_code": "LS1 4AP",
+        }
+        red = redact_conversation(
+            _moving_conversation(address, "my postcode is ls1 4ap, zip 10001", escaped), seed=9
+        )
+        c = red.conversation
+        home = json.loads(c.messages[2].content)["address"]
+        assert type(home["zip"]) is int and 10000 <= home["zip"] <= 99999
+        assert home["zip"] != 10001
+        assert re.fullmatch(r"[A-Z]{2}\d \d[A-Z]{2}", home["post_code"])
+        assert home["post_code"] != "LS1 4AP"
+        assert c.messages[0].content == f"my postcode is {home['post_code']}, zip {home['zip']}"
+    leading = {"city": "Boston", "zip": "02134"}
+    home = json.loads(
+        redact_conversation(_moving_conversation(leading, "hi"), seed=1)
+        .conversation.messages[2]
+        .content
+    )["address"]
+    assert re.fullmatch(r"\d{5}", home["zip"]) and home["zip"] != "02134"
+
+
+def test_surrogate_cities_hold_no_word_of_a_raw_name_or_city():
+    """A surrogate city made of a raw word (Lake Austin, North Ana) would show the raw value:
+    real cities named with the words Faker's cities are made of get surrogates without them."""
+    cities = ["North Haven", "East Orange", "West Point", "South Bend", "New Haven", "Lake Forest"]
+    cities += ["Port Arthur", "Georgetown", "Jamesport"]
+    raw_words = {w.lower() for city in cities for w in city.split()} | {"ana", "diaz", "austin"}
+    for seed in range(3):
+        records = {
+            "user": {"first_name": "Ana", "last_name": "Diaz", "city": "Austin"},
+            "addresses": [{"city": city, "zip": f"{10000 + n}"} for n, city in enumerate(cities)],
+        }
+        c = _moving_conversation({"city": "Austin"}, "hi")
+        c.messages[2] = Message("tool", json.dumps(records), call_id="k1")
+        c.messages[1].calls[0].result = c.messages[2].content
+        red = redact_conversation(c, seed=seed, keep_raw=True)
+        surrogates = [r.surrogate for r in red.raw if r.kind == "city"]
+        assert len(surrogates) == len(cities) + 2
+        for surrogate in surrogates:
+            assert raw_words.isdisjoint(surrogate.lower().split()), surrogate
+
+
+def test_a_short_city_in_capitals_stays_when_the_records_use_it_as_a_code():
+    """Like a short name, a short city whose capitals the records hold as a code (an airport,
+    a station) is left alone where written in capitals, replaced anywhere else."""
+    address = {"city": "Ely", "zip": "89301"}
+    said = "I live in Ely, flying out of ELY"
+    c = _moving_conversation(address, said)
+    c.messages[4] = Message("tool", json.dumps({"origin": "ELY"}), call_id="k2")
+    out = redact_conversation(c, seed=2).conversation
+    city = json.loads(out.messages[2].content)["address"]["city"]
+    assert city != "Ely"
+    assert out.messages[0].content == f"I live in {city}, flying out of ELY"
+    assert json.loads(out.messages[4].content) == {"origin": "ELY"}
 
 
 def test_json_results_with_escapes_are_redacted_structurally():
@@ -300,20 +419,24 @@ names = st.tuples(
     house=st.integers(1, 9999),
     street=st.sampled_from(["Oak", "Birch", "Hillcrest", "Lakeview"]),
     kind=st.sampled_from(["Street", "Avenue", "Road", "Lane"]),
+    city=st.sampled_from(["Austin", "San Antonio", "Fort Worth", "Erie", "New York", "Mobile"]),
 )
-@example(name=("Amara", "Kowalski"), number=3610, house=1, street="Oak", kind="Street")
-def test_property_no_raw_value_survives(name, number, house, street, kind):
+@example(
+    name=("Amara", "Kowalski"), number=3610, house=1, street="Oak", kind="Street", city="Austin"
+)
+def test_property_no_raw_value_survives(name, number, house, street, kind, city):
     first, last = name
     email = f"{first.lower()}.{last.lower()}{number % 97}@example.org"
     phone = f"({200 + number % 700}) 555-{number:04d}"
     address = f"{house} {street} {kind}"
     uid = f"{first.lower()}_{last.lower()}_{number}"
+    zip_code = f"{number * 7 % 100000:05d}"
     profile = json.dumps(
         {
             "name": {"first_name": first, "last_name": last},
             "email": email,
             "phone": phone,
-            "address": {"address1": address},
+            "address": {"address1": address, "city": city, "zip": zip_code},
             "user_id": uid,
         }
     )
@@ -324,6 +447,7 @@ def test_property_no_raw_value_survives(name, number, house, street, kind):
             Message("assistant", "", [call]),
             Message("tool", profile, call_id="k"),
             Message("assistant", f"Thanks {first} {last}, shipping to {address}."),
+            Message("customer", f"Yes, {city.upper()}, zip {zip_code}; {city.lower()} it is."),
         ],
         conv_id=f"c-{number}",
     )
@@ -331,7 +455,7 @@ def test_property_no_raw_value_survives(name, number, house, street, kind):
     blob = json.dumps([[m.content, [x.arguments for x in m.calls]] for m in out.messages]).lower()
     for raw in (email, phone, address, uid):
         assert raw.lower() not in blob
-    for raw in (first, last):  # as a word: the surrogate Tamara is not the raw Amara
+    for raw in (first, last, city, zip_code):  # as a word: the surrogate Tamara is not Amara
         assert re.search(rf"\b{raw.lower()}\b", blob) is None
 
 
@@ -381,3 +505,20 @@ def test_drawn_pools_do_not_change_with_the_calendar(monkeypatch):
 
     monkeypatch.setattr(faker_dates, "datetime", Later)
     assert draw(3) == today
+
+
+def test_surrogate_zip_codes_start_with_0_only_where_the_raw_ones_do():
+    """So that a zip code written as a JSON number stays a valid number once replaced."""
+    from mining.redact.surrogates import Surrogates
+
+    s = Surrogates(0, "c-zip")
+    raws = [f"{n:05d}" for n in range(10000, 10300)]
+    got = [s.postcode(raw, frozenset(raws)) for raw in raws]
+    assert len(set(got)) == len(raws) and not set(got) & set(raws)
+    assert all(re.fullmatch(r"[1-9]\d{4}", z) for z in got)
+    assert any(z.startswith("0") for z in pools(0).postcode)  # so the rule is needed
+    assert re.fullmatch(r"\d{9}", s.postcode("123456789", frozenset()))
+    assert re.fullmatch(r"\d{5} \d{4}", s.postcode("12345 6789", frozenset()))
+    four = [s.postcode(f"{n}", frozenset()) for n in range(2000, 2200)]  # Australia's shape
+    assert all(re.fullmatch(r"[1-9]\d{3}", z) for z in four) and len(set(four)) == len(four)
+    assert re.fullmatch(r"\d{4}", s.postcode("0800", frozenset()))
