@@ -344,25 +344,28 @@ class ConversationRedactor:
             return sep.join(card[i : i + 4] for i in range(0, len(card), 4)) if sep else card
         if kind == "address":
             pool = p.street if value[:1].isdigit() else p.unit
-            return s.pick("address", value, pool, raws)
+            return s.pick("address", value, pool, raws, self._fits(names, p.street_words))
         if kind == "dob":
             return s.pick("dob", value, p.dob, raws)
         if kind == "postcode":
             return s.postcode(value, raws)
         if kind == "city":
-            return s.pick("city", value, p.city, raws, self._city_fits(names))
+            return s.pick("city", value, p.city, raws, self._fits(names, p.city_words))
         return self._user_id(value, names, raws)
 
-    def _city_fits(self, names: dict[str, str]) -> Callable[[str], bool]:
-        """Whether a surrogate city holds no word of a raw name or city of the conversation
-        (North Ana would show the raw name Ana, Lake Austin the raw city Austin)."""
+    def _fits(
+        self, names: dict[str, str], words: dict[str, frozenset[str]]
+    ) -> Callable[[str], bool]:
+        """Whether a surrogate (a city or a street line, whose `words` are given) holds no word
+        of a raw name or city of the conversation (North Ana would show the raw name Ana, Lake
+        Austin the raw city Austin, Ramirez Spur the raw name Ramirez)."""
         if self._raw_words is None:
-            words = set(names)
+            raw = set(names)
             for city in self.cities:
-                words.update(WORDS.findall(city))
-            self._raw_words = frozenset(words)
-        raw_words, words = self._raw_words, self.sur.pools.city_words
-        return lambda city: raw_words.isdisjoint(words[city])
+                raw.update(WORDS.findall(city))
+            self._raw_words = frozenset(raw)
+        raw_words = self._raw_words
+        return lambda surrogate: raw_words.isdisjoint(words[surrogate])
 
     def _user_id(self, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         s = self.sur

@@ -49,7 +49,17 @@ class Pools:
     @cached_property
     def city_words(self) -> dict[str, frozenset[str]]:
         """The words of each city, lowered (a surrogate city holds no word of a raw value)."""
-        return {city: frozenset(WORD.findall(city.lower())) for city in self.city}
+        return _words(self.city)
+
+    @cached_property
+    def street_words(self) -> dict[str, frozenset[str]]:
+        """The words of each street line, lowered (Faker names streets after people: Ramirez
+        Spur must not stand in for the street of a Ramirez)."""
+        return _words(self.street + self.unit)
+
+
+def _words(pool: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    return {value: frozenset(WORD.findall(value.lower())) for value in pool}
 
 
 SHIPPED = {0: Path(__file__).with_name("pools_seed0.json")}

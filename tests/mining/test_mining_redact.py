@@ -424,6 +424,9 @@ names = st.tuples(
 @example(
     name=("Amara", "Kowalski"), number=3610, house=1, street="Oak", kind="Street", city="Austin"
 )
+@example(  # Faker's street Ramirez Spur was drawn for the street of a Ramirez
+    name=("Olga", "Ramirez"), number=1118, house=1, street="Oak", kind="Street", city="Austin"
+)
 def test_property_no_raw_value_survives(name, number, house, street, kind, city):
     first, last = name
     email = f"{first.lower()}.{last.lower()}{number % 97}@example.org"
