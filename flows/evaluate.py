@@ -4,7 +4,8 @@ Cases are cut into batches, one Prefect task a batch (not a task a case; a batch
 JSON Lines text, so Prefect does not walk every case looking for futures), each running the
 library's resumable runner into its own folder under `RUN_DIR/batches/`; a killed run resumes
 from what those folders hold. Scoring, reports and the gate are the library's `evaluate_run`.
-The flow fails when the gate fails.
+The flow fails when the gate fails, and when no trial could be scored (every one ended in an
+error: the agent was not reached, timed out, ...); errors of some trials are logged as a warning.
 """
 
 from __future__ import annotations
@@ -212,6 +213,15 @@ def evaluate_agent(
         summary.results,
         summary.errors,
         root / "report.html",
+    )
+    from evaluation.scoring.errors import check_scored, describe_errors
+
+    errors = describe_errors(outcome.scores)
+    if errors is not None:
+        logger.warning("%s: %s", agent, errors)
+    check_scored(
+        outcome.scores,
+        f"Check that the agent is reachable; every trial is in {root / 'report.html'}",
     )
     result = {
         "agent": agent,
