@@ -10,11 +10,15 @@ adds a standard `logging.Filter` to Prefect's run loggers (`prefect.flow_runs`,
 first record of a `UserError` without its traceback and drops the records of the same exception
 logged again by an enclosing run (its final state still names it). Any other exception keeps its
 traceback every time. The runs end `Failed` as before: only what is logged changes.
+
+Tasks with retries take `retry_condition_fn=not_user_error`: bad input does not fix itself, so
+a `UserError` is not retried (each retry would log it again, and wait).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from casemill.errors import UserError
 
@@ -44,3 +48,14 @@ def quiet_user_errors() -> None:
         logger = logging.getLogger(name)
         if not any(isinstance(f, QuietUserErrors) for f in logger.filters):
             logger.addFilter(QuietUserErrors())
+
+
+def not_user_error(task: Any, task_run: Any, state: Any) -> bool:
+    """Prefect's `retry_condition_fn`: retry a failed task unless it failed on a `UserError`."""
+    try:
+        state.result()
+    except UserError:
+        return False
+    except Exception:  # noqa: BLE001 - any other failure is retried as the task says
+        return True
+    return True

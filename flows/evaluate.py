@@ -22,6 +22,7 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from evaluation.trajectory import Trajectory
 from flows import _artifacts as artifacts
+from flows._logging import not_user_error
 from flows._runtime import batches, default_task_runner
 
 
@@ -82,7 +83,13 @@ def check_run_inputs(
         load_baseline(baseline, (c.id for c in case_list))
 
 
-@task(name="run-agent-batch", retries=2, retry_delay_seconds=[2, 10], cache_policy=NO_CACHE)
+@task(
+    name="run-agent-batch",
+    retries=2,
+    retry_delay_seconds=[2, 10],
+    retry_condition_fn=not_user_error,
+    cache_policy=NO_CACHE,
+)
 def run_batch(
     agent: str,
     cases_jsonl: str,

@@ -11,7 +11,7 @@ import pytest
 from prefect import flow, task
 
 from casemill.errors import UserError
-from flows._logging import RUN_LOGGERS
+from flows._logging import RUN_LOGGERS, not_user_error
 
 pytestmark = pytest.mark.slow
 
@@ -92,3 +92,32 @@ def test_a_failed_subflow_fails_the_pipeline_and_says_so_once(
     [record] = run_logs.failures()
     assert record.exc_info is None and "no log file at" in record.getMessage()
     assert "no log file at" in state.message  # the pipeline's final state names the error
+
+
+ATTEMPTS: list[str] = []
+
+
+@task(retries=2, retry_delay_seconds=0, retry_condition_fn=not_user_error)
+def refuse_with_retries(kind: type[Exception]) -> None:
+    ATTEMPTS.append(kind.__name__)
+    raise kind("bad input: give a file that exists")
+
+
+@flow
+def calls_the_retried_task(kind: type[Exception]) -> None:
+    refuse_with_retries(kind)
+
+
+def test_a_user_error_is_not_retried_other_errors_are(prefect_harness, run_logs):
+    from flows.evaluate import run_batch
+    from flows.expand import write_outputs
+    from flows.mine import merge_and_write, mine_file_task
+
+    for retried in (run_batch, write_outputs, merge_and_write, mine_file_task):
+        assert retried.retries > 0 and retried.retry_condition_fn is not_user_error
+    ATTEMPTS.clear()
+    _failed_on(calls_the_retried_task(UserError, return_state=True), UserError)
+    assert ATTEMPTS == ["UserError"]  # bad input is said once, not three times
+    assert len(run_logs.failures()) == 1
+    _failed_on(calls_the_retried_task(ValueError, return_state=True), ValueError)
+    assert ATTEMPTS == ["UserError", "ValueError", "ValueError", "ValueError"]
