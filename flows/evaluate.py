@@ -223,13 +223,13 @@ def evaluate_agent(
     )
     from evaluation.scoring.errors import check_scored, describe_errors
 
-    errors = describe_errors(outcome.scores)
-    if errors is not None:
-        logger.warning("%s: %s", agent, errors)
     check_scored(
         outcome.scores,
         f"Check that the agent is reachable; every trial is in {root / 'report.html'}",
     )
+    errors = describe_errors(outcome.scores)
+    if errors is not None:  # some trials were scored, these were not
+        logger.warning("%s: %s", agent, errors)
     result = {
         "agent": agent,
         "run_dir": str(root),
