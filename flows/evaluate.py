@@ -4,7 +4,8 @@ Cases are cut into batches, one Prefect task a batch (not a task a case; a batch
 JSON Lines text, so Prefect does not walk every case looking for futures), each running the
 library's resumable runner into its own folder under `RUN_DIR/batches/`; a killed run resumes
 from what those folders hold. Scoring, reports and the gate are the library's `evaluate_run`.
-The flow fails when the gate fails.
+The flow fails when the gate fails, and when no trial could be scored (every one ended in an
+error: the agent was not reached, timed out, ...); errors of some trials are logged as a warning.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from evaluation.trajectory import Trajectory
 from flows import _artifacts as artifacts
+from flows._logging import not_user_error
 from flows._runtime import batches, default_task_runner
 
 
@@ -86,7 +88,13 @@ def check_run_inputs(
         load_baseline(baseline, (c.id for c in case_list))
 
 
-@task(name="run-agent-batch", retries=2, retry_delay_seconds=[2, 10], cache_policy=NO_CACHE)
+@task(
+    name="run-agent-batch",
+    retries=2,
+    retry_delay_seconds=[2, 10],
+    retry_condition_fn=not_user_error,
+    cache_policy=NO_CACHE,
+)
 def run_batch(
     agent: str,
     cases_jsonl: str,
@@ -229,6 +237,15 @@ def evaluate_agent(
         summary.errors,
         root / "report.html",
     )
+    from evaluation.scoring.errors import check_scored, describe_errors
+
+    check_scored(
+        outcome.scores,
+        f"Check that the agent is reachable; every trial is in {root / 'report.html'}",
+    )
+    errors = describe_errors(outcome.scores)
+    if errors is not None:  # some trials were scored, these were not
+        logger.warning("%s: %s", agent, errors)
     result = {
         "agent": agent,
         "run_dir": str(root),

@@ -22,6 +22,7 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from flows import _artifacts as artifacts
+from flows._logging import not_user_error
 from flows._runtime import code_fingerprint, default_task_runner
 from generators.seeds import check_outputs, expand_outputs, load_seeds
 
@@ -109,7 +110,13 @@ def _add(a: Any, b: Any) -> Any:
     return b
 
 
-@task(name="write-candidates", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
+@task(
+    name="write-candidates",
+    retries=2,
+    retry_delay_seconds=1,
+    retry_condition_fn=not_user_error,
+    cache_policy=NO_CACHE,
+)
 def write_outputs(
     candidates: list[Case], rejects: list[Any], summary: dict[str, Any], out: str
 ) -> dict[str, str]:

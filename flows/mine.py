@@ -18,6 +18,7 @@ from prefect.utilities.annotations import quote
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
 from flows import _artifacts as artifacts
+from flows._logging import not_user_error
 from flows._runtime import code_fingerprint, default_task_runner
 
 
@@ -60,6 +61,7 @@ def file_fingerprint(path: Path) -> str:
     name="mine-file",
     retries=2,
     retry_delay_seconds=2,
+    retry_condition_fn=not_user_error,
     cache_policy=INPUTS + TASK_SOURCE,
     persist_result=True,
 )
@@ -80,7 +82,7 @@ def mine_file_task(
     return mine_file(Path(path), fmt, redact=redact, seed=seed, options=options)
 
 
-@task(name="merge-and-write", retries=1, cache_policy=NO_CACHE)
+@task(name="merge-and-write", retries=1, retry_condition_fn=not_user_error, cache_policy=NO_CACHE)
 def merge_and_write(results: list[Any], out: str, corpus_dir: str | None) -> dict[str, Any]:
     from casemill.corpus import CorpusStore
     from mining import merge_results

@@ -24,6 +24,10 @@ AUTO_REVIEWER = "auto"
 
 NEEDS_LABEL = "needs_label"
 
+# a bulk decision on everything is asked for by name (status=pending), never by leaving the
+# filter out; `casemill review approve/reject` refuses the same way (naming its --filter)
+NEEDS_FILTER = "a bulk decision needs at least one filter (for everything pending: status=pending)"
+
 
 @dataclass(frozen=True)
 class AuditEntry:
@@ -46,9 +50,12 @@ class BatchOps:
     ) -> BulkResult:
         """Approve or reject every item matching `flt` (pending ones unless the filter names a
         status). Items failing validation are never bulk-approved, and items another reviewer
-        holds are skipped; both are listed in the result."""
+        holds are skipped; both are listed in the result. An empty filter is refused
+        (`NEEDS_FILTER`)."""
         if decision not in ("approved", "rejected"):
             raise UserError(f"decision must be approved or rejected, not {decision!r}")
+        if flt.empty:
+            raise UserError(NEEDS_FILTER)
         if decision == "rejected" and not (reason or "").strip():
             raise UserError("a bulk reject needs a reason (--reason)")
         if flt.status is None:
@@ -83,7 +90,9 @@ class BatchOps:
                 skipped.append((item.case_id, "fails validation: " + _first_finding_item(item)))
                 continue
             if NEEDS_LABEL in item.case.tags.labels:
-                skipped.append((item.case_id, "needs a human label (observed behaviour, may be wrong)"))
+                skipped.append(
+                    (item.case_id, "needs a human label (observed behaviour, may be wrong)")
+                )
                 continue
             try:
                 self._decide(

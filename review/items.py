@@ -134,6 +134,11 @@ class ItemFilter:
                 values["batch_id" if key == "batch" else key] = value
         return cls(**values)
 
+    @property
+    def empty(self) -> bool:
+        """True when the filter names nothing (it matches every item)."""
+        return all(v is None for v in self.__dict__.values())
+
     def describe(self) -> str:
         parts = [f"{k}={v}" for k, v in self.__dict__.items() if v is not None]
         return " ".join(parts) or "(all)"

@@ -1,5 +1,5 @@
 """`casemill eval` (run an agent on cases, score, report, gate) and `casemill runs list / show /
-compare`. Exit codes: 0 ok, 1 the gate failed, 2 bad input."""
+compare`. Exit codes: 0 ok, 1 the gate failed or no trial could be scored, 2 bad input."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
@@ -40,7 +41,7 @@ def summary_table(summary: RunSummary) -> Table:
         f"{summary.agent}: task success {_num(summary.task_success_rate)} over "
         f"{summary.cases} cases x {summary.trials} trials ({summary.errors} errors)"
     )
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")  # an agent spec is not markup
     for column in ("metric", "mean", "95% CI", "cases"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for name in SHOWN:
@@ -170,11 +171,36 @@ def eval_command(
     else:
         console.print(summary_table(summary))
         _print_extras(summary)
+        _print_errors(outcome.scores)
         _print_gate(summary)
         reports = f"reports: {output / 'report.html'}, {output / 'summary.md'}"
         console.print(reports, markup=False, highlight=False)
+    _fail_unscored(outcome.scores, output)
     if outcome.verdict is not None and not outcome.verdict.passed:
         raise typer.Exit(1)
+
+
+def _print_errors(scores: Any) -> None:
+    from evaluation.scoring.errors import describe_errors, unscored
+
+    described = describe_errors(scores)
+    if described is not None and unscored(scores) is None:  # the whole run failing is said last
+        console.print(f"[yellow]errors:[/] {escape(described)}", highlight=False)
+
+
+def _fail_unscored(scores: Any, output: Path) -> None:
+    """Exit 1 with the errors when no trial could be scored (a gate cannot pass such a run)."""
+    from evaluation.scoring.errors import NothingScored, check_scored
+
+    hint = (
+        f"Check that the agent is reachable; every trial is in {output / 'results.jsonl'}, and "
+        f"'casemill eval ... -o {output} --rerun-failed' runs them again"
+    )
+    try:
+        check_scored(scores, hint)
+    except NothingScored as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(1) from exc
 
 
 @dataclass(frozen=True)

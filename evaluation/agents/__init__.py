@@ -12,6 +12,7 @@ from __future__ import annotations
 from casemill.errors import UserError
 from casemill.settings import Settings
 from evaluation.agents.base import (
+    AGENT_FAULT_KINDS,
     TRANSIENT_KINDS,
     Agent,
     AgentError,
@@ -58,6 +59,7 @@ def builtin_agents() -> list[AgentInfo]:
 
 
 __all__ = [
+    "AGENT_FAULT_KINDS",
     "TRANSIENT_KINDS",
     "Agent",
     "AgentError",

@@ -193,6 +193,11 @@ def _classify(exc: Exception) -> AgentError:
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
+        cause = exc.__cause__
+        if type(cause).__name__ == "ConnectTimeout":
+            # the SDK's aiohttp transport reports a refused connection as a connect timeout;
+            # its message ("Cannot connect to host ...") says what happened, the SDK's does not
+            return AgentError("connection", f"connection failed: {cause}")
         return AgentError("timeout", f"request timed out: {exc}")
     if isinstance(exc, openai.APIConnectionError):
         return AgentError("connection", f"connection failed: {exc}")

@@ -329,3 +329,84 @@ def test_runs_record_their_cases_and_comparisons_warn_when_the_sets_differ(tmp_p
     assert {Path(r["run"]).name: r["case_set"] for r in listed}["full"] is None
     compared = _flat(runner.invoke(app, ["runs", "compare", "runs/full", "runs/sub"]).output)
     assert "(B: subset.jsonl; A: not recorded)" in compared
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+KEY = "sk-test-5ecret-key-0123456789"
+
+
+def test_a_run_whose_endpoint_answers_500_exits_1_naming_the_errors(
+    tmp_path, cases_file, monkeypatch
+):
+    """Every trial ended in an error: nothing was scored, so the run fails even though its gate
+    (no forbidden call) passed on the empty trajectories; the key the server echoes is masked."""
+    from tests.support.openai_server import OpenAIServer, Reply
+
+    def broken(body: dict) -> Reply:
+        message = f"upstream down (key {KEY})"
+        return Reply(status=500, body={"error": {"message": message}}, headers={"Retry-After": "0"})
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(FORBIDDEN_GATE)
+    with OpenAIServer(broken) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("CASEMILL_LLM_API_KEY", KEY)
+        run = tmp_path / "run"
+        argv = ["--agent", "openai:m", "--cases", str(cases_file), "-o", str(run)]
+        result = _eval(*argv, "--gate", str(gate))
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "openai:m: task success 0.000 over 3 cases" in out  # not an emoji code
+    assert "gate passed" in out
+    assert "error: no trial could be scored: 3 of 3 trials ended in an error (http_5xx 3)" in out
+    assert (
+        f"first: case {refund_case().id} trial 0: HTTP 500: Error code: 500 - upstream down (key ***)"
+        in out
+    )
+    assert KEY not in result.output
+    assert json.loads((run / "summary.json").read_text())["error_kinds"] == {"http_5xx": 3}
+
+
+@pytest.mark.slow  # connection errors are retried with backoff: about 10 s
+def test_a_run_whose_http_agent_is_on_a_closed_port_exits_1(tmp_path, cases_file):
+    one = tmp_path / "one.jsonl"
+    one.write_text(cases_file.read_text().splitlines()[0] + "\n")
+    agent = f"http://127.0.0.1:{_closed_port()}/agent"
+    result = _eval("--agent", agent, "--cases", str(one), "-o", str(tmp_path / "run"), "--json")
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["error_kinds"] == {"connection": 1}
+    err = " ".join(result.stderr.split())
+    assert "error: no trial could be scored: 1 of 1 trials ended in an error (connection 1)" in err
+    assert f"first: case {refund_case().id} trial 0: connection failed:" in err
+
+
+def test_a_run_with_some_errors_keeps_exit_0_and_prints_them(tmp_path, cases_file, monkeypatch):
+    """The first request is answered, every later one is a 500 (one case at a time): one trial
+    scored, two errors, printed with their kind and the first message."""
+    from tests.support.openai_server import OpenAIServer, Reply
+
+    seen = []
+
+    def first_only(body: dict) -> dict | Reply:
+        seen.append(body)
+        if len(seen) == 1:
+            return {"content": "Sorry, I cannot help with that."}
+        return Reply(status=500, body={"error": {"message": "down"}}, headers={"Retry-After": "0"})
+
+    with OpenAIServer(first_only) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        argv = ["--agent", "openai:m", "--cases", str(cases_file), "-o", str(tmp_path / "run")]
+        result = _eval(*argv, "--concurrency", "1")
+    out = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert "errors: 2 of 3 trials ended in an error (http_5xx 2);" in out
+    assert f"first: case {cancel_case().id} trial 0: HTTP 500: Error code: 500 - down" in out
+    assert "no trial could be scored" not in out

@@ -182,3 +182,31 @@ def test_a_killed_evaluation_resumes_without_loss_or_duplicates(
     assert len(results) == 24 and set(results.values()) == {1}
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["cases"] == 12 and summary["trials"] == 2
+
+
+def test_an_evaluation_in_which_no_trial_was_scored_fails(
+    prefect_harness, tmp_path, small_corpus, monkeypatch
+):
+    """The agent's endpoint answers every request with a 500: the flow run ends Failed with the
+    error kinds and the first message, not Completed with a task success of 0."""
+    from evaluation.scoring.errors import NothingScored
+    from flows.evaluate import evaluate_agent
+    from tests.support.openai_server import OpenAIServer, Reply
+
+    def broken(body: dict) -> Reply:
+        return Reply(status=500, body={"error": {"message": "down"}}, headers={"Retry-After": "0"})
+
+    with OpenAIServer(broken) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        state = evaluate_agent(
+            agent="openai:m",
+            cases=str(small_corpus),
+            run_dir=str(tmp_path / "run"),
+            gate=None,
+            return_state=True,
+        )
+    assert state.is_failed()
+    message = r"no trial could be scored: 12 of 12 trials ended in an error \(http_5xx 12\); first"
+    with pytest.raises(NothingScored, match=message):
+        state.result()
+    assert (tmp_path / "run" / "report.html").is_file()  # the report is still written

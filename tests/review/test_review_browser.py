@@ -168,6 +168,27 @@ def test_bulk_approve_a_filter(page, served):
     assert all(store.get(c.id).status == "pending" for c in others)
 
 
+def test_bulk_without_a_filter_is_disabled_and_refused(page, served):
+    store, base = served
+    cases = batch(store, "nofilter", n=2)
+    sign_in(page, served)
+    assert (
+        page.locator("#bulk-approve").is_disabled() and page.locator("#bulk-reject").is_disabled()
+    )
+    assert "need a filter" in page.locator("#bulk-needs-filter").inner_text()
+    # a page served before the rule (or a hand-made form) posts anyway: the server refuses it
+    page.evaluate("document.querySelector('#bulk-approve').disabled = false")
+    page.once("dialog", lambda d: d.accept())
+    page.click("#bulk-approve")
+    page.wait_for_selector("p.error")
+    assert page.locator("p.error").inner_text() == (
+        "a bulk decision needs at least one filter (for everything pending: status=pending)"
+    )
+    assert all(store.get(c.id).status == "pending" for c in cases)
+    page.goto(base + "/?status=pending")
+    assert page.locator("#bulk-approve").is_enabled()
+
+
 def test_script_payload_is_text_and_never_runs(page, served):
     store, base = served
     parent = seed_case()

@@ -10,6 +10,7 @@ import pytest
 from review_factory import child_case, invalid_case
 
 from casemill.case.model import derive
+from casemill.errors import UserError
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, StaleWrite
 from review.items import ItemFilter
 from review.schema import MIGRATIONS, make_engine, schema_version
@@ -126,6 +127,16 @@ def test_bulk_decide_by_filter_skips_invalid_and_held(store, parent, children):
     rej = store.bulk_decide(ItemFilter(operator="swap"), "rejected", "ana", reason="dup")
     assert rej.changed == (cancel.id,)
     assert store.count(ItemFilter(status="approved")) == 4
+
+
+def test_bulk_decide_refuses_an_empty_filter_and_takes_an_explicit_status(store, children):
+    store.enqueue(children, "b1")
+    for decision, reason in (("approved", None), ("rejected", "dup")):
+        with pytest.raises(UserError, match=r"needs at least one filter .*status=pending\)$"):
+            store.bulk_decide(ItemFilter(), decision, "ana", reason=reason)
+    assert store.count(ItemFilter(status="pending")) == len(children)
+    result = store.bulk_decide(ItemFilter(status="pending"), "approved", "ana")
+    assert set(result.changed) == {c.id for c in children}
 
 
 def test_undo_while_open_and_not_after_close(store, children):

@@ -193,6 +193,31 @@ def test_bulk_approve_by_filter_skips_invalid(client, sqlite_store, parent, chil
     assert f"Bulk: {len(children)} approved, 0 skipped" in page
 
 
+def test_bulk_without_a_filter_is_refused_with_the_rule(client, sqlite_store, children):
+    """As `casemill review approve` without --filter: nothing is decided; status=pending (every
+    pending case) must be asked for by name."""
+    csrf = sign_in(client, sqlite_store)
+    assert (
+        'id="bulk-approve" data-confirm="Approve every valid pending case matching this filter?" disabled'
+        in client.get("/").text
+    )
+    for data in ({"decision": "approve"}, {"decision": "reject", "reason": "dup"}):
+        r = client.post("/bulk", data={"csrf": csrf, **data}, follow_redirects=False)
+        assert r.status_code == 422
+        assert (
+            "a bulk decision needs at least one filter (for everything pending: status=pending)"
+            in r.text
+        )
+    assert sqlite_store.count(ItemFilter(status="pending")) == len(children)
+    r = client.post(
+        "/bulk",
+        data={"csrf": csrf, "decision": "approve", "status": "pending"},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303 and "notice=bulk" in r.headers["location"]
+    assert sqlite_store.count(ItemFilter(status="approved")) == len(children)
+
+
 def test_server_restart_keeps_decisions_and_sessions(tmp_path, parent, children):
     from review.schema import make_engine
     from review.store import ReviewStore

@@ -229,3 +229,18 @@ def test_a_server_quoting_the_api_key_in_an_error_does_not_get_it_recorded(tmp_p
     assert traj.error_kind == "http_4xx" and "Bearer ***" in traj.error
     assert key not in traj.model_dump_json()
     assert key not in "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_a_closed_port_is_a_connection_error_naming_the_host(tmp_path: Path):
+    """The SDK's aiohttp transport reports a refused connection as a timeout ('Request timed
+    out.'); the trajectory says what happened instead."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # released: nothing listens there
+    endpoint = LLMEndpoint(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout_s=10)
+    agent = OpenAIAgent(endpoint=endpoint, retry=FAST, sleep=lambda s: None)
+    [traj] = run(agent, [mug_case()], tmp_path, retry=NO_CASE_RETRY)
+    assert traj.error_kind == "connection"
+    assert traj.error.startswith("connection failed: ") and f"127.0.0.1:{port}" in traj.error

@@ -1,0 +1,69 @@
+"""The errors of a run's trials, said plainly, and the run that could not be scored at all.
+
+A trial that ended in an error still gets a score (it fails `no_error`), so a run whose agent
+was never reached would otherwise look like an agent that failed every case. `unscored(scores)`
+tells the two apart: when every trial ended in an error that is not the agent's own doing (an
+agent fault, such as a call to an unknown tool, is noted on a trial that ran to the end), nothing
+was scored and the run itself failed; the CLI and the evaluate flow then fail with its message.
+
+Error messages come from the trajectories, where the adapters masked the API key when the error
+was raised (`LLMEndpoint.scrub`); they are clipped here, never echoed whole.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from casemill.errors import UserError
+from evaluation.agents.base import AGENT_FAULT_KINDS
+from evaluation.scoring.model import CaseScore
+
+CLIP = 300  # characters of the first error message shown
+
+
+class NothingScored(UserError):
+    """Every trial of a run ended in an error: the agent was not reached, timed out, ..."""
+
+
+def error_counts(scores: Sequence[CaseScore]) -> dict[str, int]:
+    """Trials that ended in an error, by kind (sorted by kind)."""
+    kinds = Counter(s.error_kind or "error" for s in scores if s.error is not None)
+    return dict(sorted(kinds.items()))
+
+
+def first_error(scores: Sequence[CaseScore]) -> str | None:
+    """The first trial's error, in run order, as `case ID trial N: MESSAGE` (clipped)."""
+    for s in scores:
+        if s.error is not None:
+            message = " ".join(s.error.split())
+            if len(message) > CLIP:
+                message = message[: CLIP - 3] + "..."
+            return f"case {s.case_id} trial {s.trial}: {message}"
+    return None
+
+
+def describe_errors(scores: Sequence[CaseScore]) -> str | None:
+    """`N of M trials ended in an error (kind count, ...); first: ...`, or None without errors."""
+    counts = error_counts(scores)
+    if not counts:
+        return None
+    kinds = ", ".join(f"{kind} {count}" for kind, count in counts.items())
+    return (
+        f"{sum(counts.values())} of {len(scores)} trials ended in an error ({kinds}); "
+        f"first: {first_error(scores)}"
+    )
+
+
+def unscored(scores: Sequence[CaseScore]) -> str | None:
+    """Why no trial could be scored, or None when at least one could (or there are none)."""
+    if not scores or any(s.error is None or s.error_kind in AGENT_FAULT_KINDS for s in scores):
+        return None
+    return f"no trial could be scored: {describe_errors(scores)}"
+
+
+def check_scored(scores: Sequence[CaseScore], hint: str) -> None:
+    """`NothingScored` (its message ending with `hint`, what to do) when no trial was scored."""
+    reason = unscored(scores)
+    if reason is not None:
+        raise NothingScored(f"{reason.rstrip('.')}. {hint}")
