@@ -103,6 +103,7 @@ def run_batch(
     concurrency: int,
     timeout_s: float,
     max_steps: int,
+    rerun_failed: bool = False,
 ) -> list[Trajectory]:
     """One batch of cases, given as JSON Lines text: a string crosses to a Dask worker as is,
     and Prefect does not walk it looking for futures (it would visit every field of every case)."""
@@ -116,6 +117,7 @@ def run_batch(
         concurrency=concurrency,
         timeout_s=timeout_s,
         max_steps=max_steps,
+        rerun_failed=rerun_failed,
     )
 
 
@@ -183,8 +185,11 @@ def evaluate_agent(
     gate: str | None = None,
     fail_on_gate: bool = True,
     seed: int = 0,
+    rerun_failed: bool = False,
 ) -> dict[str, Any]:
-    """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate."""
+    """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate. A run into a
+    `run_dir` that holds an earlier run of the same agent does only what is missing, and with
+    `rerun_failed` also the trials that ended in an error (`casemill eval --rerun-failed`)."""
     logger = get_run_logger()
     check_agent(agent)
     loaded = load_case_input(cases)
@@ -212,6 +217,7 @@ def evaluate_agent(
             concurrency,
             timeout_s,
             max_steps,
+            rerun_failed,
         )
         for i, chunk in enumerate(chunks)
     ]
@@ -241,7 +247,8 @@ def evaluate_agent(
 
     check_scored(
         outcome.scores,
-        f"Check that the agent is reachable; every trial is in {root / 'report.html'}",
+        f"Check that the agent is reachable, then run the flow again with rerun_failed=true "
+        f"to redo them; every trial is in {root / 'report.html'}",
     )
     errors = describe_errors(outcome.scores)
     if errors is not None:  # some trials were scored, these were not

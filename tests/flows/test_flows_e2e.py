@@ -210,3 +210,37 @@ def test_an_evaluation_in_which_no_trial_was_scored_fails(
     with pytest.raises(NothingScored, match=message):
         state.result()
     assert (tmp_path / "run" / "report.html").is_file()  # the report is still written
+
+
+def test_an_evaluation_run_again_with_rerun_failed_redoes_the_trials_that_errored(
+    prefect_harness, tmp_path, small_corpus, monkeypatch
+):
+    """The endpoint was down, then is back: the same run again keeps the errored trials (and
+    fails again), with `rerun_failed` it redoes them and every trial is scored."""
+    from evaluation.scoring.errors import NothingScored
+    from flows.evaluate import evaluate_agent
+    from tests.support.openai_server import OpenAIServer, Reply
+
+    down = [True]
+
+    def responder(body: dict) -> Reply | dict:
+        if down[0]:
+            return Reply(
+                status=500, body={"error": {"message": "down"}}, headers={"Retry-After": "0"}
+            )
+        return {"content": "I have looked into it."}
+
+    run_dir = str(tmp_path / "run")
+    with OpenAIServer(responder) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        args = {"agent": "openai:m", "cases": str(small_corpus), "run_dir": run_dir, "gate": None}
+        first = evaluate_agent(**args, return_state=True)
+        with pytest.raises(NothingScored, match="rerun_failed=true"):
+            first.result()
+        down[0] = False
+        again = evaluate_agent(**args, return_state=True)
+        assert again.is_failed(), "without rerun_failed the errored trials are kept"
+        result = evaluate_agent(**args, rerun_failed=True)
+    assert result["errors"] == 0 and result["cases"] == 12
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["results"] == 12 and summary["errors"] == 0
