@@ -1,6 +1,6 @@
 """Semantic checks of one valid case against its domain: tool names exist, parameters fit the
-tool's parameter schema, the environment has the domain's shape, referenced ids exist, and the
-replay check passes."""
+tool's parameter schema, the environment has the domain's shape, referenced ids exist (and, in
+the support domain, belong to the signed-in customer), and the replay check passes."""
 
 from __future__ import annotations
 

@@ -173,6 +173,28 @@ def test_item_id_missing_from_order(tmp_path):
     assert_one_bad(report, 2, "semantic", "missing-id", "expected.tool_calls[0].params.item_ids")
 
 
+def test_an_expected_call_on_another_customers_order(tmp_path):
+    """The agent serves the signed-in customer only: an expected refund of another customer's
+    order (in the environment, so no id is missing) is a finding at its order_id."""
+    data = record(A)
+    other = {"id": "C2002", "name": "Bo Li", "email": "bo.li@example.com"}
+    theirs = {
+        **data["environment"]["state"]["orders"]["W1001"],
+        "id": "W2002",
+        "customer_id": "C2002",
+    }
+    data["environment"]["state"]["customers"]["C2002"] = other
+    data["environment"]["state"]["orders"]["W2002"] = theirs
+    data["expected"]["tool_calls"][0]["params"]["order_id"] = "W2002"
+    data["id"] = ""
+    report = run(tmp_path, data)
+    assert_one_bad(
+        report, 2, "semantic", "other-customer", "expected.tool_calls[0].params.order_id"
+    )
+    message = report.bad[0].findings[0].message
+    assert message == "order W2002 belongs to customer C2002, not to the signed-in customer C1001"
+
+
 def test_duplicate_ids_keep_the_first(tmp_path):
     path = tmp_path / "dup.jsonl"
     path.write_text(line(A) + line(B) + line(A))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -12,6 +13,18 @@ from casemill.domains.support.policy import INTENT_KINDS, Decision, Intent, deci
 from casemill.domains.support.sandbox import SupportSandbox
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import READ_TOOLS, TOOL_SPECS, WRITE_TOOLS
+
+# the system turn that names the customer the agent serves (`Authenticated customer: C1040
+# (Noah Fischer, noah.fischer@example.com)`)
+SIGNED_IN = re.compile(r"Authenticated customer:\s*([^\s(),]+)")
+
+
+def signed_in_customer(case: Case) -> str | None:
+    """The id of the customer the case's system turn says is signed in, or None."""
+    for turn in case.conversation:
+        if turn.role == "system" and (m := SIGNED_IN.search(turn.content)):
+            return m.group(1)
+    return None
 
 
 class SupportDomain:
@@ -56,34 +69,83 @@ class SupportDomain:
         problems: list[Problem] = []
         for order_id, order in parsed.orders.items():
             if order.id != order_id:
-                problems.append(Problem(f"environment.state.orders.{order_id}.id", f"order keyed {order_id!r} has id {order.id!r}", "state-keys"))
+                problems.append(
+                    Problem(
+                        f"environment.state.orders.{order_id}.id",
+                        f"order keyed {order_id!r} has id {order.id!r}",
+                        "state-keys",
+                    )
+                )
             if order.customer_id not in parsed.customers:
-                problems.append(Problem(f"environment.state.orders.{order_id}.customer_id", f"customer {order.customer_id!r} is not in the environment", "missing-id"))
+                problems.append(
+                    Problem(
+                        f"environment.state.orders.{order_id}.customer_id",
+                        f"customer {order.customer_id!r} is not in the environment",
+                        "missing-id",
+                    )
+                )
         return parsed, problems
 
     def reference_problems(self, case: Case, parsed: SupportState | None = None) -> list[Problem]:
-        """Ids in expected calls (order, items, customer) that the environment does not hold.
-        `parsed`: the case's state already parsed (see `check_state`), read only here."""
+        """Ids in expected calls (order, items, customer) that the environment does not hold,
+        and orders or customers in them other than the signed-in customer's, when the case
+        names one (the agent serves that customer only). `parsed`: the case's state already
+        parsed (see `check_state`), read only here."""
         try:
             state = parsed if parsed is not None else SupportState.parse(case.environment.state)
         except ValidationError:
             return []  # reported by state_problems
         problems = []
+        customer = signed_in_customer(case)
         for index, call in enumerate(case.expected.tool_calls):
             where = f"expected.tool_calls[{index}].params"
             order_id = call.params.get("order_id")
             order = state.orders.get(str(order_id).lstrip("#")) if order_id else None
             if order_id and order is None:
-                problems.append(Problem(f"{where}.order_id", f"order {order_id!r} is not in the environment", "missing-id"))
+                problems.append(
+                    Problem(
+                        f"{where}.order_id",
+                        f"order {order_id!r} is not in the environment",
+                        "missing-id",
+                    )
+                )
+            elif order is not None and customer and order.customer_id != customer:
+                problems.append(
+                    Problem(
+                        f"{where}.order_id",
+                        f"order {order.id} belongs to customer {order.customer_id}, not to the signed-in customer {customer}",
+                        "other-customer",
+                    )
+                )
             item_ids = list(call.params.get("item_ids") or [])
             if call.params.get("item_id"):
                 item_ids.append(call.params["item_id"])
             for item_id in item_ids:
                 if order is not None and order.item(str(item_id)) is None:
-                    problems.append(Problem(f"{where}.item_ids", f"order {order.id} has no item {item_id!r}", "missing-id"))
+                    problems.append(
+                        Problem(
+                            f"{where}.item_ids",
+                            f"order {order.id} has no item {item_id!r}",
+                            "missing-id",
+                        )
+                    )
             customer_id = call.params.get("customer_id")
             if customer_id and customer_id not in state.customers:
-                problems.append(Problem(f"{where}.customer_id", f"customer {customer_id!r} is not in the environment", "missing-id"))
+                problems.append(
+                    Problem(
+                        f"{where}.customer_id",
+                        f"customer {customer_id!r} is not in the environment",
+                        "missing-id",
+                    )
+                )
+            elif customer_id and customer and customer_id != customer:
+                problems.append(
+                    Problem(
+                        f"{where}.customer_id",
+                        f"customer {customer_id} is not the signed-in customer {customer}",
+                        "other-customer",
+                    )
+                )
         return problems
 
 
