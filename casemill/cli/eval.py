@@ -370,7 +370,7 @@ def runs_show(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Show a run's summary (metrics, gate, weakest slices)."""
-    from evaluation.report.results import read_summary
+    from evaluation.report.results import RESULTS, read_summary
 
     try:
         summary = read_summary(run_dir / "summary.json")
@@ -381,6 +381,11 @@ def runs_show(
         return
     console.print(summary_table(summary))
     _print_extras(summary)
+    if summary.errors:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.error_kinds.items()))
+        said = f"{summary.errors} of {summary.results} trials ended in an error ({kinds})"
+        where = f"each one is in {run_dir / RESULTS}"
+        console.print(f"[yellow]errors:[/] {escape(said)}; {escape(where)}", highlight=False)
     _print_gate(summary)
     weakest = sorted(
         (r for r in summary.slices if r.task_success.mean is not None),

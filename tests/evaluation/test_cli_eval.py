@@ -410,3 +410,8 @@ def test_a_run_with_some_errors_keeps_exit_0_and_prints_them(tmp_path, cases_fil
     assert "errors: 2 of 3 trials ended in an error (http_5xx 2);" in out
     assert f"first: case {cancel_case().id} trial 0: HTTP 500: Error code: 500 - down" in out
     assert "no trial could be scored" not in out
+    shown = " ".join(runner.invoke(app, ["runs", "show", str(tmp_path / "run")]).output.split())
+    results = tmp_path / "run" / "results.jsonl"
+    assert (
+        f"errors: 2 of 3 trials ended in an error (http_5xx 2); each one is in {results}" in shown
+    )
