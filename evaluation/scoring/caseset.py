@@ -68,7 +68,8 @@ def describe(cases: CaseSet | None) -> str:
     where = corpus_name(cases)
     if cases.corpus_version is not None and cases.sources:
         where += f" at {', '.join(cases.sources)}"
-    return f"{where} ({cases.count:,} cases, digest {cases.digest[:SHORT]}...)"
+    noun = "case" if cases.count == 1 else "cases"
+    return f"{where} ({cases.count:,} {noun}, digest {cases.digest[:SHORT]}...)"
 
 
 def difference_note(

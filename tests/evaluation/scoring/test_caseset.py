@@ -35,6 +35,11 @@ def test_describe_names_the_corpus_version_or_the_source():
     assert describe(None).startswith("not recorded")
 
 
+def test_describe_says_one_case_in_the_singular():
+    one = CaseSet(sources=("one.jsonl",), count=1, digest="0f" * 32)
+    assert describe(one) == "one.jsonl (1 case, digest 0f0f0f0f0f0f...)"
+
+
 def test_shown_path_is_relative_inside_the_root_and_as_given_outside(tmp_path):
     root = tmp_path / "project"
     (root / "corpus").mkdir(parents=True)
