@@ -44,7 +44,7 @@ def deployments(only: list[str] | None = None) -> list[Any]:
             parameters={
                 "agent": os.environ.get("CASEMILL_AGENT", "reference"),
                 "cases": "corpus",
-                "run_dir": "runs/nightly",
+                "run_dir": "runs/nightly/{date}",  # a folder a night (the same one would resume)
                 "gate": "gates/default.toml",
             },
             tags=["casemill"],

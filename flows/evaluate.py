@@ -6,6 +6,9 @@ library's resumable runner into its own folder under `RUN_DIR/batches/`; a kille
 from what those folders hold. Scoring, reports and the gate are the library's `evaluate_run`.
 The flow fails when the gate fails, and when no trial could be scored (every one ended in an
 error: the agent was not reached, timed out, ...); errors of some trials are logged as a warning.
+A scheduled run writes a folder of its own with `run_dir` holding `{date}` (`runs/nightly/{date}`):
+into the same folder, it would resume from the last night's trajectories instead of running the
+agent again.
 """
 
 from __future__ import annotations
@@ -54,6 +57,24 @@ def check_agent(agent: str) -> None:
     from evaluation.agents import load_agent
 
     load_agent(agent)
+
+
+def dated_run_dir(run_dir: str) -> str:
+    """`run_dir` with `{date}` (2026-11-23) and `{datetime}` (20261123T040000Z) filled in from
+    the flow run's scheduled start, in UTC (the time now outside a flow run)."""
+    from prefect.runtime import flow_run
+
+    if "{" not in run_dir:
+        return run_dir
+    start = flow_run.scheduled_start_time.in_timezone("UTC")
+    try:
+        return run_dir.format(
+            date=start.strftime("%Y-%m-%d"), datetime=start.strftime("%Y%m%dT%H%M%SZ")
+        )
+    except (KeyError, IndexError, ValueError) as exc:
+        raise UserError(
+            f"run_dir {run_dir!r}: only {{date}} and {{datetime}} can be filled in ({exc!r})"
+        ) from exc
 
 
 def check_run_inputs(
@@ -189,7 +210,8 @@ def evaluate_agent(
 ) -> dict[str, Any]:
     """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate. A run into a
     `run_dir` that holds an earlier run of the same agent does only what is missing, and with
-    `rerun_failed` also the trials that ended in an error (`casemill eval --rerun-failed`)."""
+    `rerun_failed` also the trials that ended in an error (`casemill eval --rerun-failed`);
+    `{date}` or `{datetime}` in `run_dir` give each (scheduled) run a folder of its own."""
     logger = get_run_logger()
     check_agent(agent)
     loaded = load_case_input(cases)
@@ -198,7 +220,7 @@ def evaluate_agent(
         case_list, trials=trials, concurrency=concurrency, batch_size=batch_size,
         timeout_s=timeout_s, max_steps=max_steps, baseline=baseline, gate=gate,
     )  # fmt: skip
-    root = Path(run_dir)
+    root = Path(dated_run_dir(run_dir))
     chunks = batches(case_list, batch_size)
     logger.info(
         "evaluating %s on %d cases x %d trials in %d batches",

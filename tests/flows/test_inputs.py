@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from casemill.errors import UserError
-from flows.evaluate import check_agent, check_run_inputs, load_cases_for_eval
+from flows.evaluate import check_agent, check_run_inputs, dated_run_dir, load_cases_for_eval
 from flows.mine import expand_paths, mine_logs
 from generators.seeds import load_seeds
 
@@ -115,3 +117,19 @@ def test_expand_outputs_get_the_checks_of_casemill_expand(tmp_path: Path):
             expand_corpus.fn(seeds=str(seeds), out=str(out), corpus_dir=None)  # before expanding
     assert seed_file.read_text() == "{}\n"
     assert sorted(p.name for p in seeds.iterdir()) == ["support.jsonl"]
+
+
+def test_run_dir_gets_the_runs_date_and_time_in_utc():
+    """Outside a flow run, the time now (a scheduled run's own start time is checked in
+    test_schedule); a run_dir without braces is left as it is."""
+    before = datetime.now(UTC).strftime("%Y-%m-%d")
+    day = dated_run_dir("runs/nightly/{date}").removeprefix("runs/nightly/")
+    assert day in {before, datetime.now(UTC).strftime("%Y-%m-%d")}
+    assert re.fullmatch(r"runs/\d{8}T\d{6}Z-a", dated_run_dir("runs/{datetime}-a"))
+    assert dated_run_dir("runs/latest") == "runs/latest"
+
+
+@pytest.mark.parametrize("run_dir", ["runs/{agent}", "runs/{", "runs/{0}"])
+def test_run_dir_with_another_placeholder_is_refused(run_dir):
+    with pytest.raises(UserError, match=r"only \{date\} and \{datetime\} can be filled in"):
+        dated_run_dir(run_dir)

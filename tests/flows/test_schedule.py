@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -63,4 +64,8 @@ def test_served_cron_deployment_fires_and_completes(tmp_path, small_corpus):
     run = runs[0]
     assert run["state"]["type"] == "COMPLETED", run["state"]
     assert run["deployment_id"] is not None
-    assert (project / "runs" / "nightly" / "report.html").is_file()
+    # a folder of the run's own, named by its scheduled day (UTC), not the last night's folder
+    nights = [p.name for p in (project / "runs" / "nightly").iterdir()]
+    assert len(nights) == 1 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", nights[0]), nights
+    assert nights[0] == run["expected_start_time"][:10]
+    assert (project / "runs" / "nightly" / nights[0] / "report.html").is_file()
