@@ -8,8 +8,9 @@ Two passes over the conversation:
 2. replace: every occurrence of every collected value, in every text, argument, result and the
    conversation id, by its surrogate, as a whole token and ignoring case (so a postal code or a
    city a record holds is replaced where the customer types it too, and no other number or
-   word); names found in fields are also searched for token by token. Names and cities keep
-   the case they are written in (AUSTIN, austin). A short name token or city that the records
+   word; a city or postal code of many words also with other whitespace between its words:
+   San Antonio typed across lines, M5V3L9); names found in fields are also searched for token
+   by token. Names and cities keep the case they are written in (AUSTIN, austin). A short name token or city that the records
    also hold in capitals, but never as a name or city (Mia's airport, MIA: a value, or a key
    of a tool result), is left alone where it is written in capitals: the code stays coherent,
    and does not show which value its surrogate replaced.
@@ -41,6 +42,7 @@ NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 WORDS = re.compile(r"\w+")
 CASED = ("name", "city")  # kinds whose surrogates are written in the case of the raw value
+LOOSE = ("city", "postcode")  # kinds found with other whitespace between their words
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,23 @@ class Redaction:
 
 
 @lru_cache(maxsize=4096)
-def _alternation(needles: tuple[str, ...]) -> re.Pattern[str]:
+def _alternation(needles: tuple[str, ...], loose: tuple[str, ...] = ()) -> re.Pattern[str]:
     parts = []
     for n in needles:
         left = r"(?<!\w)" if n[0].isalnum() or n[0] == "_" else ""
         right = r"(?!\w)" if n[-1].isalnum() or n[-1] == "_" else ""
         parts.append(f"{left}{re.escape(n)}{right}")
-    return re.compile("|".join(parts), re.IGNORECASE)
+    return re.compile("|".join(parts + list(loose)), re.IGNORECASE)
+
+
+def _loose(needle: str, kind: str) -> str:
+    """A pattern of a city or postal code of many words with any whitespace between its
+    words (a city typed across lines, San  Antonio), or none in a postal code (M5V3L9)."""
+    sep = r"\s+" if kind == "city" else r"\s*"
+    body = sep.join(re.escape(word) for word in needle.split())
+    left = r"(?<!\w)" if needle[0].isalnum() else ""
+    right = r"(?!\w)" if needle[-1].isalnum() else ""
+    return f"{left}{body}{right}"
 
 
 @lru_cache(maxsize=256)
@@ -250,6 +262,9 @@ class ConversationRedactor:
         self.cities: list[str] = []  # the raw cities, lowered
         self._raw_words: frozenset[str] | None = None  # words of raw names and cities
         self.parsed: dict[int, Any] = {}
+        # cities and postal codes of many words: (their pattern with other whitespace, first
+        # word, needle), see `_loose`
+        self.loose: list[tuple[re.Pattern[str], str, str]] = []
 
     # -- collect ----------------------------------------------------------------------------
     def collect(self) -> _Collector:
@@ -315,6 +330,11 @@ class ConversationRedactor:
         self.bounds = [
             (n, len(n), (a := n[0]).isalnum() or a == "_", (z := n[-1]).isalnum() or z == "_")
             for n in needles
+        ]
+        self.loose = [
+            (re.compile(_loose(n, kind), re.IGNORECASE), n.split()[0], n)
+            for n in needles
+            if (kind := mapping[n][0]) in LOOSE and len(n.split()) > 1
         ]
 
     def _is_code(self, capitals: str, strings: list[str]) -> bool:
@@ -401,8 +421,13 @@ class ConversationRedactor:
         """`text` with the needles of `bounds` replaced, found in `low`, `text` lower-cased."""
         if len(low) != len(text):  # lower-casing changed offsets: use the regex path
             present = tuple(n for n in self.needles if n in low)
-            return _alternation(present).sub(self._replace, text) if present else text
+            loose = tuple(p.pattern for p, first, _ in self.loose if first in low)
+            if not (present or loose):
+                return text
+            return _alternation(present, loose).sub(self._replace, text)
         spans = self._spans(low, bounds) if bounds else None
+        if self.loose:
+            spans = self._loose_spans(low, spans or [])
         if not spans:
             return text
         spans.sort()
@@ -441,11 +466,28 @@ class ConversationRedactor:
                 at = low.find(needle, at + 1)
         return spans
 
+    def _loose_spans(
+        self, low: str, spans: list[tuple[int, int, str]]
+    ) -> list[tuple[int, int, str]]:
+        """`spans` with the cities and postal codes of many words written with other whitespace
+        between their words (none overlapping a span found before)."""
+        for pattern, first, needle in self.loose:
+            if first not in low:
+                continue
+            for m in pattern.finditer(low):
+                at, end = m.span()
+                if all(end <= s or e <= at for s, e, _ in spans):
+                    spans.append((at, end, needle))
+        return spans
+
     def _replace(self, m: re.Match[str]) -> str:
         raw = m.group(0)
         if self.codes and raw.lower() in self.codes and raw.isupper():
             return raw
-        kind, surrogate = self.map[raw.lower()]
+        key = raw.lower()
+        if key not in self.map:  # a city or postal code written with other whitespace
+            key = next(n for p, _, n in self.loose if p.fullmatch(raw))
+        kind, surrogate = self.map[key]
         self.counts[kind] += 1
         return _shape(raw, surrogate) if kind in CASED else surrogate
 

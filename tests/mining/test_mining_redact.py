@@ -318,6 +318,23 @@ def test_a_short_city_in_capitals_stays_when_the_records_use_it_as_a_code():
     assert json.loads(out.messages[4].content) == {"origin": "ELY"}
 
 
+def test_multi_word_cities_and_postcodes_are_found_with_other_whitespace_between_words():
+    """A city of many words the customer types across lines or with two spaces (san\\nantonio)
+    and a postal code written without its space (M5V3L9) or a ZIP+4 with a line break are the
+    raw values still: they get the surrogate the records' value gets, in its case."""
+    address = {"city": "San Antonio", "zip": "78205 1234", "post_code": "M5V 3L9"}
+    said = "I live in san\nantonio (SAN  ANTONIO), code M5V3L9 or m5v\t3l9, zip 78205\n1234."
+    for text in (said, said + " İ"):  # (lower-casing İ moves offsets: the other path)
+        c = _moving_conversation(address, text)
+        out = redact_conversation(c, seed=4).conversation
+        home = json.loads(out.messages[2].content)["address"]
+        city, code, zip4 = home["city"], home["post_code"], home["zip"]
+        assert city != "San Antonio" and code != "M5V 3L9" and not zip4.startswith("78205")
+        assert out.messages[0].content.removesuffix(" İ") == (
+            f"I live in {city.lower()} ({city.upper()}), code {code} or {code}, zip {zip4}."
+        )
+
+
 def test_json_results_with_escapes_are_redacted_structurally():
     profile = json.dumps({"first_name": "José", "last_name": "Núñez", "email": "jn@example.com"})
     assert "\\u00e9" in profile
