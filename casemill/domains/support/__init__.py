@@ -15,8 +15,8 @@ from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import READ_TOOLS, TOOL_SPECS, WRITE_TOOLS
 
 # the system turn that names the customer the agent serves (`Authenticated customer: C1040
-# (Noah Fischer, noah.fischer@example.com)`)
-SIGNED_IN = re.compile(r"Authenticated customer:\s*([^\s(),]+)")
+# (Noah Fischer, noah.fischer@example.com)`; a full stop after the id ends the sentence)
+SIGNED_IN = re.compile(r"Authenticated customer:\s*([^\s(),]+?)[.;:!?]*(?=[\s(),]|$)")
 
 
 def signed_in_customer(case: Case) -> str | None:
