@@ -8,8 +8,9 @@ Two passes over the conversation:
 2. replace: every occurrence of every collected value, in every text, argument, result and the
    conversation id, by its surrogate, as a whole token and ignoring case (so a postal code or a
    city a record holds is replaced where the customer types it too, and no other number or
-   word); names found in fields are also searched for token by token. Names and cities keep
-   the case they are written in (AUSTIN, austin). A short name token or city that the records
+   word; a city or postal code of many words also with other whitespace between its words:
+   San Antonio typed across lines, M5V3L9; a ZIP+4's zip alone too, by its surrogate's zip); names found in fields are also searched for token
+   by token. Names and cities keep the case they are written in (AUSTIN, austin). A short name token or city that the records
    also hold in capitals, but never as a name or city (Mia's airport, MIA: a value, or a key
    of a tool result), is left alone where it is written in capitals: the code stays coherent,
    and does not show which value its surrogate replaced.
@@ -31,7 +32,7 @@ import orjson
 
 from mining.model import Conversation, LoggedCall, Message
 from mining.redact.detect import FIELD_KINDS, LONG, PERSON_MARKERS, scan, scan_many
-from mining.redact.surrogates import Surrogates
+from mining.redact.surrogates import ZIP, Surrogates
 
 AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
 SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches across it
@@ -41,6 +42,7 @@ NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 WORDS = re.compile(r"\w+")
 CASED = ("name", "city")  # kinds whose surrogates are written in the case of the raw value
+LOOSE = ("city", "postcode")  # kinds found with other whitespace between their words
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,33 @@ class Redaction:
 
 
 @lru_cache(maxsize=4096)
-def _alternation(needles: tuple[str, ...]) -> re.Pattern[str]:
+def _alternation(
+    needles: tuple[str, ...], loose: tuple[tuple[str, str], ...] = ()
+) -> re.Pattern[str]:
+    """The needles in one pattern, those of `loose` (needle, pattern) by their pattern."""
+    patterns = dict(loose)
     parts = []
     for n in needles:
         left = r"(?<!\w)" if n[0].isalnum() or n[0] == "_" else ""
         right = r"(?!\w)" if n[-1].isalnum() or n[-1] == "_" else ""
-        parts.append(f"{left}{re.escape(n)}{right}")
+        parts.append(patterns.get(n) or f"{left}{re.escape(n)}{right}")
     return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _loose(needle: str, kind: str) -> str:
+    """A pattern of a city or postal code of many words with any whitespace between its
+    words (a city typed across lines, San  Antonio), or in a postal code any whitespace or
+    hyphens or none (M5V3L9, a ZIP+4 written 78205 1234)."""
+    sep = r"\s+" if kind == "city" else r"[\s-]*"
+    body = sep.join(re.escape(word) for word in _parts(needle, kind))
+    left = r"(?<!\w)" if needle[0].isalnum() else ""
+    right = r"(?!\w)" if needle[-1].isalnum() else ""
+    return f"{left}{body}{right}"
+
+
+def _parts(needle: str, kind: str) -> list[str]:
+    """The words of a city, the parts of a postal code (between whitespace or hyphens)."""
+    return needle.split() if kind == "city" else [p for p in re.split(r"[\s-]+", needle) if p]
 
 
 @lru_cache(maxsize=256)
@@ -114,6 +136,9 @@ class _Collector:
             self.add_name(value)
         else:
             self.values.setdefault(value, kind)
+            if kind == "postcode" and len(value) > 5 and ZIP.fullmatch(value):
+                # a ZIP+4's zip, which the customer types alone (see `_surrogate`)
+                self.values.setdefault(value[:5], kind)
             m = TAU_ID.match(value) if kind == "user_id" else None
             if m:
                 self.first.add(m.group(1).lower())
@@ -250,6 +275,9 @@ class ConversationRedactor:
         self.cities: list[str] = []  # the raw cities, lowered
         self._raw_words: frozenset[str] | None = None  # words of raw names and cities
         self.parsed: dict[int, Any] = {}
+        # cities and postal codes of many words: needle -> (its pattern with other whitespace
+        # between its words, its first word), see `_loose`
+        self.loose: dict[str, tuple[re.Pattern[str], str]] = {}
 
     # -- collect ----------------------------------------------------------------------------
     def collect(self) -> _Collector:
@@ -316,6 +344,11 @@ class ConversationRedactor:
             (n, len(n), (a := n[0]).isalnum() or a == "_", (z := n[-1]).isalnum() or z == "_")
             for n in needles
         ]
+        self.loose = {
+            n: (re.compile(_loose(n, kind), re.IGNORECASE), _parts(n, kind)[0])
+            for n in needles
+            if (kind := mapping[n][0]) in LOOSE and len(_parts(n, kind)) > 1
+        }
 
     def _is_code(self, capitals: str, strings: list[str]) -> bool:
         """Whether the records hold `capitals` as a string of their own (a value, or a key of
@@ -348,6 +381,10 @@ class ConversationRedactor:
         if kind == "dob":
             return s.pick("dob", value, p.dob, raws)
         if kind == "postcode":
+            zip4 = ZIP.fullmatch(value) if len(value) > 5 else None
+            if zip4 is not None:  # the surrogate of its zip (built before: sorted first) and 4
+                plus4 = s.number("postcode4", value, 4, raws)
+                return f"{self.map[value[:5]][1]}{zip4.group(1)}{plus4}"
             return s.postcode(value, raws)
         if kind == "city":
             return s.pick("city", value, p.city, raws, self._fits(names, p.city_words))
@@ -390,8 +427,12 @@ class ConversationRedactor:
             low, words = _lowered(text)
             bounds = self.bounds
             if words is not None:
-                if self.words is None:  # (a needle all letters and digits is one word)
-                    self.words = [(n,) if n.isalnum() else WORDS.findall(n) for n in self.needles]
+                if self.words is None:  # (a needle all letters and digits is one word; a
+                    # loose one's words can be written joined: kept)
+                    self.words = [
+                        () if n in self.loose else (n,) if n.isalnum() else WORDS.findall(n)
+                        for n in self.needles
+                    ]
                 bounds = [b for b, w in zip(bounds, self.words, strict=True) if words.issuperset(w)]
         else:
             low, bounds = text.lower(), self.bounds
@@ -400,8 +441,14 @@ class ConversationRedactor:
     def _replaced(self, text: str, low: str, bounds: list[tuple[str, int, bool, bool]]) -> str:
         """`text` with the needles of `bounds` replaced, found in `low`, `text` lower-cased."""
         if len(low) != len(text):  # lower-casing changed offsets: use the regex path
-            present = tuple(n for n in self.needles if n in low)
-            return _alternation(present).sub(self._replace, text) if present else text
+            loose = self.loose
+            present = tuple(
+                n for n in self.needles if n in low or (n in loose and loose[n][1] in low)
+            )
+            if not present:
+                return text
+            patterns = tuple((n, loose[n][0].pattern) for n in present if n in loose)
+            return _alternation(present, patterns).sub(self._replace, text)
         spans = self._spans(low, bounds) if bounds else None
         if not spans:
             return text
@@ -419,13 +466,24 @@ class ConversationRedactor:
         out.append(text[pos:])
         return "".join(out)
 
-    @staticmethod
-    def _spans(low: str, bounds: list[tuple[str, int, bool, bool]]) -> list[tuple[int, int, str]]:
+    def _spans(
+        self, low: str, bounds: list[tuple[str, int, bool, bool]]
+    ) -> list[tuple[int, int, str]]:
         """Where the needles occur in `low`, longest first, each clear of word characters on
-        a side where the needle has one, none overlapping one found before."""
+        a side where the needle has one, none overlapping one found before (a loose needle
+        found by its pattern, so written with other whitespace too)."""
         spans: list[tuple[int, int, str]] = []
         size = len(low)
+        loose = self.loose
         for needle, length, left, right in bounds:
+            if loose and needle in loose:
+                pattern, first = loose[needle]
+                if first in low:
+                    for m in pattern.finditer(low):
+                        at, end = m.span()
+                        if all(end <= s or e <= at for s, e, _ in spans):
+                            spans.append((at, end, needle))
+                continue
             at = low.find(needle)
             while at != -1:
                 end = at + length
@@ -445,7 +503,10 @@ class ConversationRedactor:
         raw = m.group(0)
         if self.codes and raw.lower() in self.codes and raw.isupper():
             return raw
-        kind, surrogate = self.map[raw.lower()]
+        key = raw.lower()
+        if key not in self.map:  # a city or postal code written with other whitespace
+            key = next(n for n, (p, _) in self.loose.items() if p.fullmatch(raw))
+        kind, surrogate = self.map[key]
         self.counts[kind] += 1
         return _shape(raw, surrogate) if kind in CASED else surrogate
 

@@ -318,6 +318,38 @@ def test_a_short_city_in_capitals_stays_when_the_records_use_it_as_a_code():
     assert json.loads(out.messages[4].content) == {"origin": "ELY"}
 
 
+def test_a_zip_plus_four_is_replaced_where_its_zip_is_written_alone_or_otherwise_joined():
+    """Records holding a ZIP+4 (78205-1234) and a customer typing the zip alone (78205), with a
+    space or with nothing between its parts: each is the raw zip, replaced by the surrogate's
+    own zip (and ZIP+4)."""
+    address = {"city": "Austin", "zip": "78205-1234"}
+    said = "my zip is 78205, or 78205 1234, or 782051234; order 178205 is another number"
+    out = redact_conversation(_moving_conversation(address, said), seed=3).conversation
+    zip4 = json.loads(out.messages[2].content)["address"]["zip"]
+    head = zip4[:5]
+    assert re.fullmatch(r"\d{5}-\d{4}", zip4) and head != "78205"
+    assert out.messages[0].content == (
+        f"my zip is {head}, or {zip4}, or {zip4}; order 178205 is another number"
+    )
+
+
+def test_multi_word_cities_and_postcodes_are_found_with_other_whitespace_between_words():
+    """A city of many words the customer types across lines or with two spaces (san\\nantonio)
+    and a postal code written without its space (M5V3L9) or a ZIP+4 with a line break are the
+    raw values still: they get the surrogate the records' value gets, in its case."""
+    address = {"city": "San Antonio", "zip": "78205 1234", "post_code": "M5V 3L9"}
+    said = "I live in san\nantonio (SAN  ANTONIO), code M5V3L9 or m5v\t3l9, zip 78205\n1234."
+    for text in (said, said + " İ"):  # (lower-casing İ moves offsets: the other path)
+        c = _moving_conversation(address, text)
+        out = redact_conversation(c, seed=4).conversation
+        home = json.loads(out.messages[2].content)["address"]
+        city, code, zip4 = home["city"], home["post_code"], home["zip"]
+        assert city != "San Antonio" and code != "M5V 3L9" and not zip4.startswith("78205")
+        assert out.messages[0].content.removesuffix(" İ") == (
+            f"I live in {city.lower()} ({city.upper()}), code {code} or {code}, zip {zip4}."
+        )
+
+
 def test_json_results_with_escapes_are_redacted_structurally():
     profile = json.dumps({"first_name": "José", "last_name": "Núñez", "email": "jn@example.com"})
     assert "\\u00e9" in profile

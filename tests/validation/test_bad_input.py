@@ -195,6 +195,63 @@ def test_an_expected_call_on_another_customers_order(tmp_path):
     assert message == "order W2002 belongs to customer C2002, not to the signed-in customer C1001"
 
 
+def test_an_expected_lookup_of_another_customer_by_id_or_email(tmp_path):
+    """Listing another customer's orders by that customer's id or email (as the simulator finds
+    them, ignoring case) is a finding too; the signed-in customer's own email is not."""
+    other = {"id": "C2002", "name": "Bo Li", "email": "bo.li@example.com"}
+    for params, field_, message in (
+        ({"customer_id": "C2002"}, "customer_id", "customer C2002 is not the signed-in customer"),
+        (
+            {"email": " Bo.Li@example.com"},
+            "email",
+            "email ' Bo.Li@example.com' is customer C2002's",
+        ),
+    ):
+        data = record(A)
+        data["environment"]["state"]["customers"]["C2002"] = other
+        data["expected"]["tool_calls"] = [
+            {"tool": "list_customer_orders", "params": params, "match": {}}
+        ]
+        data["id"] = ""
+        report = run(tmp_path, data)
+        assert_one_bad(
+            report, 2, "semantic", "other-customer", f"expected.tool_calls[0].params.{field_}"
+        )
+        assert report.bad[0].findings[0].message.startswith(message)
+    data = record(A)
+    own = data["environment"]["state"]["customers"]["C1001"]["email"].upper()
+    data["expected"]["tool_calls"] = [
+        {"tool": "list_customer_orders", "params": {"email": own}, "match": {}}
+    ]
+    data["id"] = ""
+    assert not any(
+        f.rule == "other-customer" for bad in run(tmp_path, data).bad for f in bad.findings
+    )
+
+
+def test_the_signed_in_customer_is_read_without_a_full_stop_after_the_id(tmp_path):
+    """'Authenticated customer: C1001.' signs in C1001: the customer's own calls pass, another
+    customer's are named against C1001 (not 'C1001.')."""
+    data = record(A)
+    data["conversation"][0]["content"] = "Authenticated customer: C1001."
+    data["id"] = ""
+    assert run(tmp_path, data).bad == []
+    data["environment"]["state"]["customers"]["C2002"] = {
+        "id": "C2002",
+        "name": "Bo Li",
+        "email": "bo.li@example.com",
+    }
+    data["expected"]["tool_calls"] = [
+        {"tool": "get_customer", "params": {"customer_id": "C2002"}, "match": {}}
+    ]
+    report = run(tmp_path, data)
+    assert_one_bad(
+        report, 2, "semantic", "other-customer", "expected.tool_calls[0].params.customer_id"
+    )
+    message = report.bad[0].findings[0].message
+    assert message == "customer C2002 is not the signed-in customer C1001"
+
+
 def test_duplicate_ids_keep_the_first(tmp_path):
     path = tmp_path / "dup.jsonl"
     path.write_text(line(A) + line(B) + line(A))

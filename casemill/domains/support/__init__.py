@@ -15,8 +15,8 @@ from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import READ_TOOLS, TOOL_SPECS, WRITE_TOOLS
 
 # the system turn that names the customer the agent serves (`Authenticated customer: C1040
-# (Noah Fischer, noah.fischer@example.com)`)
-SIGNED_IN = re.compile(r"Authenticated customer:\s*([^\s(),]+)")
+# (Noah Fischer, noah.fischer@example.com)`; a full stop after the id ends the sentence)
+SIGNED_IN = re.compile(r"Authenticated customer:\s*([^\s(),]+?)[.;:!?]*(?=[\s(),]|$)")
 
 
 def signed_in_customer(case: Case) -> str | None:
@@ -88,8 +88,8 @@ class SupportDomain:
 
     def reference_problems(self, case: Case, parsed: SupportState | None = None) -> list[Problem]:
         """Ids in expected calls (order, items, customer) that the environment does not hold,
-        and orders or customers in them other than the signed-in customer's, when the case
-        names one (the agent serves that customer only). `parsed`: the case's state already
+        and orders or customers (by id or email) in them other than the signed-in customer's,
+        when the case names one (the agent serves that customer only). `parsed`: the case's state already
         parsed (see `check_state`), read only here."""
         try:
             state = parsed if parsed is not None else SupportState.parse(case.environment.state)
@@ -146,7 +146,27 @@ class SupportDomain:
                         "other-customer",
                     )
                 )
+            email = call.params.get("email")
+            owner = _owner(state, email) if customer and not customer_id else None
+            if owner is not None and owner != customer:
+                problems.append(
+                    Problem(
+                        f"{where}.email",
+                        f"email {email!r} is customer {owner}'s, not the signed-in customer "
+                        f"{customer}'s",
+                        "other-customer",
+                    )
+                )
         return problems
+
+
+def _owner(state: SupportState, email: Any) -> str | None:
+    """The id of the customer whose email `email` is, as the simulator finds it (ignoring case
+    and surrounding spaces), or None."""
+    if not isinstance(email, str) or not email.strip():
+        return None
+    wanted = email.strip().lower()
+    return next((c.id for c in state.customers.values() if c.email.lower() == wanted), None)
 
 
 __all__ = ["INTENT_KINDS", "Decision", "Intent", "SupportDomain", "SupportState", "decide"]
