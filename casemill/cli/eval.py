@@ -371,6 +371,7 @@ def runs_show(
 ) -> None:
     """Show a run's summary (metrics, gate, weakest slices)."""
     from evaluation.report.results import RESULTS, read_summary
+    from evaluation.scoring.errors import counted
 
     try:
         summary = read_summary(run_dir / "summary.json")
@@ -382,8 +383,7 @@ def runs_show(
     console.print(summary_table(summary))
     _print_extras(summary)
     if summary.errors:
-        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.error_kinds.items()))
-        said = f"{summary.errors} of {summary.results} trials ended in an error ({kinds})"
+        said = counted(summary.error_kinds, summary.results)
         where = f"each one is in {run_dir / RESULTS}"
         console.print(f"[yellow]errors:[/] {escape(said)}; {escape(where)}", highlight=False)
     _print_gate(summary)

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from casemill.case.model import Case
 from evaluation.scoring import stats
 from evaluation.scoring.compare import compare
+from evaluation.scoring.errors import error_counts
 from evaluation.scoring.model import (
     CaseScore,
     CaseSet,
@@ -102,7 +103,7 @@ def summarize(
     metric_stats = {n: _stat([row.get(n) for row in per_case.values()], seed, n) for n in names}
     outcomes = [[s.task_success for s in trials] for trials in grouped.values()]
     trials = max((len(o) for o in outcomes), default=0)
-    errors = [s.error_kind or "error" for s in scores if s.error is not None]
+    errors = error_counts(scores)
     modes = Counter(s.mode for s in scores)
     mode = modes.most_common(1)[0][0] if modes else "casemill"
     summary = RunSummary(
@@ -112,8 +113,8 @@ def summarize(
         case_set=case_set,
         trials=trials,
         results=len(scores),
-        errors=len(errors),
-        error_kinds=dict(sorted(Counter(errors).items())),
+        errors=sum(errors.values()),
+        error_kinds=errors,
         task_success_rate=metric_stats["task_success"].mean if grouped else None,
         task_success=metric_stats.get("task_success", Stat()),
         metrics=metric_stats,

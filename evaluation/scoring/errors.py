@@ -43,16 +43,18 @@ def first_error(scores: Sequence[CaseScore]) -> str | None:
     return None
 
 
+def counted(counts: dict[str, int], trials: int) -> str:
+    """`N of M trials ended in an error (kind count, ...)`, from the errors by kind."""
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items()))
+    return f"{sum(counts.values())} of {trials} trials ended in an error ({kinds})"
+
+
 def describe_errors(scores: Sequence[CaseScore]) -> str | None:
     """`N of M trials ended in an error (kind count, ...); first: ...`, or None without errors."""
     counts = error_counts(scores)
     if not counts:
         return None
-    kinds = ", ".join(f"{kind} {count}" for kind, count in counts.items())
-    return (
-        f"{sum(counts.values())} of {len(scores)} trials ended in an error ({kinds}); "
-        f"first: {first_error(scores)}"
-    )
+    return f"{counted(counts, len(scores))}; first: {first_error(scores)}"
 
 
 def unscored(scores: Sequence[CaseScore]) -> str | None:
