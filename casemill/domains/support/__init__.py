@@ -161,12 +161,11 @@ class SupportDomain:
 
 
 def _owner(state: SupportState, email: Any) -> str | None:
-    """The id of the customer whose email `email` is, as the simulator finds it (ignoring case
-    and surrounding spaces), or None."""
+    """The id of the customer whose email `email` is, as the simulator finds it, or None."""
     if not isinstance(email, str) or not email.strip():
         return None
-    wanted = email.strip().lower()
-    return next((c.id for c in state.customers.values() if c.email.lower() == wanted), None)
+    customer = state.customer_by_email(email)
+    return customer.id if customer is not None else None
 
 
 __all__ = ["INTENT_KINDS", "Decision", "Intent", "SupportDomain", "SupportState", "decide"]

@@ -87,7 +87,7 @@ class SupportSandbox(Sandbox):
         if customer_id:
             customer = self.state.customers.get(customer_id)
         elif email:
-            customer = next((c for c in self.state.customers.values() if c.email.lower() == email.strip().lower()), None)
+            customer = self.state.customer_by_email(email)
         if customer is None:
             return ToolResult.fail("not_found", "no such customer")
         orders = [

@@ -140,6 +140,11 @@ class SupportState(Model):
     def parse(cls, state: dict[str, Any]) -> SupportState:
         return cls.model_validate(state)
 
+    def customer_by_email(self, email: str) -> Customer | None:
+        """The customer whose email `email` is, ignoring case and surrounding spaces."""
+        wanted = email.strip().lower()
+        return next((c for c in self.customers.values() if c.email.lower() == wanted), None)
+
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_defaults=True)
 
