@@ -173,17 +173,26 @@ def test_item_id_missing_from_order(tmp_path):
     assert_one_bad(report, 2, "semantic", "missing-id", "expected.tool_calls[0].params.item_ids")
 
 
+OTHER = {"id": "C2002", "name": "Bo Li", "email": "bo.li@example.com"}
+
+
+def expecting(data: dict, tool: str, params: dict) -> dict:
+    """`data` (a record) expecting one call of `tool` with `params`, its id to be computed."""
+    data["expected"]["tool_calls"] = [{"tool": tool, "params": params, "match": {}}]
+    data["id"] = ""
+    return data
+
+
 def test_an_expected_call_on_another_customers_order(tmp_path):
     """The agent serves the signed-in customer only: an expected refund of another customer's
     order (in the environment, so no id is missing) is a finding at its order_id."""
     data = record(A)
-    other = {"id": "C2002", "name": "Bo Li", "email": "bo.li@example.com"}
     theirs = {
         **data["environment"]["state"]["orders"]["W1001"],
         "id": "W2002",
         "customer_id": "C2002",
     }
-    data["environment"]["state"]["customers"]["C2002"] = other
+    data["environment"]["state"]["customers"]["C2002"] = OTHER
     data["environment"]["state"]["orders"]["W2002"] = theirs
     data["expected"]["tool_calls"][0]["params"]["order_id"] = "W2002"
     data["id"] = ""
@@ -198,7 +207,6 @@ def test_an_expected_call_on_another_customers_order(tmp_path):
 def test_an_expected_lookup_of_another_customer_by_id_or_email(tmp_path):
     """Listing another customer's orders by that customer's id or email (as the simulator finds
     them, ignoring case) is a finding too; the signed-in customer's own email is not."""
-    other = {"id": "C2002", "name": "Bo Li", "email": "bo.li@example.com"}
     for params, field_, message in (
         ({"customer_id": "C2002"}, "customer_id", "customer C2002 is not the signed-in customer"),
         (
@@ -208,25 +216,16 @@ def test_an_expected_lookup_of_another_customer_by_id_or_email(tmp_path):
         ),
     ):
         data = record(A)
-        data["environment"]["state"]["customers"]["C2002"] = other
-        data["expected"]["tool_calls"] = [
-            {"tool": "list_customer_orders", "params": params, "match": {}}
-        ]
-        data["id"] = ""
-        report = run(tmp_path, data)
+        data["environment"]["state"]["customers"]["C2002"] = OTHER
+        report = run(tmp_path, expecting(data, "list_customer_orders", params))
         assert_one_bad(
             report, 2, "semantic", "other-customer", f"expected.tool_calls[0].params.{field_}"
         )
         assert report.bad[0].findings[0].message.startswith(message)
     data = record(A)
     own = data["environment"]["state"]["customers"]["C1001"]["email"].upper()
-    data["expected"]["tool_calls"] = [
-        {"tool": "list_customer_orders", "params": {"email": own}, "match": {}}
-    ]
-    data["id"] = ""
-    assert not any(
-        f.rule == "other-customer" for bad in run(tmp_path, data).bad for f in bad.findings
-    )
+    report = run(tmp_path, expecting(data, "list_customer_orders", {"email": own}))
+    assert not any(f.rule == "other-customer" for bad in report.bad for f in bad.findings)
 
 
 def test_the_signed_in_customer_is_read_without_a_full_stop_after_the_id(tmp_path):
@@ -236,15 +235,8 @@ def test_the_signed_in_customer_is_read_without_a_full_stop_after_the_id(tmp_pat
     data["conversation"][0]["content"] = "Authenticated customer: C1001."
     data["id"] = ""
     assert run(tmp_path, data).bad == []
-    data["environment"]["state"]["customers"]["C2002"] = {
-        "id": "C2002",
-        "name": "Bo Li",
-        "email": "bo.li@example.com",
-    }
-    data["expected"]["tool_calls"] = [
-        {"tool": "get_customer", "params": {"customer_id": "C2002"}, "match": {}}
-    ]
-    report = run(tmp_path, data)
+    data["environment"]["state"]["customers"]["C2002"] = OTHER
+    report = run(tmp_path, expecting(data, "get_customer", {"customer_id": "C2002"}))
     assert_one_bad(
         report, 2, "semantic", "other-customer", "expected.tool_calls[0].params.customer_id"
     )
