@@ -6,14 +6,15 @@ Two passes over the conversation:
    signed-in customer named in a support system turn, and what the text detectors find in every
    text;
 2. replace: every occurrence of every collected value, in every text, argument, result and the
-   conversation id, by its surrogate, as a whole token and ignoring case (so a postal code or a
+   conversation id, by its surrogate, as a whole token and ignoring case. So a postal code or a
    city a record holds is replaced where the customer types it too, and no other number or
-   word; a city or postal code of many words also with other whitespace between its words:
-   San Antonio typed across lines, M5V3L9; a ZIP+4's zip alone too, by its surrogate's zip); names found in fields are also searched for token
-   by token. Names and cities keep the case they are written in (AUSTIN, austin). A short name token or city that the records
-   also hold in capitals, but never as a name or city (Mia's airport, MIA: a value, or a key
-   of a tool result), is left alone where it is written in capitals: the code stays coherent,
-   and does not show which value its surrogate replaced.
+   word. A city or postal code of many words is also found with other whitespace between its
+   words (San Antonio typed across lines, M5V3L9), and a ZIP+4's zip alone (by its surrogate's
+   zip). Names found in fields are also searched for token by token. Names and cities keep the
+   case they are written in (AUSTIN, austin). A short name token or city that the records also
+   hold in capitals, but never as a name or city (Mia's airport, MIA: a value, or a key of a
+   tool result), is left alone where it is written in capitals: the code stays coherent, and
+   does not show which value its surrogate replaced.
 
 The same value gets the same surrogate everywhere in the conversation, so cases derived from the
 redacted conversation stay coherent (the ids in expected calls exist in the environment).
@@ -68,12 +69,16 @@ def _alternation(
 ) -> re.Pattern[str]:
     """The needles in one pattern, those of `loose` (needle, pattern) by their pattern."""
     patterns = dict(loose)
-    parts = []
-    for n in needles:
-        left = r"(?<!\w)" if n[0].isalnum() or n[0] == "_" else ""
-        right = r"(?!\w)" if n[-1].isalnum() or n[-1] == "_" else ""
-        parts.append(patterns.get(n) or f"{left}{re.escape(n)}{right}")
+    parts = [patterns.get(n) or _bounded(n, re.escape(n)) for n in needles]
     return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _bounded(needle: str, body: str) -> str:
+    """`body` (the pattern of `needle`) clear of word characters on a side where the needle
+    has one."""
+    left = r"(?<!\w)" if needle[0].isalnum() or needle[0] == "_" else ""
+    right = r"(?!\w)" if needle[-1].isalnum() or needle[-1] == "_" else ""
+    return f"{left}{body}{right}"
 
 
 def _loose(needle: str, kind: str) -> str:
@@ -81,10 +86,7 @@ def _loose(needle: str, kind: str) -> str:
     words (a city typed across lines, San  Antonio), or in a postal code any whitespace or
     hyphens or none (M5V3L9, a ZIP+4 written 78205 1234)."""
     sep = r"\s+" if kind == "city" else r"[\s-]*"
-    body = sep.join(re.escape(word) for word in _parts(needle, kind))
-    left = r"(?<!\w)" if needle[0].isalnum() else ""
-    right = r"(?!\w)" if needle[-1].isalnum() else ""
-    return f"{left}{body}{right}"
+    return _bounded(needle, sep.join(re.escape(word) for word in _parts(needle, kind)))
 
 
 def _parts(needle: str, kind: str) -> list[str]:
