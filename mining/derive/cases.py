@@ -89,7 +89,7 @@ def _confidence_notes(conv: Conversation) -> list[str]:
 def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -> Derived:
     domain = "support" if support.is_support(conv) else f"generic:{options.domain_label}"
     if domain == "support":
-        conv = support.without_instructions(conv)
+        conv = support.zips_as_text(support.without_instructions(conv))
     out = Derived()
     if not any(m.role == "customer" for m in conv.messages):
         out.problems.append("no customer turn")

@@ -11,7 +11,7 @@ constructors, so matching rules are those of every other support case.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from casemill.case.model import Environment, ExpectedCall
 from casemill.domains.support import policy
 from casemill.domains.support.sandbox import SupportSandbox
-from casemill.domains.support.state import Customer, Order, SupportState
+from casemill.domains.support.state import Customer, Order, SupportState, zip_as_text
 from casemill.domains.support.tools import TOOLS_BY_NAME
 from mining.model import Conversation, LoggedCall
 
@@ -57,6 +57,27 @@ def without_instructions(conversation: Conversation) -> Conversation:
     if len(kept) == len(conversation.messages):
         return conversation
     return conversation.with_messages(kept)
+
+
+def zips_as_text(conversation: Conversation) -> Conversation:
+    """The conversation with the zip code of each address change written as text where the
+    log has a JSON number (the support tools take text: so do the expected call and its replay;
+    the order's own address is read the same way, see `Address`)."""
+    messages, changed = [], False
+    for m in conversation.messages:
+        calls = m.calls
+        for i, call in enumerate(calls):
+            address = (
+                call.arguments.get("address") if call.tool == "change_shipping_address" else None
+            )
+            if isinstance(address, dict) and (texted := zip_as_text(address)) is not address:
+                if calls is m.calls:
+                    calls = list(calls)
+                calls[i] = replace(call, arguments={**call.arguments, "address": texted})
+        if calls is not m.calls:
+            m, changed = replace(m, calls=calls), True
+        messages.append(m)
+    return conversation.with_messages(messages) if changed else conversation
 
 
 def _order_key(value: Any) -> str:

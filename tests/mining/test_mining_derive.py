@@ -197,6 +197,36 @@ def test_agent_instructions_are_dropped_from_support_cases(tmp_path):
     assert all(sum(t.role == "system" for t in c.conversation) == 1 for c in result.cases)
 
 
+def test_a_zip_code_logged_as_a_number_is_read_as_text(tmp_path):
+    address = {"street1": "1 Elm St", "city": "Boston", "state": "MA", "zip": "02134"}
+    new = {"street1": "9 Oak Ave", "city": "Austin", "state": "TX", "zip": 73301}
+    record = played(
+        "zips",
+        [
+            "U:Ship W1002 to 9 Oak Ave, Austin TX 73301 please.",
+            ("get_order", {"order_id": "W1002"}),
+            ("change_shipping_address", {"order_id": "W1002", "address": {**new, "zip": "73301"}}),
+            "A:Done: W1002 now goes to Austin.",
+        ],
+    )
+    # the log's system stores zips as numbers: in the order it read and in the call it made
+    messages = record["messages"]
+    order = json.loads(messages[3]["content"])
+    order["address"] = {**address, "zip": 2134}
+    messages[3]["content"] = json.dumps(order)
+    messages[4]["tool_calls"][0]["function"]["arguments"] = json.dumps(
+        {"order_id": "W1002", "address": new}
+    )
+    result = cases_of(tmp_path, [record])
+    assert len(result.cases) == 2
+    for case in result.cases:
+        assert case.provenance.label_confidence == "high", case.provenance.notes
+        assert case.environment.state["orders"]["W1002"]["address"]["zip"] == "02134"
+        (call,) = case.expected.tool_calls
+        assert call.params["address"]["zip"] == "73301"
+        assert semantic_findings(case) == []
+
+
 def test_generic_logs_keep_the_calls_as_made_and_the_records_read(tmp_path):
     messages = [
         {"role": "user", "content": "cancel reservation ABC123, user mia_li_3668"},

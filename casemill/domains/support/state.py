@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 OrderStatus = Literal["pending", "processing", "shipped", "delivered", "cancelled"]
 ORDER_STATUSES: tuple[str, ...] = ("pending", "processing", "shipped", "delivered", "cancelled")
@@ -27,6 +27,24 @@ class Address(Model):
     state: str = ""
     zip: str
     country: str = "US"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _zip_text(cls, data: Any) -> Any:
+        return zip_as_text(data) if isinstance(data, dict) else data
+
+
+def zip_as_text(address: dict[str, Any]) -> dict[str, Any]:
+    """`address` with a zip code written as a JSON number (as some systems store them) as
+    text: a US one padded back to its five digits (02134 stored as 2134). Anything else is
+    returned as it is, the same object."""
+    code = address.get("zip")
+    if type(code) is not int or code < 0:
+        return address
+    text = str(code)
+    if address.get("country", "US") in ("US", "USA") and len(text) < 5:
+        text = text.zfill(5)
+    return {**address, "zip": text}
 
 
 class PaymentMethod(Model):
