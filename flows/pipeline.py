@@ -17,7 +17,7 @@ from prefect.cache_policies import NO_CACHE
 
 from casemill.io.jsonl import atomic_write_text, read_jsonl
 from flows._runtime import default_task_runner
-from flows.evaluate import GateFailed, evaluate_agent
+from flows.evaluate import GateFailed, dated_run_dir, evaluate_agent
 from flows.expand import expand_corpus
 from flows.mine import mine_logs
 
@@ -108,12 +108,15 @@ def full_pipeline(
         wait=review != "auto",
     )
     evaluations = []
+    # one folder per pipeline run (by its scheduled start, which a retry of the run keeps, so a
+    # retried run resumes its own trajectories): a later run evaluates the grown corpus afresh
+    runs = work / "runs" / dated_run_dir("{datetime}")
     for agent in agents:
         name = agent.replace(":", "-").replace("/", "_")
         state = evaluate_agent(
             agent=agent,
             cases=corpus_dir,
-            run_dir=str(work / "runs" / name),
+            run_dir=str(runs / name),
             trials=trials,
             concurrency=concurrency,
             gate=gate,

@@ -114,9 +114,8 @@ def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None: 
                 None: "no gate",
             }[ev["gate_passed"]]
             rate = ev["task_success_rate"]
-            console.print(
-                f"report        {ev['run_dir']}/report.html  {ev['agent']}: task success {rate:.1%}, {verdict}"
-            )
+            console.print(f"report        {ev['agent']}: task success {rate:.1%}, {verdict}")
+            console.print(f"              {ev['run_dir']}/report.html", soft_wrap=True)
     home = os.environ.get("PREFECT_HOME", str(_prefect_home().resolve()))
     console.print(
         f"Prefect UI    PREFECT_HOME={home} uv run prefect server start  ->  http://127.0.0.1:4200 (the demo's flow runs are stored there)"

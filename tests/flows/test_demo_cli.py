@@ -45,6 +45,8 @@ def test_demo_writes_a_corpus_a_review_record_reports_and_verdicts(
     assert (work / "review.db").is_file()
     assert "reference: task success" in out and "gate passed" in out
     assert "reference:refund_whole_order: task success" in out and "gate FAILED" in out
+    (runs,) = (work / "runs").iterdir()  # one folder for the pipeline run
+    assert re.fullmatch(r"\d{8}T\d{6}Z", runs.name)
     for agent in ("reference", "reference-refund_whole_order"):
-        assert (work / "runs" / agent / "report.html").is_file()
+        assert (runs / agent / "report.html").is_file()
     assert "Prefect UI" in out and "prefect server start" in out

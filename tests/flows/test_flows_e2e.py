@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -61,6 +62,10 @@ def test_full_pipeline_mines_expands_reviews_evaluates(
     reference, faulty = result["evaluations"]
     assert reference["gate_passed"] is True and reference["cases"] == after.active_count
     assert faulty["gate_passed"] is False  # the corpus catches the bug
+    # the pipeline run's own folder (a later run starts afresh): one for both agents
+    (runs,) = {Path(ev["run_dir"]).parent for ev in result["evaluations"]}
+    assert runs.parent == tmp_path / "work" / "runs"
+    assert re.fullmatch(r"\d{8}T\d{6}Z", runs.name)
     for ev in result["evaluations"]:
         run = Path(ev["run_dir"])
         assert (run / "report.html").is_file() and (run / "summary.json").is_file()
