@@ -165,6 +165,9 @@ def eval_command(
         outcome = _eval(opts)
     except UserError as exc:
         raise _fail(exc) from exc
+    except KeyboardInterrupt:
+        _say_interrupted(output)
+        raise typer.Exit(130) from None
     summary = outcome.summary
     if as_json:
         typer.echo(json.dumps(summary.to_json_dict(), indent=2))
@@ -178,6 +181,20 @@ def eval_command(
     _fail_unscored(outcome.scores, output)
     if outcome.verdict is not None and not outcome.verdict.passed:
         raise typer.Exit(1)
+
+
+def _say_interrupted(output: Path) -> None:
+    from evaluation.run_store import RunStore
+
+    try:
+        saved = f"{len(RunStore(output).load()):,} trajectories are"
+    except Exception:  # noqa: BLE001 - what is saved is told as well as can be
+        saved = "the trajectories finished so far are"
+    err_console.print(
+        f"[yellow]interrupted:[/] {saved} saved in {escape(str(output))}; run the same command "
+        "again to go on from there (finished trials are not run again)",
+        highlight=False,
+    )
 
 
 def _print_errors(scores: Any) -> None:

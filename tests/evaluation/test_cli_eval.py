@@ -415,3 +415,37 @@ def test_a_run_with_some_errors_keeps_exit_0_and_prints_them(tmp_path, cases_fil
     assert (
         f"errors: 2 of 3 trials ended in an error (http_5xx 2); each one is in {results}" in shown
     )
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_saying_what_is_saved_and_how_to_go_on(tmp_path):
+    """SIGINT (as by Ctrl-C) part-way through `casemill eval` on a slow agent."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from evaluation.run_store import TRAJECTORIES_FILE
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "CASEMILL_TEST_AGENT_DELAY": "0.3"}
+    env["CASEMILL_TEST_AGENT_LOG"] = str(tmp_path / "invocations.log")
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    out = tmp_path / "run"
+    agent = "python:tests.evaluation.runner.slow_agent:agent"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "casemill.cli", "eval", "--agent", agent, "--cases",
+         str(root / "corpus"), "-o", str(out), "--concurrency", "2"],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    path, deadline = out / TRAJECTORIES_FILE, time.time() + 60
+    while time.time() < deadline and (not path.exists() or len(path.read_bytes().splitlines()) < 4):
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    saved = len(path.read_bytes().splitlines())
+    assert child.returncode == 130
+    said = " ".join(err.split())
+    assert f"interrupted: {saved} trajectories are saved in {out}" in said
+    assert "run the same command again to go on from there" in said
