@@ -32,6 +32,11 @@ def _fail(exc: UserError) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _count(n: int, word: str) -> str:
+    """`n` `word`s, the word singular for one: "1 case", "3 cases"."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
 def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
@@ -39,7 +44,8 @@ def _num(value: float | None, digits: int = 3) -> str:
 def summary_table(summary: RunSummary) -> Table:
     title = (
         f"{summary.agent}: task success {_num(summary.task_success_rate)} over "
-        f"{summary.cases} cases x {summary.trials} trials ({summary.errors} errors)"
+        f"{_count(summary.cases, 'case')} x {_count(summary.trials, 'trial')} "
+        f"({_count(summary.errors, 'error')})"
     )
     table = Table(title=Text(title), title_justify="left")  # an agent spec is not markup
     for column in ("metric", "mean", "95% CI", "cases"):
@@ -410,7 +416,7 @@ def runs_show(
     )[:8]
     for row in weakest:
         console.print(
-            f"  {row.dimension}={row.value}: {_num(row.task_success.mean)} ({row.cases} cases)",
+            f"  {row.dimension}={row.value}: {_num(row.task_success.mean)} ({_count(row.cases, 'case')})",
             markup=False,
             highlight=False,
         )

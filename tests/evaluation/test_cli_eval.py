@@ -118,6 +118,9 @@ def test_runs_list_show_compare(runs):
     assert json.loads(shown.output)["agent"] == "reference:refund_whole_order"
     table = runner.invoke(app, ["runs", "show", str(runs / "bad")])
     assert "gate failed" in table.output and "never a forbidden call" in table.output
+    said = " ".join(table.output.split())
+    assert "over 3 cases x 1 trial (0 errors)" in said
+    assert "(1 case)" in said and "(1 cases)" not in said  # a weakest slice of one case
     compared = runner.invoke(
         app, ["runs", "compare", str(runs / "good"), str(runs / "bad"), "--json"]
     )
