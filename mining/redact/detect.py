@@ -7,9 +7,10 @@ redactor searches text for the values the records hold. States and countries are
 Text detectors (one combined pattern, one pass a text): emails, phone numbers (with separators,
 a leading `+`, or named as a phone number), payment card numbers (13-19 digits that pass the Luhn
 check), street addresses (a house number, a street name and a street-type word), user ids in the
-tau-bench shape (`mia_li_3668`) and customer ids in Casemill's (`C1001`), and a name the customer
-gives ("my name is ..."). Order, reservation, item and product ids are not personal data and are
-left alone so cases stay checkable.
+tau-bench shape (`mia_li_3668`) and customer ids in Casemill's (`C1001`), payment methods' ids in
+the tau-bench shape (`credit_card_7815826`), and a name the customer gives ("my name is ...").
+Order, reservation, item and product ids are not personal data and are left alone so cases stay
+checkable.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 from itertools import compress
 
-KINDS = ("email", "phone", "card", "address", "postcode", "city", "name", "user_id", "dob")
+KINDS = (
+    "email", "phone", "card", "address", "postcode", "city", "name", "user_id", "payment", "dob",
+)  # fmt: skip
 
 _STREET_TYPES = (
     "street|st|avenue|ave|road|rd|drive|dr|lane|ln|boulevard|blvd|way|court|ct|place|pl|terrace|"
@@ -40,7 +43,9 @@ DIGITS = re.compile(
     rf"(?i:{_STREET_TYPES})\b\.?{_UNIT})"
     r")"
 )
-USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b|\bC\d{4,6}\b")
+_PAYMENT_SOURCE = r"(?:credit_card|debit_card|gift_card|certificate|paypal|bank_account)"
+# (a payment method's id of the tau-bench shape, `gift_card_1234`, is not a user id)
+USER_ID = re.compile(rf"\b(?!{_PAYMENT_SOURCE}_\d)[a-z]+_[a-z]+_\d{{4}}\b|\bC\d{{4,6}}\b")
 
 # The patterns above define what is found; `_scan` finds exactly their matches (a test checks
 # it) through faster forms. Python's `re` skips ahead only to a pattern's first literal or
@@ -60,6 +65,8 @@ _DIGITS_FAST = re.compile(
     r")"
 )
 _C_ID = re.compile(r"C(?<!\wC)\d{4,6}\b")
+# a payment method's id in the tau-bench shape (`credit_card_7815826`, `gift_card_8190333`)
+PAYMENT_ID = re.compile(rf"(?<!\w){_PAYMENT_SOURCE}_\d{{4,}}\b")
 _TAU_TAIL = re.compile(r"_[a-z]+_\d{4}\b")  # a tau-bench id from its first underscore on
 _NAME_HINTS = ("my name is", "this is", "i am", "i'm")
 _NAME_AFTER = re.compile(r"\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
@@ -210,7 +217,9 @@ def _user_ids_at(text: str) -> list[tuple[int, str]]:
         while start > 0 and "a" <= text[start - 1] <= "z":
             start -= 1
         if start < m.start() and not (start > 0 and is_word(text[start - 1])):
-            found.append((start, text[start : m.end()]))
+            value = text[start : m.end()]
+            if PAYMENT_ID.fullmatch(value) is None:
+                found.append((start, value))
     found.sort()
     return found
 
@@ -230,6 +239,8 @@ def _scan_at(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
     if digits:
         found += _digit_values(text, luhn)
         found += [(at, "user_id", value) for at, value in _user_ids_at(text)]
+        if "_" in text:
+            found += [(m.start(), "payment", m.group(0)) for m in PAYMENT_ID.finditer(text)]
     low = text.lower()
     if digits:
         for hint in _PHONE_HINTS:
@@ -374,11 +385,27 @@ FIELD_KINDS: dict[str, str] = {
     "account_id": "user_id",
     "member_id": "user_id",
     "card_number": "card",
+    "payment_id": "payment",
+    "payment_method_id": "payment",
     "dob": "dob",
     "date_of_birth": "dob",
     "birthdate": "dob",
     "birth_date": "dob",
 }
+
+# What marks an object as a payment method, so that its `id` is a payment method's id: one of
+# these keys, or one of the sources under its `source`, `kind` or `type`.
+PAYMENT_MARKERS = frozenset({"last4", "last_four", "brand", "card_brand", "exp_month", "expiry"})
+PAYMENT_SOURCES = frozenset(
+    {"credit_card", "debit_card", "gift_card", "certificate", "paypal", "card", "bank_account"}
+)
+
+
+def is_payment_method(record: dict) -> bool:
+    if not PAYMENT_MARKERS.isdisjoint(record):
+        return True
+    return any(record.get(key) in PAYMENT_SOURCES for key in ("source", "kind", "type"))
+
 
 # Keys that mark an object as a person, so that its plain `name` is a person's name (a line
 # item's `name` is a product).

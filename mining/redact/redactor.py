@@ -32,13 +32,21 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.detect import FIELD_KINDS, LONG, PERSON_MARKERS, scan, scan_many
+from mining.redact.detect import (
+    FIELD_KINDS,
+    LONG,
+    PERSON_MARKERS,
+    is_payment_method,
+    scan,
+    scan_many,
+)
 from mining.redact.surrogates import ZIP, Surrogates
 
 AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
 SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches across it
 TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 C_ID = re.compile(r"^C(\d{4,6})$")
+TRAILING_DIGITS = re.compile(r"([A-Za-z_-]*?)(\d+)")  # a label, then digits: `gift_card_8190333`
 NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 WORDS = re.compile(r"\w+")
@@ -199,10 +207,16 @@ class _Collector:
                 elif action == "plain_address":
                     if not item.startswith("{"):
                         self.add("address", item)
+                elif action == "id":  # a payment method's id when the record is one
+                    if is_payment_method(value):
+                        self.add("payment", item)
                 else:
                     self.add(action, item)
                 strings.append(item)
             elif isinstance(item, dict):
+                if key == "payment_methods":  # payment methods keyed by their ids (tau-bench)
+                    for method_id in item:
+                        self.add("payment", method_id)
                 self._record(item)
             elif isinstance(item, list):
                 self._items(item)
@@ -234,6 +248,8 @@ def _field(key: Any) -> tuple[str, str | None]:
         found = ("person", None)
     elif lowered == "address":  # a plain address, not one serialised as JSON
         found = ("plain_address", None)
+    elif lowered == "id":  # a payment method's id when the record is one
+        found = ("id", None)
     else:
         found = ("", None)
     if len(_FIELDS) >= 4096:  # keys of logs are few; bound them anyway
@@ -274,6 +290,7 @@ class ConversationRedactor:
         # name tokens whose capitals the records use as codes: kept where written in capitals
         self.codes: frozenset[str] = frozenset()
         self._c_avoid: frozenset[str] | None = None
+        self._digits_avoid: frozenset[str] | None = None
         self.cities: list[str] = []  # the raw cities, lowered
         self._raw_words: frozenset[str] | None = None  # words of raw names and cities
         self.parsed: dict[int, Any] = {}
@@ -390,7 +407,22 @@ class ConversationRedactor:
             return s.postcode(value, raws)
         if kind == "city":
             return s.pick("city", value, p.city, raws, self._fits(names, p.city_words))
+        if kind == "payment":
+            return self._payment_id(value)
         return self._user_id(value, names, raws)
+
+    def _payment_id(self, value: str) -> str:
+        """A payment method's id of the same shape: a label and digits (`credit_card_7815826`,
+        `PM1`) keeps its label, the digits drawn again; any other (an opaque token such as
+        `pm_1NaXyZ2`) has each letter and digit drawn again."""
+        m = TRAILING_DIGITS.fullmatch(value)
+        if m is None:
+            return self.sur.shaped("payment", value, self.values)
+        if self._digits_avoid is None:  # the trailing digits of every raw value
+            found = (TRAILING_DIGITS.fullmatch(r) for r in self.values)
+            self._digits_avoid = frozenset(d.group(2) for d in found if d is not None)
+        digits = m.group(2)
+        return m.group(1) + self.sur.number("payment", value, len(digits), self._digits_avoid)
 
     def _fits(
         self, names: dict[str, str], words: dict[str, frozenset[str]]

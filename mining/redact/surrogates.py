@@ -175,7 +175,7 @@ class Surrogates:
         ZIP+4; another country's code keeps its letters, digits and separators where they are."""
         m = ZIP.fullmatch(value)
         if m is None:
-            return self._shaped(value, avoid)
+            return self.shaped("postcode", value, avoid)
         head = self.pick(
             "postcode", value, self.pools.postcode, avoid, None if value[0] == "0" else _no_zero
         )
@@ -183,11 +183,11 @@ class Surrogates:
             return head
         return f"{head}{m.group(1)}{self.number('postcode4', value, 4, avoid)}"
 
-    def _shaped(self, value: str, avoid: frozenset[str]) -> str:
+    def shaped(self, kind: str, value: str, avoid: frozenset[str]) -> str:
         """`value` with each digit and letter drawn again (letters keep their case; a leading
         digit that is not 0 stays one, so a code written as a JSON number stays one)."""
         for attempt in range(100):
-            drawn = self.draws(f"postcode{attempt}", value, len(value))
+            drawn = self.draws(f"{kind}{attempt}", value, len(value))
             out = []
             for ch, b in zip(value, drawn, strict=True):
                 if ch.isdigit():
@@ -200,7 +200,7 @@ class Surrogates:
             if surrogate.lower() not in avoid and surrogate not in self.taken:
                 self.taken.add(surrogate)
                 return surrogate
-        raise RuntimeError("surrogate postal codes exhausted in one conversation")
+        raise RuntimeError(f"surrogates of the shape of a {kind} exhausted in one conversation")
 
     def number(self, kind: str, value: str, digits: int, avoid: frozenset[str]) -> str:
         start = self._start(kind, value)

@@ -28,9 +28,11 @@ NEW_STREET = "88 Maple Avenue"
 CUSTOMER = "C1042"
 ACCOUNT = "ingrid_vasquez_4821"
 CITY, ZIP = "Springfield", "62701"
+PAYMENT = "pm_7Qx83KdLw2"  # an opaque payment-method token
+GIFT_CARD = "gift_card_8190333"  # a payment method's id in the tau-bench shape, typed
 NEW_CITY, NEW_ZIP = "Madison", "53703-2417"  # a ZIP+4
 SEEDED = [NAME, FIRST, LAST, EMAIL, PHONE, CARD, STREET, NEW_STREET, CUSTOMER, ACCOUNT]
-SEEDED += [CITY, ZIP, NEW_CITY, NEW_ZIP, NEW_ZIP[:5]]
+SEEDED += [CITY, ZIP, NEW_CITY, NEW_ZIP, NEW_ZIP[:5], PAYMENT, GIFT_CARD]
 
 ADDRESS = {
     "street1": STREET,
@@ -48,7 +50,7 @@ STATE = {
             "email": EMAIL,
             "phone": PHONE,
             "address": ADDRESS,
-            "payment_methods": [{"id": "PM1", "kind": "card", "last4": "6467"}],
+            "payment_methods": [{"id": PAYMENT, "kind": "card", "last4": "6467"}],
         }
     },
     "orders": {
@@ -61,7 +63,7 @@ STATE = {
                 {"item_id": "I2", "name": "Desk lamp", "price": 45.25},
             ],
             "address": ADDRESS,
-            "payment_method_id": "PM1",
+            "payment_method_id": PAYMENT,
         },
         "W2002": {
             "id": "W2002",
@@ -69,7 +71,7 @@ STATE = {
             "status": "processing",
             "items": [{"item_id": "I1", "name": "Wool blanket", "price": 64.75}],
             "address": ADDRESS,
-            "payment_method_id": "PM1",
+            "payment_method_id": PAYMENT,
         },
         "W2003": {
             "id": "W2003",
@@ -77,7 +79,7 @@ STATE = {
             "status": "pending",
             "items": [{"item_id": "I1", "name": "Glass vase", "price": 32.0}],
             "address": ADDRESS,
-            "payment_method_id": "PM1",
+            "payment_method_id": PAYMENT,
         },
     },
 }
@@ -142,7 +144,8 @@ def seeded_log(path: Path) -> Path:
             "pii-cancel",
             [
                 _user(
-                    f"Cancel W2002. Charge the fee to my card {CARD} if there is one. {NAME.lower()}"
+                    f"Cancel W2002. Charge the fee to my card {CARD} or {GIFT_CARD} if there is one. "
+                    f"{NAME.lower()}"
                 ),
                 ("get_order", {"order_id": "W2002"}),
                 ("cancel_order", {"order_id": "W2002"}),
@@ -180,7 +183,7 @@ def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
     summary = json.loads(result.stdout)
     assert summary["quarantined"] == {"invalid_json": 1, "truncated": 1, "unknown_role": 2}
     assert set(summary["redactions"]) >= {
-        *("email", "phone", "card", "address", "name", "user_id", "postcode", "city")
+        *("email", "phone", "card", "address", "name", "user_id", "postcode", "city", "payment")
     }
 
     outputs = {
@@ -205,6 +208,8 @@ def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
         NEW_STREET,
         CUSTOMER,
         ACCOUNT,
+        PAYMENT,
+        GIFT_CARD,
     ):
         assert value.lower() in kept.lower(), f"{value!r} missing from the --keep-raw file"
     kept_kinds = {(r["kind"], r["raw"]) for r in map(json.loads, kept.splitlines())}
@@ -228,6 +233,12 @@ def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
     assert customer_id != CUSTOMER and customer_id.startswith("C")
     assert refund.conversation[0].content.startswith(f"Authenticated customer: {customer_id} (")
     assert refund.environment.state["orders"]["W2001"]["customer_id"] == customer_id
+    # the order's payment method is the customer's, under a surrogate of the token's shape
+    (method,) = refund.environment.state["customers"][customer_id]["payment_methods"]
+    assert refund.environment.state["orders"]["W2001"]["payment_method_id"] == method["id"]
+    assert re.fullmatch(r"[a-z]{2}_\d[A-Z][a-z]\d\d[A-Z][a-z][A-Z][a-z]\d", method["id"])
+    cancel = next(c for c in cases if c.provenance.source.conversation_id == "pii-cancel")
+    assert re.search(r" or gift_card_\d{7} if there is one", cancel.conversation[1].content)
     address = next(
         c
         for c in cases

@@ -56,6 +56,8 @@ PIECES = [
     "Road",
     "C1001",
     "mia_li_3668",
+    "gift_card_1234",
+    "credit_card_",
     "ab_cd_",
     "_1234",
     "bob.x@ex.com",
@@ -223,6 +225,46 @@ def _moving_conversation(address: dict, said: str, escaped: bool = False) -> Con
             Message("assistant", "Your order W1 now goes to Boulder, CO 80302-1145."),
         ]
     )
+
+
+def test_payment_method_ids_get_a_surrogate_of_their_shape_everywhere():
+    """Payment methods' ids, from a payment method's record (keyed by id too, as tau-bench
+    keeps them), from `payment_id` fields and typed in text, are replaced consistently: a label
+    and digits keep the label; a 4-digit one is not taken for a user id (no name "gift card")."""
+    methods = {
+        "credit_card_7815826": {"source": "credit_card", "brand": "visa", "last_four": "9990",
+                                "id": "credit_card_7815826"},
+        "gift_card_1234": {"source": "gift_card", "amount": 128, "id": "gift_card_1234"},
+    }  # fmt: skip
+    profile = json.dumps({"user_id": "ana_diaz_1234", "name": "Ana Diaz",
+                          "payment_methods": methods})  # fmt: skip
+    booking = {"reservation_id": "Z7GOZK", "payment_id": "credit_card_7815826"}
+    calls = [
+        LoggedCall("k1", "get_user_details", {"user_id": "ana_diaz_1234"}, profile),
+        LoggedCall("k2", "book_reservation", booking),
+    ]
+    said = "Use my gift_card_1234 first, then credit_card_7815826. My gift card is new."
+    red = redact_conversation(
+        conv(
+            [
+                Message("customer", said),
+                Message("assistant", "", calls[:1]),
+                Message("tool", profile, call_id="k1"),
+                Message("assistant", "", calls[1:]),
+            ]
+        ),
+        seed=3,
+    )
+    c = red.conversation
+    got = json.loads(c.messages[2].content)["payment_methods"]
+    card, gift = list(got)
+    assert re.fullmatch(r"credit_card_\d{7}", card) and card != "credit_card_7815826"
+    assert re.fullmatch(r"gift_card_\d{4}", gift) and gift != "gift_card_1234"
+    assert (got[card]["id"], got[gift]["id"]) == (card, gift)
+    assert got[card]["last_four"] == "9990"  # kept, as card last-four digits are
+    assert c.messages[3].calls[0].arguments == {"reservation_id": "Z7GOZK", "payment_id": card}
+    assert c.messages[0].content == f"Use my {gift} first, then {card}. My gift card is new."
+    assert red.counts["payment"] == 7
 
 
 def test_postcodes_and_cities_get_one_surrogate_everywhere_in_their_shape():
