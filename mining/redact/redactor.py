@@ -1,7 +1,7 @@
 """Redaction of one conversation before anything derived from it is written.
 
 Two passes over the conversation:
-1. collect: personal data in known fields of structured records (tool results and arguments
+1. collect (`collect`): personal data in known fields of structured records (tool results and arguments
    that are JSON: profiles, addresses with their postal codes and cities, passengers, ids), the
    signed-in customer named in a support system turn, and what the text detectors find in every
    text;
@@ -32,23 +32,12 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.detect import (
-    FIELD_KINDS,
-    LONG,
-    PERSON_MARKERS,
-    is_payment_method,
-    scan,
-    scan_many,
-)
+from mining.redact.collect import NAME_TOKEN, SEP, TAU_ID, Collector, parse_json
+from mining.redact.detect import LONG
 from mining.redact.surrogates import ZIP, Surrogates
 
-AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
-SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches across it
-TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 C_ID = re.compile(r"^C(\d{4,6})$")
 TRAILING_DIGITS = re.compile(r"([A-Za-z_-]*?)(\d+)")  # a label, then digits: `gift_card_8190333`
-NAME_PARTS = {"first_name": "first", "last_name": "last"}
-NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 WORDS = re.compile(r"\w+")
 CASED = ("name", "city")  # kinds whose surrogates are written in the case of the raw value
 LOOSE = ("city", "postcode")  # kinds found with other whitespace between their words
@@ -130,146 +119,8 @@ def _shape(raw: str, surrogate: str) -> str:
     return surrogate
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}  # raw value -> kind
-        self.first: set[str] = set()  # name tokens used as a first name
-        self.last: set[str] = set()
-        self.strings: list[str] = []  # strings of structured records, scanned in one pass
-        self.capitals: set[str] = set()  # name tokens written in capitals as a name
-
-    def add(self, kind: str, value: str) -> None:
-        value = value.strip()
-        if len(value) < 2:
-            return
-        if kind == "name":
-            self.add_name(value)
-        else:
-            self.values.setdefault(value, kind)
-            if kind == "postcode" and len(value) > 5 and ZIP.fullmatch(value):
-                # a ZIP+4's zip, which the customer types alone (see `_surrogate`)
-                self.values.setdefault(value[:5], kind)
-            m = TAU_ID.match(value) if kind == "user_id" else None
-            if m:
-                self.first.add(m.group(1).lower())
-                self.last.add(m.group(2).lower())
-
-    def add_name(self, full: str, part: str | None = None) -> None:
-        tokens = [t for t in NAME_TOKEN.findall(full) if len(t) >= 2]
-        if full.isupper():
-            self.capitals.update(t.lower() for t in tokens)
-        for i, token in enumerate(tokens):
-            is_first = part == "first" or (part is None and i == 0 and len(tokens) > 1)
-            (self.first if is_first else self.last).add(token.lower())
-
-    def text(self, text: str) -> None:
-        if not text:
-            return
-        for kind, value in scan(text):
-            self.add(kind, value)
-        self.signed_in(text)
-
-    def texts(self, texts: list[str]) -> None:
-        """`text` over many texts, as if they were one text joined by the separator (short ones
-        remembered by shape)."""
-        joined = SEP.join(texts)
-        for kind, value in scan_many(texts, SEP, joined):
-            self.add(kind, value)
-        self.signed_in(joined)
-
-    def signed_in(self, text: str) -> None:
-        if "Authenticated customer" in text:
-            for m in AUTH.finditer(text):
-                self.add("user_id", m.group(1))
-                self.add_name(m.group(2))
-                self.add("email", m.group(3))
-
-    def walk(self, value: Any) -> None:
-        """Known fields of a structured record; its other strings (values, not keys or
-        numbers) are kept in `strings` for one pass of the text detectors."""
-        self._items([value])
-
-    def _record(self, value: dict) -> None:
-        strings = self.strings
-        for key, item in value.items():
-            if item is None:
-                continue
-            if isinstance(item, str):
-                field_ = _FIELDS.get(key) or _field(key)
-                action = field_[0]
-                if not action:
-                    pass
-                elif action == "name":
-                    self.add_name(item, field_[1])
-                elif action == "person":  # a name when the record is a person's
-                    if not PERSON_MARKERS.isdisjoint(value):
-                        self.add_name(item)
-                elif action == "plain_address":
-                    if not item.startswith("{"):
-                        self.add("address", item)
-                elif action == "id":  # a payment method's id when the record is one
-                    if is_payment_method(value):
-                        self.add("payment", item)
-                else:
-                    self.add(action, item)
-                strings.append(item)
-            elif isinstance(item, dict):
-                if key == "payment_methods":  # payment methods keyed by their ids (tau-bench)
-                    for method_id in item:
-                        self.add("payment", method_id)
-                self._record(item)
-            elif isinstance(item, list):
-                self._items(item)
-            elif type(item) is int and (_FIELDS.get(key) or _field(key))[0] == "postcode":
-                self.add("postcode", str(item))  # a zip code written as a JSON number
-
-    def _items(self, value: list) -> None:
-        for item in value:
-            if isinstance(item, dict):
-                self._record(item)
-            elif isinstance(item, list):
-                self._items(item)
-            elif isinstance(item, str):
-                self.strings.append(item)
-
-
-# what `_Collector.walk` does with a string under a key: (action, name part), remembered per key
-_FIELDS: dict[Any, tuple[str, str | None]] = {}
-
-
-def _field(key: Any) -> tuple[str, str | None]:
-    lowered = key.lower() if isinstance(key, str) else ""
-    kind = FIELD_KINDS.get(lowered)
-    if kind == "name":
-        found = ("name", NAME_PARTS.get(lowered))
-    elif kind:
-        found = (kind, None)
-    elif lowered == "name":  # a person's name when the record is a person's
-        found = ("person", None)
-    elif lowered == "address":  # a plain address, not one serialised as JSON
-        found = ("plain_address", None)
-    elif lowered == "id":  # a payment method's id when the record is one
-        found = ("id", None)
-    else:
-        found = ("", None)
-    if len(_FIELDS) >= 4096:  # keys of logs are few; bound them anyway
-        _FIELDS.clear()
-    _FIELDS[key] = found
-    return found
-
-
 def _digits(value: str) -> str:
     return "".join(ch for ch in value if ch.isdigit())
-
-
-def _parse_json(text: str) -> Any:
-    head = text.lstrip()[:1]
-    if head not in ("{", "["):
-        return None
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
 
 
 class ConversationRedactor:
@@ -299,16 +150,16 @@ class ConversationRedactor:
         self.loose: dict[str, tuple[re.Pattern[str], str]] = {}
 
     # -- collect ----------------------------------------------------------------------------
-    def collect(self) -> _Collector:
+    def collect(self) -> Collector:
         """Known fields walked record by record; the text detectors run once over all the short
         texts of the conversation joined (long texts, such as repeated instructions, one by one
         through a cache)."""
-        c = _Collector()
+        c = Collector()
         batch = [self.source.id]
         for index, m in enumerate(self.source.messages):
             content = m.content
             if m.role == "tool":
-                value = _parse_json(content)
+                value = parse_json(content)
                 if value is not None:
                     self.parsed[index] = value
                     c.walk(value)
@@ -324,7 +175,7 @@ class ConversationRedactor:
         return c
 
     # -- surrogates -------------------------------------------------------------------------
-    def build(self, c: _Collector) -> None:
+    def build(self, c: Collector) -> None:
         sur, mapping, originals = self.sur, self.map, self.originals
         p, pick = sur.pools, sur.pick
         first, last = c.first, c.last
