@@ -3,7 +3,9 @@
     {"conversation_id": "...", "resolved": true, "messages": [{"role": "user", ...}, ...]}
 
 The id may also be called `id`, `session_id` or `thread_id` (else `<file stem>:<line>`); the
-resolution flag `resolved`, `resolution`, `success` or `reward` (1 = resolved). An optional
+resolution flag `resolved`, `resolution`, `success` or `reward` (1 = resolved). Either may sit in
+a `metadata` object instead (as logging tools and OpenAI's stored completions keep them), the
+line's own keys first. An optional
 `tools` list, in OpenAI's format as in its fine-tuning chat format, gives the specs of the
 agent's tools (see `mining.toolspec`); a line whose `tools` is not such a list is quarantined.
 Everything else on the line is ignored.
@@ -24,18 +26,26 @@ ID_KEYS = ("conversation_id", "id", "session_id", "thread_id")
 RESOLVED_KEYS = ("resolved", "resolution", "success", "reward")
 
 
+def _places(record: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """Where a line keeps its metadata: on the line, then in its `metadata` object."""
+    meta = record.get("metadata")
+    return (record, meta) if isinstance(meta, dict) else (record,)
+
+
 def record_id(record: dict[str, Any], path: Path, line: int) -> str:
-    for key in ID_KEYS:
-        value = record.get(key)
-        if isinstance(value, str | int) and str(value):
-            return str(value)
+    for place in _places(record):
+        for key in ID_KEYS:
+            value = place.get(key)
+            if isinstance(value, str | int) and str(value):
+                return str(value)
     return f"{path.stem}:{line}"
 
 
 def record_resolved(record: dict[str, Any]) -> bool | None:
-    for key in RESOLVED_KEYS:
-        if key in record:
-            return as_resolved(record[key])
+    for place in _places(record):
+        for key in RESOLVED_KEYS:
+            if key in place:
+                return as_resolved(place[key])
     return None
 
 

@@ -243,3 +243,22 @@ def test_otel_uses_the_model_call_with_the_longest_history(tmp_path):
     without = mine([write_jsonl(tmp_path / "b.jsonl", [plain])], "otel", redact=False)
     assert calls_by_case(with_early) == calls_by_case(without)
     assert len(with_early.cases[0].conversation) == len(without.cases[0].conversation)
+
+
+def test_chat_lines_may_keep_their_id_and_resolution_in_metadata(tmp_path):
+    """`{"metadata": {"conversation_id": ..., "resolved": ...}, "messages": [...]}` gives the
+    cases the same line with the keys on it gives; the line's own keys win."""
+    flat = [dict(r) for r in RECORDS[:3]]
+    nested = [
+        {"messages": r["messages"], "metadata": {"conversation_id": r["conversation_id"],
+                                                 "resolved": r["resolved"], "model": "m"}}
+        for r in flat
+    ]  # fmt: skip
+    expected = calls_by_case(mine([write_jsonl(tmp_path / "flat.jsonl", flat)], "openai-jsonl"))
+    got = calls_by_case(mine([write_jsonl(tmp_path / "nested.jsonl", nested)], "openai-jsonl"))
+    assert got == expected and {c[0] for c in got} == {r["conversation_id"] for r in flat}
+    assert any(c[3] == "high" for c in got)  # the resolution flag was read
+    both = [{**nested[0], "conversation_id": "own", "resolved": False}]
+    (case, *_) = mine([write_jsonl(tmp_path / "both.jsonl", both)], "openai-jsonl").cases
+    assert case.provenance.source.conversation_id == "own"
+    assert case.provenance.label_confidence == "low"
