@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -21,6 +23,20 @@ from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 
 FORMAT_HELP = "log format: openai-jsonl, transcript, csv or otel"
+
+
+def _interruptible(out: Path, mine: Any, *args: Any, **kwargs: Any) -> Any:
+    """`mine(...)`, with Ctrl-C said plainly: every output is written whole at the end, so an
+    interrupted run leaves none (exit 130, as a shell expects)."""
+    try:
+        return mine(*args, **kwargs)
+    except KeyboardInterrupt:
+        err_console.print(
+            f"[yellow]interrupted:[/] nothing written to {escape(str(out))} (outputs are "
+            "written whole when mining ends); run the command again to mine these logs",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
 
 
 @app.command("mine")
@@ -107,7 +123,9 @@ def mine_command(
         transient=True,
     ) as bar:
         task = bar.add_task("mining", total=total)
-        summary = mine_to_files(
+        summary = _interruptible(
+            out,
+            mine_to_files,
             logs,
             fmt,
             out,

@@ -173,3 +173,50 @@ def test_shingles_of_compared_texts_are_kept_within_their_bound(monkeypatch):
             assert kept == deduper._shingles_kept
             assert kept <= 50 + len(shingles(text))
         assert texts[0] in deduper._shingles  # the most recently used stays
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_leaves_no_output_and_says_so(tmp_path, workers):
+    """SIGINT to the process group (as Ctrl-C sends it) once mining has written its first MB:
+    exit 130, a message, and no output or temporary file left behind (nor a worker)."""
+    import os
+    import signal
+    import time
+
+    import orjson
+
+    from mining.synthetic import support_log
+
+    log = tmp_path / "log.jsonl"
+    with log.open("wb") as fh:
+        for _, record in zip(range(6000), support_log(seed=1, instructions=True), strict=False):
+            fh.write(orjson.dumps(record) + b"\n")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    casemill = Path(sys.executable).parent / "casemill"
+    child = subprocess.Popen(
+        [str(casemill), "mine", str(log), "-f", "openai-jsonl", "-o", str(out_dir / "c.jsonl"),
+         "-w", str(workers)],
+        start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline and child.poll() is None:
+        if any(p.stat().st_size >= 2**20 for p in out_dir.glob(".c.jsonl.*.tmp")):
+            break
+        time.sleep(0.01)
+    assert child.poll() is None, "mining ended before it could be interrupted"
+    os.killpg(child.pid, signal.SIGINT)
+    output, _ = child.communicate(timeout=60)
+    assert child.returncode == 130, output
+    said = " ".join(output.split())
+    assert f"interrupted: nothing written to {out_dir / 'c.jsonl'}" in said
+    assert list(out_dir.iterdir()) == []
+    for _ in range(1000):  # the workers end with the main process
+        try:
+            os.killpg(child.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    else:
+        raise AssertionError("a process of the interrupted run is still running")
