@@ -23,6 +23,11 @@ from casemill.case.model import Case, Expected, canonical_dump, environment_part
 
 DEFAULT_THRESHOLD = 0.9
 NUM_PERM = 128
+# datasketch cannot band 128 permutations for a threshold above about 0.985 (it would need one
+# band); the index is then queried at this threshold and every hit is checked against the
+# asked one. With its 2 bands of 64, two MinHashes agreeing on at least 127 of 128 values share a
+# band, so no pair at or above 0.99 is missed.
+MAX_LSH_THRESHOLD = 0.98
 SHINGLE = 3
 TEXTS_REMEMBERED = 4096
 
@@ -118,7 +123,8 @@ class NearDuplicateIndex:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
         from datasketch import MinHashLSH
 
-        self._lsh = MinHashLSH(threshold=self.threshold, num_perm=NUM_PERM)
+        lsh_threshold = min(self.threshold, MAX_LSH_THRESHOLD)
+        self._lsh = MinHashLSH(threshold=lsh_threshold, num_perm=NUM_PERM)
 
     def __len__(self) -> int:
         return len(self._ids)
