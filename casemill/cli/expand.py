@@ -46,6 +46,15 @@ def _quotas(values: list[str]) -> dict[str, int]:
     return out
 
 
+def _check_threshold(threshold: float) -> float:
+    """`--dedup-threshold` is a Jaccard similarity: above 0 (0 would call every pair of cases
+    with the same signature a duplicate) and at most 1."""
+    if not 0 < threshold <= 1:  # NaN fails too
+        raise UserError(f"--dedup-threshold {threshold}: expected a number above 0 and at most 1, "
+                        "e.g. --dedup-threshold 0.9")
+    return threshold
+
+
 def _load_seeds(seeds: Path) -> list:
     from generators.seeds import load_seeds
 
@@ -96,19 +105,20 @@ def expand_cmd(
     seeds: Path = typer.Option(..., "--seeds", help="seed file or folder of .jsonl files"),
     out: Path = typer.Option(..., "-o", "--out", help="candidates file (.jsonl)"),
     operators: str = typer.Option("", help="comma-separated chains, e.g. swap_order_id+slang"),
-    per_seed: int = typer.Option(2, help="attempts of each chain on each seed"),
+    per_seed: int = typer.Option(2, min=1, help="attempts of each chain on each seed"),
     seed: int = typer.Option(0, help="random seed: same seed, byte-identical output"),
     quota: list[str] = typer.Option(
         [], help="KIND=N or KIND:INTENT=N: keep at most N candidates of a kind (and intent)"),
     corpus: Path | None = typer.Option(None, help="corpus folder to deduplicate against"),
-    dedup_threshold: float = typer.Option(0.9, help="near-duplicate Jaccard threshold"),
+    dedup_threshold: float = typer.Option(
+        0.9, help="near-duplicate Jaccard threshold, above 0 and at most 1 (1: identical text only)"),
     llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators"),
     strict: bool = typer.Option(False, help="reject candidates with lint warnings"),
 ) -> None:
     """Expand seeds into validated, deduplicated candidates (review pending)."""
     chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
     config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
-                          dedup_threshold=dedup_threshold, llm=llm, strict_lints=strict)
+                          dedup_threshold=_check_threshold(dedup_threshold), llm=llm, strict_lints=strict)
     from generators.seeds import check_outputs, expand_outputs
 
     files = expand_outputs(out)

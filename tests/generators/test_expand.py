@@ -162,3 +162,21 @@ def test_cli_refuses_to_write_over_the_seeds(tmp_path, small_seeds):
         assert "is also an input (seed or corpus file)" in str(result.exception)
     assert (folder / "support.jsonl").read_text() == text
     assert sorted(p.name for p in folder.iterdir()) == ["more.rejects.jsonl", "support.jsonl"]
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--dedup-threshold", "0"), ("--dedup-threshold", "1.5"), ("--dedup-threshold", "nan"),
+    ("--per-seed", "0"),
+])
+def test_cli_options_out_of_range_are_usage_errors_naming_the_option(tmp_path, small_seeds,
+                                                                      option, value):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                      option, value])
+    if isinstance(result.exception, UserError):  # `casemill` prints it and exits 2
+        assert str(result.exception).startswith(f"{option} ")
+    else:
+        assert result.exit_code == 2 and f"'{option}'" in result.output, result.output
+    assert not out.exists()
