@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -55,13 +56,14 @@ def _check_threshold(threshold: float) -> float:
     return threshold
 
 
-def _load_seeds(seeds: Path) -> list:
-    from generators.seeds import load_seeds
+def _load_seeds(seeds: Path) -> tuple[list, list]:
+    """The valid seeds, and the rejection records of the skipped ones (each printed)."""
+    from generators.seeds import load_seeds, seed_rejections
 
     cases, skipped = load_seeds(seeds)
     for finding in skipped:
-        err_console.print(f"[yellow]skipped seed[/] {finding}", highlight=False)
-    return cases
+        err_console.print(f"[yellow]skipped seed[/] {escape(str(finding))}", highlight=False)
+    return cases, seed_rejections(skipped)
 
 
 def _endpoint(llm: bool):  # noqa: ANN202 - LLMEndpoint or None
@@ -124,7 +126,7 @@ def expand_cmd(
     files = expand_outputs(out)
     rejects, summary_path = files["rejects"], files["summary"]
     check_outputs(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
-    cases = _load_seeds(seeds)
+    cases, skipped = _load_seeds(seeds)
     existing = []
     if corpus is not None:
         from casemill.corpus import existing_store
@@ -136,8 +138,9 @@ def expand_cmd(
         result = expand(cases, config, seed, existing, endpoint=_endpoint(llm),
                         progress=lambda done, total: bar.update(task, completed=done))
     atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
-    atomic_write_jsonl(rejects, (r.as_dict() for r in (*result.skipped_seeds,
+    atomic_write_jsonl(rejects, (r.as_dict() for r in (*skipped, *result.skipped_seeds,
                                                          *result.rejections)))
     summary = result.summary.as_dict()
+    summary["seeds_skipped"] += len(skipped)
     atomic_write_text(summary_path, [json.dumps(summary, indent=1, sort_keys=True) + "\n"])
     _print_summary(summary, out, rejects)

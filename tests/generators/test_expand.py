@@ -180,3 +180,29 @@ def test_cli_options_out_of_range_are_usage_errors_naming_the_option(tmp_path, s
     else:
         assert result.exit_code == 2 and f"'{option}'" in result.output, result.output
     assert not out.exists()
+
+
+def test_cli_quarantines_every_bad_seed_with_file_line_and_field(tmp_path, small_seeds):
+    good = small_seeds[0].model_dump(mode="json")
+    missing = {k: v for k, v in small_seeds[1].model_dump(mode="json").items()
+               if k not in ("id", "expected")}
+    unknown_order = small_seeds[2].model_dump(mode="json", exclude={"id"})
+    unknown_order["expected"]["tool_calls"][0]["params"]["order_id"] = "W9999"
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("\n".join([json.dumps(good), '{"schema_version": 1, "id": oops',
+                                json.dumps(missing), json.dumps(unknown_order)]) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                      "--operators", "slang"])
+    assert result.exit_code == 0, result.output
+    rejects = [json.loads(x) for x in (tmp_path / "out.rejects.jsonl").read_text().splitlines()]
+    skipped = [(r["line"], r["reason"], r.get("field")) for r in rejects if r["chain"] == "(seed)"]
+    assert skipped == [(2, "invalid_seed:invalid-json", None),
+                       (3, "invalid_seed:missing-field", "expected"),
+                       (4, "invalid_seed:missing-id", "expected.tool_calls[0].params.order_id")]
+    assert {r["file"] for r in rejects if r["chain"] == "(seed)"} == {str(seeds)}
+    summary = json.loads((tmp_path / "out.summary.json").read_text())
+    assert summary["seeds"] == 1 and summary["seeds_skipped"] == 3
+    assert f"{seeds}:2: error [json/invalid-json]" in " ".join(result.output.split())
+    assert all(c.provenance.parents == (small_seeds[0].id,) for c in
+               (Case.model_validate_json(x) for x in out.read_text().splitlines()))
