@@ -66,8 +66,15 @@ def _load_seeds(seeds: Path) -> tuple[list, list]:
     return cases, seed_rejections(skipped)
 
 
-def _endpoint(llm: bool):  # noqa: ANN202 - LLMEndpoint or None
-    if not llm:
+def _endpoint(config: ExpandConfig):  # noqa: ANN202 - LLMEndpoint or None
+    """The configured endpoint when `--llm` is given or `--operators` names an LLM-backed
+    operator (naming one asks for it), else None (the operators say they were skipped)."""
+    from generators.expand import parse_chain
+
+    wanted = config.llm or any(
+        spec.needs_llm for chain in config.chains for spec in parse_chain(chain)
+    )
+    if not wanted:
         return None
     from casemill.llm import LLMEndpoint
 
@@ -114,7 +121,8 @@ def expand_cmd(
     corpus: Path | None = typer.Option(None, help="corpus folder to deduplicate against"),
     dedup_threshold: float = typer.Option(
         0.9, help="near-duplicate Jaccard threshold, above 0 and at most 1 (1: identical text only)"),
-    llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators"),
+    llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators "
+                             "(one named in --operators runs without it)"),
     strict: bool = typer.Option(False, help="reject candidates with lint warnings"),
 ) -> None:
     """Expand seeds into validated, deduplicated candidates (review pending)."""
@@ -135,7 +143,7 @@ def expand_cmd(
     with Progress(TextColumn("expanding"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task("seeds", total=len(cases))
-        result = expand(cases, config, seed, existing, endpoint=_endpoint(llm),
+        result = expand(cases, config, seed, existing, endpoint=_endpoint(config),
                         progress=lambda done, total: bar.update(task, completed=done))
     atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
     atomic_write_jsonl(rejects, (r.as_dict() for r in (*skipped, *result.skipped_seeds,
