@@ -192,6 +192,16 @@ def _valid_seeds(seeds: list[Case], result: ExpandResult, gate: Gate) -> list[Ca
     return list(good.values())
 
 
+def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
+    """Say so when seeds are not support cases: only the noise operators (customer text) apply
+    to them; the others rewrite facts through the support domain's state and policy."""
+    others = sorted({c.domain for c in seeds if c.domain != "support"})
+    if others:  # no counts: the flow merges its batches' messages as a set
+        summary.messages.append(
+            f"seeds outside the support domain ({', '.join(others)}): only the noise operators "
+            "apply to them (the others need the support state and policy)")
+
+
 def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
            existing: Iterable[Case] = (), *, endpoint: Any = None,
            progress: Callable[[int, int], None] | None = None) -> ExpandResult:
@@ -209,6 +219,7 @@ def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
         chains = [(c, specs) for c, specs in chains if not any(s.needs_llm for s in specs)]
     good = _valid_seeds(seeds, run.result, gate)
     summary.seeds, summary.seeds_skipped = len(good), len(run.result.skipped_seeds)
+    _note_other_domains(good, summary)
     for case in existing:
         gate.know(case)
     for case in good:
