@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.model import Case
 from casemill.llm import NOT_CONFIGURED
@@ -67,6 +67,14 @@ class ExpandConfig(BaseModel):
     def all_chains(self) -> tuple[str, ...]:
         return (*self.chains, *(c for c in LLM_CHAINS if c not in self.chains)) if self.llm \
             else self.chains
+
+
+def _validation_detail(exc: ValidationError) -> str:
+    """The fields an operator's output broke and why, without the inputs pydantic quotes (a
+    customer turn may be 100,000 characters long)."""
+    return "; ".join(
+        f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in exc.errors(include_input=False)
+    )
 
 
 @dataclass
@@ -139,6 +147,10 @@ class _Run:
                 self.note_llm(spec, exc)
                 self.reject(chain, seed_case, index, exc.reason, exc.detail, model=exc.model,
                             prompt_hash=exc.prompt_hash)
+                return
+            except ValidationError as exc:  # e.g. text grown past the model's limit
+                self.reject(chain, seed_case, index, "invalid:model",
+                            f"{spec.name}: {_validation_detail(exc)}")
                 return
             except Exception as exc:  # an operator bug costs this attempt only
                 log.warning("operator %s failed on %s: %r", spec.name, current.id, exc)

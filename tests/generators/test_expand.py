@@ -206,3 +206,20 @@ def test_cli_quarantines_every_bad_seed_with_file_line_and_field(tmp_path, small
     assert f"{seeds}:2: error [json/invalid-json]" in " ".join(result.output.split())
     assert all(c.provenance.parents == (small_seeds[0].id,) for c in
                (Case.model_validate_json(x) for x in out.read_text().splitlines()))
+
+
+def test_an_output_over_the_models_limits_is_rejected_as_invalid_not_an_operator_error(
+        small_seeds, caplog):
+    seed = small_seeds[0]
+    turns = list(seed.conversation)
+    last = max(i for i, t in enumerate(turns) if t.role == "customer")
+    text = turns[last].content
+    turns[last] = turns[last].model_copy(
+        update={"content": text + " and" * ((99_990 - len(text)) // 4)})
+    long_seed = derive(seed, conversation=turns)
+    result = expand([long_seed], ExpandConfig(chains=("filler",), per_seed=2), 0)
+    assert [r.reason for r in result.rejections] == ["invalid:model"] * 2
+    assert all(r.detail == f"filler: conversation.{last}.content: String should have at most "
+               "100000 characters" for r in result.rejections)
+    assert result.summary.rejected_by_reason == {"invalid:model": 2}
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
