@@ -65,6 +65,13 @@ def _summary_table(report: ValidationReport) -> Table:
     return table
 
 
+def _refuse_no_records(report: ValidationReport, paths: list[Path]) -> None:
+    """Empty files hold no case: validating them is no check ("all cases valid"), and adding
+    them no version ("nothing new")."""
+    if report.records == 0:
+        raise UserError(f"{', '.join(map(str, paths))}: no case records in them")
+
+
 @app.command("validate")
 def validate(
     paths: list[Path] = typer.Argument(..., help="case files (.jsonl, .jsonl.gz) or folders"),
@@ -90,6 +97,7 @@ def validate(
     else:
         with err_console.status("validating (json, schema, model, semantic, lint, batch)"):
             report = validate_paths(files, strict=strict, batch=not no_batch)
+    _refuse_no_records(report, paths)
     target = quarantine or (_default_quarantine(str(paths[0])) if report.bad else None)
     if target is not None:
         write_quarantine(report, target)
@@ -228,6 +236,7 @@ def corpus_add(
     """Validate the files, then write a new version adding their cases (exit 1 if any is bad:
     nothing is written then)."""
     report = validate_paths(files, strict=strict, batch=False)
+    _refuse_no_records(report, files)
     if not report.ok:
         for finding in report.errors:
             err_console.print(str(finding), style="red", markup=False, soft_wrap=True)

@@ -85,3 +85,12 @@ def test_commands_reading_a_corpus_refuse_a_missing_folder(tmp_path: Path):
         assert isinstance(result.exception, UserError), (args, result.output)
         assert str(result.exception) == f"--corpus {nope}: no such corpus folder"
     assert not nope.exists()
+
+
+def test_add_refuses_files_without_records_instead_of_nothing_new(tmp_path: Path):
+    corpus, empty = tmp_path / "corpus", tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = invoke("corpus", "add", str(empty), "--corpus", str(corpus))
+    assert isinstance(result.exception, UserError), result.output
+    assert str(result.exception) == f"{empty}: no case records in them"
+    assert "nothing new" not in result.output and not corpus.exists()

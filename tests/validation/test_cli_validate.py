@@ -160,3 +160,13 @@ def test_a_folder_without_case_files_is_a_usage_error_not_all_valid(tmp_path):
     assert "no .jsonl or .jsonl.gz case files to validate" in str(result.exception)
     assert "all cases valid" not in result.output
     assert not list(tmp_path.glob("*.quarantine.jsonl"))
+
+
+def test_a_file_without_records_is_a_usage_error_not_all_valid(tmp_path):
+    empty, blank = tmp_path / "empty.jsonl", tmp_path / "blank.jsonl"
+    empty.write_text("")
+    blank.write_text("\n  \n")
+    result = runner.invoke(app, ["validate", str(empty), str(blank), "--no-batch"])
+    assert isinstance(result.exception, UserError), result.output
+    assert str(result.exception) == f"{empty}, {blank}: no case records in them"
+    assert "all cases valid" not in result.output
