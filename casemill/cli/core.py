@@ -78,7 +78,10 @@ def validate(
     strict: bool = typer.Option(False, "--strict", help="lint warnings count as errors"),
     as_json: bool = typer.Option(False, "--json", help="print a machine-readable report"),
     quarantine: Path | None = typer.Option(
-        None, "--quarantine", help="bad records go here (default: <first input>.quarantine.jsonl)"
+        None,
+        "--quarantine",
+        help="bad records go here (default, when any record is bad: "
+        "NAME.quarantine.jsonl in the current folder, NAME the first input's name)",
     ),
     no_batch: bool = typer.Option(False, "--no-batch", help="skip the Great Expectations suite"),
 ) -> None:

@@ -125,7 +125,11 @@ def expand_cmd(
                              "(one named in --operators runs without it)"),
     strict: bool = typer.Option(False, help="reject candidates with lint warnings"),
 ) -> None:
-    """Expand seeds into validated, deduplicated candidates (review pending)."""
+    """Expand seeds into validated, deduplicated candidates (review pending).
+
+    Beside `-o NAME.jsonl` it writes NAME.rejects.jsonl (skipped seeds with file, line and
+    field; rejected attempts with the reason) and NAME.summary.json (counts, coverage,
+    diversity)."""
     chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
     config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
                           dedup_threshold=_check_threshold(dedup_threshold), llm=llm, strict_lints=strict)

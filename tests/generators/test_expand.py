@@ -223,3 +223,9 @@ def test_an_output_over_the_models_limits_is_rejected_as_invalid_not_an_operator
                "100000 characters" for r in result.rejections)
     assert result.summary.rejected_by_reason == {"invalid:model": 2}
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_cli_help_names_the_files_written_beside_the_candidates():
+    result = CliRunner().invoke(app, ["expand", "--help"], env={"COLUMNS": "200"})
+    text = " ".join(result.output.split())
+    assert "NAME.rejects.jsonl" in text and "NAME.summary.json" in text

@@ -170,3 +170,10 @@ def test_a_file_without_records_is_a_usage_error_not_all_valid(tmp_path):
     assert isinstance(result.exception, UserError), result.output
     assert str(result.exception) == f"{empty}, {blank}: no case records in them"
     assert "all cases valid" not in result.output
+
+
+def test_help_says_where_the_default_quarantine_goes():
+    help_text = " ".join(
+        runner.invoke(app, ["validate", "--help"], env={"COLUMNS": "200"}).output.split()
+    )
+    assert "NAME.quarantine.jsonl in the current folder" in help_text
