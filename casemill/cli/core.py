@@ -12,7 +12,13 @@ from rich.table import Table
 from casemill.case.model import Case
 from casemill.cli import app
 from casemill.cli.console import console, err_console
-from casemill.corpus import CorpusStore, existing_store, verify_corpus
+from casemill.corpus import (
+    CorpusStore,
+    diff_versions,
+    existing_store,
+    parse_version,
+    verify_corpus,
+)
 from casemill.domains import get_domain
 from casemill.errors import UserError
 from casemill.settings import Settings
@@ -123,7 +129,8 @@ def validate(
 # -- corpus -----------------------------------------------------------------------------------
 
 corpus_app = typer.Typer(
-    help="The versioned corpus: stats, list, show, add, retire, verify.", no_args_is_help=True
+    help="The versioned corpus: stats, list, show, diff, add, retire, verify.",
+    no_args_is_help=True,
 )
 app.add_typer(corpus_app, name="corpus")
 
@@ -227,6 +234,43 @@ def corpus_show(
             raise typer.Exit(1)
         case = store.get(matches[0])
     typer.echo(json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False))
+
+
+@corpus_app.command("diff")
+def corpus_diff(
+    old: str | None = typer.Argument(None, help="from this version (default: the one before NEW)"),
+    new: str | None = typer.Argument(None, help="to this version (default: the latest)"),
+    as_json: bool = typer.Option(False, "--json"),
+    corpus: Path | None = CorpusOpt,
+) -> None:
+    """The cases added and retired between two versions (v0002 or 2; 0 is the empty corpus)."""
+    diff = diff_versions(
+        _store(corpus),
+        None if old is None else parse_version(old),
+        None if new is None else parse_version(new),
+    )
+    span = f"{diff.name(diff.old)} -> {diff.name(diff.new)}"
+    if as_json:
+        data = {
+            "old": diff.name(diff.old),
+            "new": diff.name(diff.new),
+            "added": [_row(c) for c in diff.added],
+            "retired": [_row(c) for c in diff.retired],
+        }
+        typer.echo(json.dumps(data, indent=2))
+        return
+    table = Table(show_edge=False)
+    for column in ("", "id", "origin", "category", "outcome", "intents"):
+        table.add_column(column)
+    for sign, cases in (("+", diff.added), ("-", diff.retired)):
+        for case in cases:
+            r = _row(case)
+            table.add_row(
+                sign, r["id"], r["origin"], r["category"], r["outcome"], ",".join(r["intents"])
+            )
+    if diff.added or diff.retired:
+        console.print(table)
+    console.print(f"{span}: +{len(diff.added)} added, -{len(diff.retired)} retired", markup=False)
 
 
 @corpus_app.command("add")

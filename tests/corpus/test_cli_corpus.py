@@ -94,3 +94,23 @@ def test_add_refuses_files_without_records_instead_of_nothing_new(tmp_path: Path
     assert isinstance(result.exception, UserError), result.output
     assert str(result.exception) == f"{empty}: no case records in them"
     assert "nothing new" not in result.output and not corpus.exists()
+
+
+def test_diff_lists_added_and_retired_cases(tmp_path: Path):
+    corpus = str(tmp_path / "corpus")
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text(line(A) + line(B))
+    second.write_text(line(C))
+    invoke("corpus", "add", str(first), "--corpus", corpus)
+    invoke("corpus", "add", str(second), "--corpus", corpus)
+    invoke("corpus", "retire", A.id, "--corpus", corpus)
+
+    data = json.loads(invoke("corpus", "diff", "v0001", "--json", "--corpus", corpus).output)
+    assert (data["old"], data["new"]) == ("v0001", "v0003")
+    assert [r["id"] for r in data["added"]] == [C.id]
+    assert [r["id"] for r in data["retired"]] == [A.id]
+    assert data["added"][0]["category"] == "robustness"
+    human = invoke("corpus", "diff", "--corpus", corpus)
+    assert human.exit_code == 0 and "v0002 -> v0003: +0 added, -1 retired" in human.output
+    bad = invoke("corpus", "diff", "5", "--corpus", corpus)
+    assert isinstance(bad.exception, UserError) and "no version v0005" in str(bad.exception)
