@@ -60,6 +60,27 @@ def outcome_problems(case: Case, domain: Domain) -> list[Problem]:
                         "expected-forbidden",
                     )
                 )
+    return problems + phrase_problems(case)
+
+
+def phrase_problems(case: Case) -> list[Problem]:
+    """An excluded phrase inside a required one (both matched case-insensitively, as the scorer
+    does) makes the case impossible: every reply that holds the required phrase holds it."""
+    problems = []
+    required = [(p, p.lower()) for p in case.expected.reply_contains]
+    for index, phrase in enumerate(case.expected.reply_excludes):
+        low = phrase.lower()
+        clash = next((p for p, p_low in required if low and low in p_low), None)
+        if clash is not None:
+            problems.append(
+                Problem(
+                    f"expected.reply_excludes[{index}]",
+                    f"excluded phrase {phrase!r} is part of the required phrase {clash!r}: "
+                    "no reply can hold the required phrase without the excluded one (both match ignoring "
+                    "case)",
+                    "phrase-contradiction",
+                )
+            )
     return problems
 
 
