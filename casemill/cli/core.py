@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import typer
 from rich.table import Table
 
-from casemill.case.model import Case
+from casemill.case.model import Case, Category, Origin
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.corpus import (
@@ -182,6 +182,13 @@ def corpus_stats(
         console.print(table)
 
 
+def _check_choice(option: str, value: str | None, choices: Any) -> None:
+    """A filter value no case can have (a typo) is refused, not answered with no cases."""
+    known = get_args(choices)
+    if value is not None and value not in known:
+        raise UserError(f"{option} {value!r}: expected one of {', '.join(known)}")
+
+
 @corpus_app.command("list")
 def corpus_list(
     as_json: bool = typer.Option(False, "--json"),
@@ -190,6 +197,8 @@ def corpus_list(
     category: str | None = typer.Option(None, "--category", help="capability, robustness, ..."),
 ) -> None:
     """The active cases of the latest version."""
+    _check_choice("--origin", origin, Origin)
+    _check_choice("--category", category, Category)
     rows = [_row(c) for c in _store(corpus).cases()]
     rows = [
         r

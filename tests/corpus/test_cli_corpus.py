@@ -114,3 +114,13 @@ def test_diff_lists_added_and_retired_cases(tmp_path: Path):
     assert human.exit_code == 0 and "v0002 -> v0003: +0 added, -1 retired" in human.output
     bad = invoke("corpus", "diff", "5", "--corpus", corpus)
     assert isinstance(bad.exception, UserError) and "no version v0005" in str(bad.exception)
+
+
+def test_list_refuses_a_filter_value_no_case_can_have(tmp_path: Path):
+    corpus, cases = tmp_path / "corpus", tmp_path / "cases.jsonl"
+    cases.write_text(line(A))
+    invoke("corpus", "add", str(cases), "--corpus", str(corpus))
+    for option, value in (("--origin", "generatd"), ("--category", "robust")):
+        result = invoke("corpus", "list", "--json", "--corpus", str(corpus), option, value)
+        assert isinstance(result.exception, UserError), result.output
+        assert str(result.exception).startswith(f"{option} {value!r}: expected one of ")
