@@ -85,6 +85,9 @@ def _endpoint(config: ExpandConfig):  # noqa: ANN202 - LLMEndpoint or None
 
 
 def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
+    """The summary on the console; paths and messages (an endpoint's error text among them)
+    are escaped, as a '[/v1/chat]' in them would be read as Rich markup."""
+    out, rejects = escape(str(out)), escape(str(rejects))
     console.print(f"[bold]{summary['accepted']}[/] candidates written to {out} "
                   f"({summary['generated']} generated from {summary['seeds']} seeds, "
                   f"{summary['near_duplicates']} near-duplicates removed, "
@@ -106,7 +109,7 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
                   f"distinct-2 {d['candidates_distinct_2']} (seeds {d['seeds_distinct_2']}), "
                   f"{d['new_bigrams']} bigrams not in the seeds")
     for message in summary["messages"]:
-        err_console.print(f"[yellow]note:[/] {message}", highlight=False)
+        err_console.print(f"[yellow]note:[/] {escape(message)}", highlight=False)
 
 
 @app.command("expand")
