@@ -113,6 +113,7 @@ _JSON_RULES = (
     ("not valid JSON", "invalid-json"),
     ("expected a JSON object", "not-object"),
     ("-byte limit", "too-large"),
+    ("unreadable gzip data", "invalid-gzip"),
 )
 
 

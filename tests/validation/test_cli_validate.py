@@ -177,3 +177,20 @@ def test_help_says_where_the_default_quarantine_goes():
         runner.invoke(app, ["validate", "--help"], env={"COLUMNS": "200"}).output.split()
     )
     assert "NAME.quarantine.jsonl in the current folder" in help_text
+
+
+def test_a_damaged_gzip_keeps_its_good_records_and_names_the_line(tmp_path):
+    import gzip
+
+    good = GOOD.read_bytes()
+    path = tmp_path / "cases.jsonl.gz"  # a whole gzip member, then one cut short
+    path.write_bytes(gzip.compress(good) + gzip.compress(b"\n" * 50_000)[:30])
+    result = runner.invoke(
+        app, ["validate", str(path), "--no-batch", "--json", "--quarantine", str(tmp_path / "q")]
+    )
+    report = json.loads(result.output)
+    assert result.exit_code == 1
+    (finding,) = report["findings"]
+    assert (finding["layer"], finding["rule"]) == ("json", "invalid-gzip")
+    assert finding["line"] > len(good.splitlines())
+    assert report["valid"] == len(good.splitlines())
