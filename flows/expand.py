@@ -74,7 +74,7 @@ def merge(
     from casemill.dedup import NearDuplicateIndex
     from generators.summary import coverage, diversity
 
-    index = NearDuplicateIndex(threshold=threshold)
+    index = NearDuplicateIndex(threshold=threshold, fold_case=False)  # as generators.quality
     kept: list[Case] = []
     rejects: list[Any] = []
     totals: dict[str, Any] = {}

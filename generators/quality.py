@@ -59,7 +59,7 @@ class Gate:
     _lint: Callable[[Case], list[Finding]] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.index = NearDuplicateIndex(threshold=self.threshold)
+        self.index = NearDuplicateIndex(threshold=self.threshold, fold_case=False)
         self._lint = _lint_function()
 
     def know(self, case: Case) -> None:

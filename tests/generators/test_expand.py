@@ -229,3 +229,16 @@ def test_cli_help_names_the_files_written_beside_the_candidates():
     result = CliRunner().invoke(app, ["expand", "--help"], env={"COLUMNS": "200"})
     text = " ".join(result.output.split())
     assert "NAME.rejects.jsonl" in text and "NAME.summary.json" in text
+
+
+def test_casing_variants_are_kept_not_taken_for_near_duplicates_of_their_seed(small_seeds):
+    result = expand(small_seeds, ExpandConfig(chains=("casing",), per_seed=3), 0)
+    assert result.candidates, result.summary.rejected_by_reason
+    seeds = {s.id: s for s in small_seeds}
+    texts = set()
+    for case in result.candidates:
+        parent = seeds[case.provenance.parents[0]]
+        assert case.customer_text != parent.customer_text
+        assert case.customer_text.lower() == parent.customer_text.lower()
+        texts.add(case.customer_text)
+    assert len(texts) == len(result.candidates)  # the same casing twice is still a duplicate
