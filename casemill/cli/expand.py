@@ -47,6 +47,17 @@ def _quotas(values: list[str]) -> dict[str, int]:
     return out
 
 
+def _check_quota_intents(quotas: dict[str, int], seeds: list) -> None:
+    """A KIND:INTENT quota whose intent no seed has (a typo: noise:refnd) would cap nothing,
+    silently."""
+    intents = sorted({i for case in seeds for i in case.tags.intents})
+    for key in quotas:
+        _, _, intent = key.partition(":")
+        if intent and intent not in intents:
+            raise UserError(f"--quota {key}={quotas[key]}: no seed has the intent {intent!r}; "
+                            f"the seeds' intents: {', '.join(intents) or '(none)'}")
+
+
 def _check_threshold(threshold: float) -> float:
     """`--dedup-threshold` is a Jaccard similarity: above 0 (0 would call every pair of cases
     with the same signature a duplicate) and at most 1."""
@@ -142,6 +153,7 @@ def expand_cmd(
     rejects, summary_path = files["rejects"], files["summary"]
     check_outputs(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
     cases, skipped = _load_seeds(seeds)
+    _check_quota_intents(config.quotas, cases)
     existing = []
     if corpus is not None:
         from casemill.corpus import existing_store

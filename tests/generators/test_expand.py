@@ -242,3 +242,15 @@ def test_casing_variants_are_kept_not_taken_for_near_duplicates_of_their_seed(sm
         assert case.customer_text.lower() == parent.customer_text.lower()
         texts.add(case.customer_text)
     assert len(texts) == len(result.candidates)  # the same casing twice is still a duplicate
+
+
+def test_cli_refuses_a_quota_for_an_intent_no_seed_has(tmp_path, small_seeds):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                      "--quota", "noise:refnd=3"])
+    assert isinstance(result.exception, UserError), result.output
+    assert str(result.exception).startswith(
+        "--quota noise:refnd=3: no seed has the intent 'refnd'; the seeds' intents: ")
+    assert not out.exists()
