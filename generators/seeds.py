@@ -14,13 +14,16 @@ def load_seeds(seeds: str | Path) -> tuple[list[Case], list[Finding]]:
     """The valid seed cases of a file or folder, and the first finding of each seed that is not
     valid, located at its file, line and field (it is skipped, not expanded). A seed is valid
     when it loads (JSON, schema, model) and passes the semantic checks with the replay, the ones
-    `expand` gates seeds with. A missing path, or no valid seed, is a `UserError`."""
+    `expand` gates seeds with. A corpus folder (`cases.jsonl` and `manifests/`) gives the active
+    cases of its latest version. A missing path, or no valid seed, is a `UserError`."""
     from casemill.validation import load_cases
     from casemill.validation.semantic import semantic_findings
 
     path = Path(seeds)
     if not path.exists():
         raise UserError(f"{seeds}: no such seed file or folder")
+    if _is_corpus(path):
+        return _corpus_seeds(path)
     loaded = load_cases([path])
     skipped = [bad.findings[0] for bad in loaded.bad if bad.findings]
     cases = []
@@ -34,6 +37,21 @@ def load_seeds(seeds: str | Path) -> tuple[list[Case], list[Finding]]:
         raise UserError(f"{seeds}: no valid seed cases (run 'casemill validate {seeds}')")
     skipped.sort(key=lambda f: (f.file or "", f.line or 0))
     return cases, skipped
+
+
+def _is_corpus(path: Path) -> bool:
+    return path.is_dir() and (path / "manifests").is_dir() and (path / "cases.jsonl").is_file()
+
+
+def _corpus_seeds(path: Path) -> tuple[list[Case], list[Finding]]:
+    """The active cases of a corpus folder's latest version: its `cases.jsonl` also keeps every
+    case ever retired, which read as a plain file would be expanded too."""
+    from casemill.corpus import CorpusStore
+
+    cases = CorpusStore(path).cases()
+    if not cases:
+        raise UserError(f"{path}: the corpus has no active cases to expand")
+    return cases, []
 
 
 def seed_rejections(skipped: list[Finding]) -> list[Rejection]:
