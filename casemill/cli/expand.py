@@ -125,7 +125,7 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
 
 @app.command("expand")
 def expand_cmd(
-    seeds: Path = typer.Option(..., "--seeds", help="seed file or folder of .jsonl files"),
+    seeds: Path = typer.Option(..., "--seeds", help="seed file, folder of .jsonl files, or corpus folder (its active cases)"),
     out: Path = typer.Option(..., "-o", "--out", help="candidates file (.jsonl)"),
     operators: str = typer.Option("", help="comma-separated chains, e.g. swap_order_id+slang"),
     per_seed: int = typer.Option(2, min=1, help="attempts of each chain on each seed"),

@@ -229,6 +229,7 @@ def test_cli_help_names_the_files_written_beside_the_candidates():
     result = CliRunner().invoke(app, ["expand", "--help"], env={"COLUMNS": "200"})
     text = " ".join(result.output.split())
     assert "NAME.rejects.jsonl" in text and "NAME.summary.json" in text
+    assert "or corpus folder (its active cases)" in text
 
 
 def test_casing_variants_are_kept_not_taken_for_near_duplicates_of_their_seed(small_seeds):
