@@ -243,6 +243,9 @@ def corpus_show(
             raise typer.Exit(1)
         case = store.get(matches[0])
     typer.echo(json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    retired_in = next((m.name for m in reversed(store.manifests()) if case.id in m.retired), None)
+    if retired_in is not None and case.id not in store.active_ids():
+        err_console.print(f"{case.id} is not active: retired in {retired_in}", markup=False)
 
 
 @corpus_app.command("diff")

@@ -124,3 +124,15 @@ def test_list_refuses_a_filter_value_no_case_can_have(tmp_path: Path):
         result = invoke("corpus", "list", "--json", "--corpus", str(corpus), option, value)
         assert isinstance(result.exception, UserError), result.output
         assert str(result.exception).startswith(f"{option} {value!r}: expected one of ")
+
+
+def test_show_says_when_a_case_is_retired(tmp_path: Path):
+    corpus, cases = str(tmp_path / "corpus"), tmp_path / "cases.jsonl"
+    cases.write_text(line(A) + line(B))
+    invoke("corpus", "add", str(cases), "--corpus", corpus)
+    invoke("corpus", "retire", A.id, "--corpus", corpus)
+    shown = CliRunner().invoke(app, ["corpus", "show", A.id, "--corpus", corpus])
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["id"] == A.id
+    assert shown.stderr.strip() == f"{A.id} is not active: retired in v0002"
+    active = CliRunner().invoke(app, ["corpus", "show", B.id, "--corpus", corpus])
+    assert active.stderr == ""
