@@ -211,7 +211,8 @@ def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
     if others:  # no counts: the flow merges its batches' messages as a set
         summary.messages.append(
             f"seeds outside the support domain ({', '.join(others)}): only the noise operators "
-            "apply to them (the others need the support state and policy)")
+            "apply to them, to their customer turns (a user scenario alone gives nothing; the "
+            "other operators need the support state and policy)")
 
 
 def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,

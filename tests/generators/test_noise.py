@@ -137,4 +137,5 @@ def test_expand_says_only_noise_applies_outside_the_support_domain():
     assert {c.provenance.operators[-1].name for c in result.candidates} == {"keyboard_typo"}
     assert result.summary.messages == [
         "seeds outside the support domain (generic:calendar): only the noise operators apply "
-        "to them (the others need the support state and policy)"]
+        "to them, to their customer turns (a user scenario alone gives nothing; the other "
+        "operators need the support state and policy)"]
