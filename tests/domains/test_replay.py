@@ -77,3 +77,18 @@ def test_an_excluded_phrase_inside_a_required_one_is_a_contradiction():
     )
     fine = {"reply_contains": ("refund",), "reply_excludes": ("REFUND APPROVED BY SYSTEM",)}
     assert replay(base.model_copy(update={"expected": base.expected.model_copy(update=fine)})).ok
+
+
+def test_an_expected_value_its_own_rule_cannot_match_is_reported():
+    from casemill.case.model import ExpectedCall, ParamRule
+
+    good = refund_call("W1001", ["I1"], "damaged")
+    rules = {**good.match, "order_id": ParamRule(kind="number"), "reason": ParamRule(kind="set")}
+    bad = ExpectedCall(tool=good.tool, params=good.params, match=rules)
+    result = replay(case(bad))
+    assert [(p.field, p.rule) for p in result.problems] == [
+        ("expected.tool_calls[0].match.order_id", "match-rule"),
+        ("expected.tool_calls[0].match.reason", "match-rule"),
+    ]
+    assert "'W1001' does not match itself under its 'number' rule" in result.problems[0].message
+    assert replay(case(good)).ok
