@@ -111,7 +111,7 @@ def main() -> None:
     n = len(cands)
     gate = Gate()
     _, t_val = timed("validation", n, lambda: [gate.problems(c) for c in cands])
-    index = NearDuplicateIndex(threshold=0.9)
+    index = NearDuplicateIndex(threshold=0.9, fold_case=False)  # as the expansion gate
     for s in seeds:
         index.add(s)
     dups, t_dup = timed("dedup", n, lambda: sum(index.check_and_add(c) is not None for c in cands))

@@ -4,7 +4,9 @@ Two cases are near-duplicates when they test the same thing in nearly the same w
 *signature* (domain, outcome, expected and forbidden tools, faults, and the environment's state)
 and customer text whose 3-character-shingle Jaccard similarity is at least `threshold`. A
 counterfactual flip that changes the environment but keeps the words is therefore not a
-duplicate; a typo variant of its parent usually is.
+duplicate; a typo variant of its parent usually is. Mining folds the text to lower case (two
+logs that differ in casing are one); expansion does not (`fold_case=False`), or every casing
+variant would be a duplicate of its seed.
 """
 
 from __future__ import annotations
@@ -23,16 +25,23 @@ from casemill.case.model import Case, Expected, canonical_dump, environment_part
 
 DEFAULT_THRESHOLD = 0.9
 NUM_PERM = 128
+# datasketch cannot band 128 permutations for a threshold above about 0.985 (it would need one
+# band); the index is then queried at this threshold and every hit is checked against the
+# asked one. With its 2 bands of 64, two MinHashes agreeing on at least 127 of 128 values share a
+# band, so no pair at or above 0.99 is missed.
+MAX_LSH_THRESHOLD = 0.98
 SHINGLE = 3
 TEXTS_REMEMBERED = 4096
 
 
-def case_text(case: Case) -> str:
-    """The words of a case: customer turns and the user scenario, folded to lower case."""
+def case_text(case: Case, *, fold_case: bool = True) -> str:
+    """The words of a case: customer turns and the user scenario, white space collapsed and
+    (unless `fold_case` is False) folded to lower case."""
     parts = [t.content for t in case.conversation if t.role in ("customer", "tool")]
     if case.user_scenario:
         parts.append(case.user_scenario)
-    return " ".join(" ".join(parts).lower().split())
+    text = " ".join(" ".join(parts).split())
+    return text.lower() if fold_case else text
 
 
 def case_signature(case: Case) -> str:
@@ -107,6 +116,9 @@ class NearDuplicateIndex:
     """
 
     threshold: float = DEFAULT_THRESHOLD
+    # False: the same words in other casing ("REFUND MY ORDER") are another text, as a
+    # generated casing variant is another test input
+    fold_case: bool = True
     _lsh: MinHashLSH = field(init=False)
     _ids: set[str] = field(default_factory=set, init=False)
     _sigs: dict[str, str] = field(default_factory=dict, init=False)
@@ -118,7 +130,8 @@ class NearDuplicateIndex:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
         from datasketch import MinHashLSH
 
-        self._lsh = MinHashLSH(threshold=self.threshold, num_perm=NUM_PERM)
+        lsh_threshold = min(self.threshold, MAX_LSH_THRESHOLD)
+        self._lsh = MinHashLSH(threshold=lsh_threshold, num_perm=NUM_PERM)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -129,7 +142,7 @@ class NearDuplicateIndex:
     def _minhash(self, case: Case) -> MinHash:
         """The MinHash of the case's text; variants that change only the environment or
         `expected` share their parent's text, so recent texts are remembered (never updated)."""
-        text = case_text(case)
+        text = case_text(case, fold_case=self.fold_case)
         m = self._by_text.get(text)
         if m is None:
             if len(self._by_text) >= TEXTS_REMEMBERED:

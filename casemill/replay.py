@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from casemill.case.matching import forbidden_hit
+from casemill.case.matching import forbidden_hit, value_matches
 from casemill.case.model import Case, ToolCall
 from casemill.domains import Domain, Problem, Sandbox, get_domain
 
@@ -60,6 +60,46 @@ def outcome_problems(case: Case, domain: Domain) -> list[Problem]:
                         "expected-forbidden",
                     )
                 )
+    return problems + phrase_problems(case) + match_problems(case)
+
+
+def match_problems(case: Case) -> list[Problem]:
+    """An expected parameter that does not match itself under its rule (a 'number' rule on an
+    order id, a 'set' rule on a string) can match no call an agent makes."""
+    problems = []
+    for index, call in enumerate(case.expected.tool_calls):
+        for name, rule in call.match.items():
+            value = call.params.get(name)
+            if name in call.params and not value_matches(value, value, rule):
+                problems.append(
+                    Problem(
+                        f"expected.tool_calls[{index}].match.{name}",
+                        f"the expected {name} {value!r} does not match itself under its "
+                        f"'{rule.kind}' rule: no call can match it",
+                        "match-rule",
+                    )
+                )
+    return problems
+
+
+def phrase_problems(case: Case) -> list[Problem]:
+    """An excluded phrase inside a required one (both matched case-insensitively, as the scorer
+    does) makes the case impossible: every reply that holds the required phrase holds it."""
+    problems = []
+    required = [(p, p.lower()) for p in case.expected.reply_contains]
+    for index, phrase in enumerate(case.expected.reply_excludes):
+        low = phrase.lower()
+        clash = next((p for p, p_low in required if low and low in p_low), None)
+        if clash is not None:
+            problems.append(
+                Problem(
+                    f"expected.reply_excludes[{index}]",
+                    f"excluded phrase {phrase!r} is part of the required phrase {clash!r}: "
+                    "no reply can hold the required phrase without the excluded one (both match ignoring "
+                    "case)",
+                    "phrase-contradiction",
+                )
+            )
     return problems
 
 

@@ -24,7 +24,7 @@ from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from flows import _artifacts as artifacts
 from flows._logging import not_user_error
 from flows._runtime import code_fingerprint, default_task_runner
-from generators.seeds import check_outputs, expand_outputs, load_seeds
+from generators.seeds import check_outputs, expand_outputs, load_seeds, seed_rejections
 
 
 @task(name="expand-batch", cache_policy=INPUTS + TASK_SOURCE, persist_result=True)
@@ -74,7 +74,7 @@ def merge(
     from casemill.dedup import NearDuplicateIndex
     from generators.summary import coverage, diversity
 
-    index = NearDuplicateIndex(threshold=threshold)
+    index = NearDuplicateIndex(threshold=threshold, fold_case=False)  # as generators.quality
     kept: list[Case] = []
     rejects: list[Any] = []
     totals: dict[str, Any] = {}
@@ -197,6 +197,8 @@ def expand_corpus(
         results.append(future.result())
         progress.advance()
     candidates, rejects, summary = merge(results, seed_cases, dedup_threshold)
+    rejects = [*seed_rejections(skipped), *rejects]
+    summary["seeds_skipped"] = summary.get("seeds_skipped", 0) + len(skipped)
     paths = write_outputs(quote(candidates), quote(rejects), summary, out)
     artifacts.table(
         "expand-summary",

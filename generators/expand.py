@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.model import Case
 from casemill.llm import NOT_CONFIGURED
@@ -67,6 +67,14 @@ class ExpandConfig(BaseModel):
     def all_chains(self) -> tuple[str, ...]:
         return (*self.chains, *(c for c in LLM_CHAINS if c not in self.chains)) if self.llm \
             else self.chains
+
+
+def _validation_detail(exc: ValidationError) -> str:
+    """The fields an operator's output broke and why, without the inputs pydantic quotes (a
+    customer turn may be 100,000 characters long)."""
+    return "; ".join(
+        f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in exc.errors(include_input=False)
+    )
 
 
 @dataclass
@@ -140,6 +148,10 @@ class _Run:
                 self.reject(chain, seed_case, index, exc.reason, exc.detail, model=exc.model,
                             prompt_hash=exc.prompt_hash)
                 return
+            except ValidationError as exc:  # e.g. text grown past the model's limit
+                self.reject(chain, seed_case, index, "invalid:model",
+                            f"{spec.name}: {_validation_detail(exc)}")
+                return
             except Exception as exc:  # an operator bug costs this attempt only
                 log.warning("operator %s failed on %s: %r", spec.name, current.id, exc)
                 self.reject(chain, seed_case, index, "operator_error",
@@ -192,6 +204,17 @@ def _valid_seeds(seeds: list[Case], result: ExpandResult, gate: Gate) -> list[Ca
     return list(good.values())
 
 
+def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
+    """Say so when seeds are not support cases: only the noise operators (customer text) apply
+    to them; the others rewrite facts through the support domain's state and policy."""
+    others = sorted({c.domain for c in seeds if c.domain != "support"})
+    if others:  # no counts: the flow merges its batches' messages as a set
+        summary.messages.append(
+            f"seeds outside the support domain ({', '.join(others)}): only the noise operators "
+            "apply to them, to their customer turns (a user scenario alone gives nothing; the "
+            "other operators need the support state and policy)")
+
+
 def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
            existing: Iterable[Case] = (), *, endpoint: Any = None,
            progress: Callable[[int, int], None] | None = None) -> ExpandResult:
@@ -209,6 +232,7 @@ def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
         chains = [(c, specs) for c, specs in chains if not any(s.needs_llm for s in specs)]
     good = _valid_seeds(seeds, run.result, gate)
     summary.seeds, summary.seeds_skipped = len(good), len(run.result.skipped_seeds)
+    _note_other_domains(good, summary)
     for case in existing:
         gate.know(case)
     for case in good:

@@ -44,6 +44,12 @@ def support_only(case: Case) -> None:
         raise NotApplicable("needs a support case with a conversation")
 
 
+def conversation_only(case: Case) -> None:
+    """Operators that only edit customer text (noise) apply to a case of any domain."""
+    if not case.conversation:
+        raise NotApplicable("needs a case with a conversation")
+
+
 def no_tool_history(case: Case) -> None:
     """Operators that change what a lookup returns cannot run on a history of tool results."""
     if any(t.role == "tool" for t in case.conversation):

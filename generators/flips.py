@@ -155,6 +155,24 @@ def flip_out_of_stock(case: Case, rng: random.Random) -> list[Case]:
     return _flip(case, ("exchange",), edit, forbid_refused=False)
 
 
+_MONEY = re.compile(
+    r"\$\s?(\d+(?:\.\d{1,2})?)"  # $8, $ 8.5, $44.50
+    r"|(?<![\w.])(\d+\.\d{2})(?![\d.]\d)"  # 20.00
+    r"|(?<![\w.])(\d+(?:\.\d{1,2})?)\s?(?:dollars?|bucks|usd)\b",  # 8 dollars
+    re.IGNORECASE,
+)
+
+
+def names_amount(text: str, amount: float) -> bool:
+    """Whether `text` names `amount` as money: with cents (8.00), after a dollar sign ($8) or
+    before 'dollars' or 'bucks'; a bare 8 could be a count or part of an id."""
+    for match in _MONEY.finditer(text):
+        value = next(g for g in match.groups() if g is not None)
+        if round(float(value), 2) == round(amount, 2):
+            return True
+    return False
+
+
 @operator(kind="outcome_flip", name="flip_price_paid", version="2", label_rule=FLIP_RULE)
 def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
     """A partial refund of X, but the price paid was lower than X -> refuse (more than paid).
@@ -164,7 +182,7 @@ def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
     intent, call = _single_intent(case)
     if intent.kind != "refund" or intent.amount is None:
         raise NotApplicable("needs a partial refund with an amount")
-    if f"{intent.amount:.2f}" not in case.customer_text:
+    if not names_amount(case.customer_text, intent.amount):
         raise NotApplicable("the customer does not name the amount itself")
     state = state_of(case)
     item = state.orders[intent.order_id].item(intent.item_ids[0])

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from casemill.case.model import Case
-from generators.facts import rebuild, support_only
+from generators.facts import conversation_only, rebuild
 from generators.framework import NotApplicable, operator
 from generators.lexicon import lexicon
 from generators.slots import case_protector, rewrite_unprotected
@@ -70,7 +70,7 @@ def _nlpaug(aug: Any, rng: random.Random) -> Callable[[str], str]:
 
 
 def _edit_customer_turns(case: Case, rng: random.Random, fn: Callable[[str], str]) -> list[Case]:
-    support_only(case)
+    conversation_only(case)
     pattern = case_protector(case)
     turns = list(case.conversation)
     changed = False
@@ -158,7 +158,7 @@ def paraphrase(case: Case, rng: random.Random, p: float = 0.8) -> list[Case]:
 @operator(kind="noise", name="filler", version="1", label_rule=INVARIANT)
 def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
     """Hesitations and pleasantries: filler words at clause starts, an opener and a closer."""
-    support_only(case)
+    conversation_only(case)
     lex = lexicon("filler")
     protector = case_protector(case)
     turns = list(case.conversation)

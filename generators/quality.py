@@ -31,7 +31,10 @@ class Rejection:
     duplicate_of: str | None = None
     model: str | None = None
     prompt_hash: str | None = None
+    file: str | None = None  # where a skipped seed is: file, line and field
+    line: int | None = None
     case: dict[str, Any] | None = field(default=None, repr=False)
+    field: str | None = None  # after the last use of dataclasses.field in this class body
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v not in (None, "")}
@@ -56,7 +59,7 @@ class Gate:
     _lint: Callable[[Case], list[Finding]] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.index = NearDuplicateIndex(threshold=self.threshold)
+        self.index = NearDuplicateIndex(threshold=self.threshold, fold_case=False)
         self._lint = _lint_function()
 
     def know(self, case: Case) -> None:

@@ -90,3 +90,14 @@ def test_same_words_are_duplicates_only_with_the_same_signature():
     assert index.check_and_add(reworded) == seed_case.id  # same words, same signature
     assert index.check_and_add(faulted) is None  # same words, other faults
     assert index.check_and_add(faulted) == faulted.id
+
+
+def test_a_threshold_of_one_keeps_all_but_the_same_text():
+    seed = _seeds()[0]
+    recased = run_op("casing", seed, 1)[0]  # the same words: case_text folds the case
+    typo = run_op("keyboard_typo", seed, 1)[0]
+    for threshold in (0.99, 1.0):
+        index = NearDuplicateIndex(threshold=threshold)
+        assert index.check_and_add(seed) is None
+        assert index.check_and_add(recased) == seed.id
+        assert index.check_and_add(typo) is None

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import typer
 from rich.table import Table
 
-from casemill.case.model import Case
+from casemill.case.model import Case, Category, Origin
 from casemill.cli import app
 from casemill.cli.console import console, err_console
-from casemill.corpus import CorpusStore, existing_store, verify_corpus
+from casemill.corpus import (
+    CorpusStore,
+    diff_versions,
+    existing_store,
+    parse_version,
+    verify_corpus,
+)
 from casemill.domains import get_domain
 from casemill.errors import UserError
 from casemill.settings import Settings
@@ -65,13 +71,23 @@ def _summary_table(report: ValidationReport) -> Table:
     return table
 
 
+def _refuse_no_records(report: ValidationReport, paths: list[Path]) -> None:
+    """Empty files hold no case: validating them is no check ("all cases valid"), and adding
+    them no version ("nothing new")."""
+    if report.records == 0:
+        raise UserError(f"{', '.join(map(str, paths))}: no case records in them")
+
+
 @app.command("validate")
 def validate(
     paths: list[Path] = typer.Argument(..., help="case files (.jsonl, .jsonl.gz) or folders"),
     strict: bool = typer.Option(False, "--strict", help="lint warnings count as errors"),
     as_json: bool = typer.Option(False, "--json", help="print a machine-readable report"),
     quarantine: Path | None = typer.Option(
-        None, "--quarantine", help="bad records go here (default: <first input>.quarantine.jsonl)"
+        None,
+        "--quarantine",
+        help="bad records go here (default, when any record is bad: "
+        "NAME.quarantine.jsonl in the current folder, NAME the first input's name)",
     ),
     no_batch: bool = typer.Option(False, "--no-batch", help="skip the Great Expectations suite"),
 ) -> None:
@@ -90,6 +106,7 @@ def validate(
     else:
         with err_console.status("validating (json, schema, model, semantic, lint, batch)"):
             report = validate_paths(files, strict=strict, batch=not no_batch)
+    _refuse_no_records(report, paths)
     target = quarantine or (_default_quarantine(str(paths[0])) if report.bad else None)
     if target is not None:
         write_quarantine(report, target)
@@ -112,7 +129,8 @@ def validate(
 # -- corpus -----------------------------------------------------------------------------------
 
 corpus_app = typer.Typer(
-    help="The versioned corpus: stats, list, show, add, retire, verify.", no_args_is_help=True
+    help="The versioned corpus: stats, list, show, diff, add, retire, verify.",
+    no_args_is_help=True,
 )
 app.add_typer(corpus_app, name="corpus")
 
@@ -164,6 +182,13 @@ def corpus_stats(
         console.print(table)
 
 
+def _check_choice(option: str, value: str | None, choices: Any) -> None:
+    """A filter value no case can have (a typo) is refused, not answered with no cases."""
+    known = get_args(choices)
+    if value is not None and value not in known:
+        raise UserError(f"{option} {value!r}: expected one of {', '.join(known)}")
+
+
 @corpus_app.command("list")
 def corpus_list(
     as_json: bool = typer.Option(False, "--json"),
@@ -172,6 +197,8 @@ def corpus_list(
     category: str | None = typer.Option(None, "--category", help="capability, robustness, ..."),
 ) -> None:
     """The active cases of the latest version."""
+    _check_choice("--origin", origin, Origin)
+    _check_choice("--category", category, Category)
     rows = [_row(c) for c in _store(corpus).cases()]
     rows = [
         r
@@ -216,6 +243,46 @@ def corpus_show(
             raise typer.Exit(1)
         case = store.get(matches[0])
     typer.echo(json.dumps(case.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    retired_in = next((m.name for m in reversed(store.manifests()) if case.id in m.retired), None)
+    if retired_in is not None and case.id not in store.active_ids():
+        err_console.print(f"{case.id} is not active: retired in {retired_in}", markup=False)
+
+
+@corpus_app.command("diff")
+def corpus_diff(
+    old: str | None = typer.Argument(None, help="from this version (default: the one before NEW)"),
+    new: str | None = typer.Argument(None, help="to this version (default: the latest)"),
+    as_json: bool = typer.Option(False, "--json"),
+    corpus: Path | None = CorpusOpt,
+) -> None:
+    """The cases added and retired between two versions (v0002 or 2; 0 is the empty corpus)."""
+    diff = diff_versions(
+        _store(corpus),
+        None if old is None else parse_version(old),
+        None if new is None else parse_version(new),
+    )
+    span = f"{diff.name(diff.old)} -> {diff.name(diff.new)}"
+    if as_json:
+        data = {
+            "old": diff.name(diff.old),
+            "new": diff.name(diff.new),
+            "added": [_row(c) for c in diff.added],
+            "retired": [_row(c) for c in diff.retired],
+        }
+        typer.echo(json.dumps(data, indent=2))
+        return
+    table = Table(show_edge=False)
+    for column in ("", "id", "origin", "category", "outcome", "intents"):
+        table.add_column(column)
+    for sign, cases in (("+", diff.added), ("-", diff.retired)):
+        for case in cases:
+            r = _row(case)
+            table.add_row(
+                sign, r["id"], r["origin"], r["category"], r["outcome"], ",".join(r["intents"])
+            )
+    if diff.added or diff.retired:
+        console.print(table)
+    console.print(f"{span}: +{len(diff.added)} added, -{len(diff.retired)} retired", markup=False)
 
 
 @corpus_app.command("add")
@@ -228,6 +295,7 @@ def corpus_add(
     """Validate the files, then write a new version adding their cases (exit 1 if any is bad:
     nothing is written then)."""
     report = validate_paths(files, strict=strict, batch=False)
+    _refuse_no_records(report, files)
     if not report.ok:
         for finding in report.errors:
             err_console.print(str(finding), style="red", markup=False, soft_wrap=True)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -46,17 +47,45 @@ def _quotas(values: list[str]) -> dict[str, int]:
     return out
 
 
-def _load_seeds(seeds: Path) -> list:
-    from generators.seeds import load_seeds
+def _check_quota_intents(quotas: dict[str, int], seeds: list) -> None:
+    """A KIND:INTENT quota whose intent no seed has (a typo: noise:refnd) would cap nothing,
+    silently."""
+    intents = sorted({i for case in seeds for i in case.tags.intents})
+    for key in quotas:
+        _, _, intent = key.partition(":")
+        if intent and intent not in intents:
+            raise UserError(f"--quota {key}={quotas[key]}: no seed has the intent {intent!r}; "
+                            f"the seeds' intents: {', '.join(intents) or '(none)'}")
+
+
+def _check_threshold(threshold: float) -> float:
+    """`--dedup-threshold` is a Jaccard similarity: above 0 (0 would call every pair of cases
+    with the same signature a duplicate) and at most 1."""
+    if not 0 < threshold <= 1:  # NaN fails too
+        raise UserError(f"--dedup-threshold {threshold}: expected a number above 0 and at most 1, "
+                        "e.g. --dedup-threshold 0.9")
+    return threshold
+
+
+def _load_seeds(seeds: Path) -> tuple[list, list]:
+    """The valid seeds, and the rejection records of the skipped ones (each printed)."""
+    from generators.seeds import load_seeds, seed_rejections
 
     cases, skipped = load_seeds(seeds)
     for finding in skipped:
-        err_console.print(f"[yellow]skipped seed[/] {finding}", highlight=False)
-    return cases
+        err_console.print(f"[yellow]skipped seed[/] {escape(str(finding))}", highlight=False)
+    return cases, seed_rejections(skipped)
 
 
-def _endpoint(llm: bool):  # noqa: ANN202 - LLMEndpoint or None
-    if not llm:
+def _endpoint(config: ExpandConfig):  # noqa: ANN202 - LLMEndpoint or None
+    """The configured endpoint when `--llm` is given or `--operators` names an LLM-backed
+    operator (naming one asks for it), else None (the operators say they were skipped)."""
+    from generators.expand import parse_chain
+
+    wanted = config.llm or any(
+        spec.needs_llm for chain in config.chains for spec in parse_chain(chain)
+    )
+    if not wanted:
         return None
     from casemill.llm import LLMEndpoint
 
@@ -67,6 +96,9 @@ def _endpoint(llm: bool):  # noqa: ANN202 - LLMEndpoint or None
 
 
 def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
+    """The summary on the console; paths and messages (an endpoint's error text among them)
+    are escaped, as a '[/v1/chat]' in them would be read as Rich markup."""
+    out, rejects = escape(str(out)), escape(str(rejects))
     console.print(f"[bold]{summary['accepted']}[/] candidates written to {out} "
                   f"({summary['generated']} generated from {summary['seeds']} seeds, "
                   f"{summary['near_duplicates']} near-duplicates removed, "
@@ -88,33 +120,40 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
                   f"distinct-2 {d['candidates_distinct_2']} (seeds {d['seeds_distinct_2']}), "
                   f"{d['new_bigrams']} bigrams not in the seeds")
     for message in summary["messages"]:
-        err_console.print(f"[yellow]note:[/] {message}", highlight=False)
+        err_console.print(f"[yellow]note:[/] {escape(message)}", highlight=False)
 
 
 @app.command("expand")
 def expand_cmd(
-    seeds: Path = typer.Option(..., "--seeds", help="seed file or folder of .jsonl files"),
+    seeds: Path = typer.Option(..., "--seeds", help="seed file, folder of .jsonl files, or corpus folder (its active cases)"),
     out: Path = typer.Option(..., "-o", "--out", help="candidates file (.jsonl)"),
     operators: str = typer.Option("", help="comma-separated chains, e.g. swap_order_id+slang"),
-    per_seed: int = typer.Option(2, help="attempts of each chain on each seed"),
+    per_seed: int = typer.Option(2, min=1, help="attempts of each chain on each seed"),
     seed: int = typer.Option(0, help="random seed: same seed, byte-identical output"),
     quota: list[str] = typer.Option(
         [], help="KIND=N or KIND:INTENT=N: keep at most N candidates of a kind (and intent)"),
     corpus: Path | None = typer.Option(None, help="corpus folder to deduplicate against"),
-    dedup_threshold: float = typer.Option(0.9, help="near-duplicate Jaccard threshold"),
-    llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators"),
+    dedup_threshold: float = typer.Option(
+        0.9, help="near-duplicate Jaccard threshold, above 0 and at most 1 (1: identical text only)"),
+    llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators "
+                             "(one named in --operators runs without it)"),
     strict: bool = typer.Option(False, help="reject candidates with lint warnings"),
 ) -> None:
-    """Expand seeds into validated, deduplicated candidates (review pending)."""
+    """Expand seeds into validated, deduplicated candidates (review pending).
+
+    Beside `-o NAME.jsonl` it writes NAME.rejects.jsonl (skipped seeds with file, line and
+    field; rejected attempts with the reason) and NAME.summary.json (counts, coverage,
+    diversity)."""
     chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
     config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
-                          dedup_threshold=dedup_threshold, llm=llm, strict_lints=strict)
+                          dedup_threshold=_check_threshold(dedup_threshold), llm=llm, strict_lints=strict)
     from generators.seeds import check_outputs, expand_outputs
 
     files = expand_outputs(out)
     rejects, summary_path = files["rejects"], files["summary"]
     check_outputs(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
-    cases = _load_seeds(seeds)
+    cases, skipped = _load_seeds(seeds)
+    _check_quota_intents(config.quotas, cases)
     existing = []
     if corpus is not None:
         from casemill.corpus import existing_store
@@ -123,11 +162,12 @@ def expand_cmd(
     with Progress(TextColumn("expanding"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task("seeds", total=len(cases))
-        result = expand(cases, config, seed, existing, endpoint=_endpoint(llm),
+        result = expand(cases, config, seed, existing, endpoint=_endpoint(config),
                         progress=lambda done, total: bar.update(task, completed=done))
     atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
-    atomic_write_jsonl(rejects, (r.as_dict() for r in (*result.skipped_seeds,
+    atomic_write_jsonl(rejects, (r.as_dict() for r in (*skipped, *result.skipped_seeds,
                                                          *result.rejections)))
     summary = result.summary.as_dict()
+    summary["seeds_skipped"] += len(skipped)
     atomic_write_text(summary_path, [json.dumps(summary, indent=1, sort_keys=True) + "\n"])
     _print_summary(summary, out, rejects)

@@ -1,5 +1,6 @@
 """The versioned, content-addressed corpus store."""
 
+from casemill.corpus.diff import VersionDiff, diff_versions, parse_version
 from casemill.corpus.store import CorpusStore, Manifest, existing_store, slice_counts
 from casemill.corpus.verify import VerifyReport, verify_corpus
 
@@ -7,7 +8,10 @@ __all__ = [
     "CorpusStore",
     "Manifest",
     "VerifyReport",
+    "VersionDiff",
+    "diff_versions",
     "existing_store",
+    "parse_version",
     "slice_counts",
     "verify_corpus",
 ]

@@ -73,12 +73,22 @@ def slice_counts(cases: Iterable[Case]) -> dict[str, dict[str, int]]:
 
 
 def existing_store(root: str | Path, option: str = "--corpus") -> CorpusStore:
-    """The corpus at `root`, which must be a folder: a mistyped path would otherwise be read
-    as an empty corpus (deduplicate against, list or verify nothing), silently. The error
-    names `option`, the setting the path came from."""
-    if not Path(root).is_dir():
+    """The corpus at `root`, which must be a folder, and not one of plain case files: a mistyped
+    path would otherwise be read as an empty corpus (deduplicate against, list or verify
+    nothing), silently. The error names `option`, the setting the path came from."""
+    path = Path(root)
+    if not path.is_dir():
         raise UserError(f"{option} {root}: no such corpus folder")
-    return CorpusStore(root)
+    store = CorpusStore(path)
+    if not store.manifests_dir.is_dir() and not store.cases_path.exists():
+        stray = sorted(p.name for p in path.glob("*.jsonl*") if p.is_file())
+        if stray:  # a folder of case files (`--corpus seeds`) would be read as an empty corpus
+            raise UserError(
+                f"{option} {root}: not a corpus folder (no cases.jsonl, no manifests/), though "
+                f"it holds {', '.join(stray[:3])}; make a corpus of them with "
+                f"`casemill corpus add {root} --corpus NEW_FOLDER`"
+            )
+    return store
 
 
 class CorpusStore:

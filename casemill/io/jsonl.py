@@ -2,7 +2,7 @@
 
 `read_jsonl` streams a file (gzip when it ends in `.gz`) and yields one `Line` per non-blank line:
 either the parsed object or the reason it could not be parsed (invalid UTF-8, truncated JSON, not
-an object, over the size limit). A bad line never stops the reading. A BOM and CRLF endings are
+an object, over the size limit, damaged gzip data). A bad line never stops the reading. A BOM and CRLF endings are
 accepted. `atomic_write_lines` writes to a temporary file beside the target, fsyncs and renames,
 so a crash never leaves a half-written file.
 """
@@ -13,6 +13,7 @@ import gzip
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,11 +92,19 @@ def decode_line(file: str, number: int, raw: bytes) -> Line | None:
 
 
 def read_jsonl(path: str | Path) -> Iterator[Line]:
+    """The lines of `path`; a `.gz` file that is no gzip, or is cut short, ends in one error
+    line after the lines read before the damage."""
     file = str(path)
-    for number, raw in iter_raw_lines(path):
-        line = decode_line(file, number, raw)
-        if line is not None:
-            yield line
+    number = 0
+    try:
+        for number, raw in iter_raw_lines(path):
+            line = decode_line(file, number, raw)
+            if line is not None:
+                yield line
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        if Path(path).suffix != ".gz":
+            raise
+        yield Line(file, number + 1, error=f"unreadable gzip data: {type(exc).__name__}: {exc}")
 
 
 def dumps_line(value: Any) -> str:

@@ -66,7 +66,7 @@ class Row:
     line: int | None
 
 
-def _row(case: Case, write_tools: frozenset[str]) -> dict[str, Any]:
+def _row(case: Case, write_tools: frozenset[str] | None) -> dict[str, Any]:
     texts = [t.content for t in case.conversation if t.role != "system"]
     if case.user_scenario:
         texts.append(case.user_scenario)
@@ -81,25 +81,30 @@ def _row(case: Case, write_tools: frozenset[str]) -> dict[str, Any]:
         "longest_text": max(lengths),
         "total_chars": sum(lengths)
         + sum(len(t.content) for t in case.conversation if t.role == "system"),
-        "no_write": not any(c.tool in write_tools for c in case.expected.tool_calls),
+        # 1.0 / 0.0, or NaN (left out of the share) when the domain's write tools are unknown
+        "no_write": float("nan")
+        if write_tools is None
+        else float(not any(c.tool in write_tools for c in case.expected.tool_calls)),
     }
 
 
-def _write_tools(domain: str) -> frozenset[str]:
+def _write_tools(domain: str) -> frozenset[str] | None:
+    """The domain's write tools, or None when it does not know them (a `generic:` domain has
+    tool names only): its cases cannot be told to expect a write or not."""
     from casemill.domains import get_domain
     from casemill.errors import UserError
 
     try:
-        return get_domain(domain).write_tools
+        return get_domain(domain).write_tools or None
     except UserError:
-        return frozenset()
+        return None
 
 
 def build_frames(rows: Sequence[Row], rules: BatchRules) -> dict[str, Any]:
     """The pandas frames the suite runs on: one row a case, one row an intent, one a category."""
     import pandas as pd
 
-    tools: dict[str, frozenset[str]] = {}
+    tools: dict[str, frozenset[str] | None] = {}
     records, intents = [], []
     for index, row in enumerate(rows):
         case = row.case

@@ -69,9 +69,10 @@ class LoadResult:
 
 def expand_paths(paths: Iterable[str | Path], *, quiet: bool = False) -> list[Path]:
     """Case files named by `paths`: files as given, directories searched recursively for
-    `.jsonl` and `.jsonl.gz` files, in sorted order. A missing path is a `UserError`; a folder
-    with no case files is logged (unless `quiet`: a caller only checking paths, whose reader
-    says so itself)."""
+    `.jsonl` and `.jsonl.gz` files, in sorted order; a file named twice (`seeds/` and
+    `seeds/support.jsonl`) is read once, or each of its cases would be its own duplicate. A
+    missing path is a `UserError`; a folder with no case files is logged (unless `quiet`: a
+    caller only checking paths, whose reader says so itself)."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -86,7 +87,10 @@ def expand_paths(paths: Iterable[str | Path], *, quiet: bool = False) -> list[Pa
             out.append(path)
         else:
             raise UserError(f"{path}: no such file or folder")
-    return out
+    unique: dict[Path, Path] = {}
+    for path in out:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 def clip(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -109,6 +113,7 @@ _JSON_RULES = (
     ("not valid JSON", "invalid-json"),
     ("expected a JSON object", "not-object"),
     ("-byte limit", "too-large"),
+    ("unreadable gzip data", "invalid-gzip"),
 )
 
 

@@ -85,3 +85,54 @@ def test_commands_reading_a_corpus_refuse_a_missing_folder(tmp_path: Path):
         assert isinstance(result.exception, UserError), (args, result.output)
         assert str(result.exception) == f"--corpus {nope}: no such corpus folder"
     assert not nope.exists()
+
+
+def test_add_refuses_files_without_records_instead_of_nothing_new(tmp_path: Path):
+    corpus, empty = tmp_path / "corpus", tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = invoke("corpus", "add", str(empty), "--corpus", str(corpus))
+    assert isinstance(result.exception, UserError), result.output
+    assert str(result.exception) == f"{empty}: no case records in them"
+    assert "nothing new" not in result.output and not corpus.exists()
+
+
+def test_diff_lists_added_and_retired_cases(tmp_path: Path):
+    corpus = str(tmp_path / "corpus")
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text(line(A) + line(B))
+    second.write_text(line(C))
+    invoke("corpus", "add", str(first), "--corpus", corpus)
+    invoke("corpus", "add", str(second), "--corpus", corpus)
+    invoke("corpus", "retire", A.id, "--corpus", corpus)
+
+    data = json.loads(invoke("corpus", "diff", "v0001", "--json", "--corpus", corpus).output)
+    assert (data["old"], data["new"]) == ("v0001", "v0003")
+    assert [r["id"] for r in data["added"]] == [C.id]
+    assert [r["id"] for r in data["retired"]] == [A.id]
+    assert data["added"][0]["category"] == "robustness"
+    human = invoke("corpus", "diff", "--corpus", corpus)
+    assert human.exit_code == 0 and "v0002 -> v0003: +0 added, -1 retired" in human.output
+    bad = invoke("corpus", "diff", "5", "--corpus", corpus)
+    assert isinstance(bad.exception, UserError) and "no version v0005" in str(bad.exception)
+
+
+def test_list_refuses_a_filter_value_no_case_can_have(tmp_path: Path):
+    corpus, cases = tmp_path / "corpus", tmp_path / "cases.jsonl"
+    cases.write_text(line(A))
+    invoke("corpus", "add", str(cases), "--corpus", str(corpus))
+    for option, value in (("--origin", "generatd"), ("--category", "robust")):
+        result = invoke("corpus", "list", "--json", "--corpus", str(corpus), option, value)
+        assert isinstance(result.exception, UserError), result.output
+        assert str(result.exception).startswith(f"{option} {value!r}: expected one of ")
+
+
+def test_show_says_when_a_case_is_retired(tmp_path: Path):
+    corpus, cases = str(tmp_path / "corpus"), tmp_path / "cases.jsonl"
+    cases.write_text(line(A) + line(B))
+    invoke("corpus", "add", str(cases), "--corpus", corpus)
+    invoke("corpus", "retire", A.id, "--corpus", corpus)
+    shown = CliRunner().invoke(app, ["corpus", "show", A.id, "--corpus", corpus])
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["id"] == A.id
+    assert shown.stderr.strip() == f"{A.id} is not active: retired in v0002"
+    active = CliRunner().invoke(app, ["corpus", "show", B.id, "--corpus", corpus])
+    assert active.stderr == ""

@@ -115,3 +115,15 @@ def test_verify_finds_tampering(store):
     store.cases_path.write_text("\n".join(lines) + "\n{broken\n")
     report = verify_corpus(store)
     assert [p.message.split(":")[0] for p in report.problems] == ["corrupt line"]
+
+
+def test_existing_store_refuses_a_folder_of_plain_case_files(tmp_path):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "support.jsonl").write_text("{}\n")
+    with pytest.raises(
+        UserError, match=r"^--corpus .*seeds: not a corpus folder .* support\.jsonl"
+    ):
+        existing_store(seeds)
+    (tmp_path / "new").mkdir()  # an empty folder is an empty corpus
+    assert existing_store(tmp_path / "new").cases() == []

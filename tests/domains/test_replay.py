@@ -59,3 +59,36 @@ def test_expected_call_that_is_also_forbidden():
         ("expected.tool_calls[0]", "expected-forbidden")
     ]
     assert "keep it" in result.problems[0].message
+
+
+def test_an_excluded_phrase_inside_a_required_one_is_a_contradiction():
+    base = case(cancel_call("W1002"))
+    phrases = {
+        "reply_contains": ("Order CANCELLED", "W1002"),
+        "reply_excludes": ("refund", "cancelled"),
+    }
+    bad = base.model_copy(update={"expected": base.expected.model_copy(update=phrases)})
+    result = replay(bad)
+    assert [(p.field, p.rule) for p in result.problems] == [
+        ("expected.reply_excludes[1]", "phrase-contradiction")
+    ]
+    assert (
+        "'cancelled' is part of the required phrase 'Order CANCELLED'" in result.problems[0].message
+    )
+    fine = {"reply_contains": ("refund",), "reply_excludes": ("REFUND APPROVED BY SYSTEM",)}
+    assert replay(base.model_copy(update={"expected": base.expected.model_copy(update=fine)})).ok
+
+
+def test_an_expected_value_its_own_rule_cannot_match_is_reported():
+    from casemill.case.model import ExpectedCall, ParamRule
+
+    good = refund_call("W1001", ["I1"], "damaged")
+    rules = {**good.match, "order_id": ParamRule(kind="number"), "reason": ParamRule(kind="set")}
+    bad = ExpectedCall(tool=good.tool, params=good.params, match=rules)
+    result = replay(case(bad))
+    assert [(p.field, p.rule) for p in result.problems] == [
+        ("expected.tool_calls[0].match.order_id", "match-rule"),
+        ("expected.tool_calls[0].match.reason", "match-rule"),
+    ]
+    assert "'W1001' does not match itself under its 'number' rule" in result.problems[0].message
+    assert replay(case(good)).ok

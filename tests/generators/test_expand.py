@@ -162,3 +162,96 @@ def test_cli_refuses_to_write_over_the_seeds(tmp_path, small_seeds):
         assert "is also an input (seed or corpus file)" in str(result.exception)
     assert (folder / "support.jsonl").read_text() == text
     assert sorted(p.name for p in folder.iterdir()) == ["more.rejects.jsonl", "support.jsonl"]
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--dedup-threshold", "0"), ("--dedup-threshold", "1.5"), ("--dedup-threshold", "nan"),
+    ("--per-seed", "0"),
+])
+def test_cli_options_out_of_range_are_usage_errors_naming_the_option(tmp_path, small_seeds,
+                                                                      option, value):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                      option, value])
+    if isinstance(result.exception, UserError):  # `casemill` prints it and exits 2
+        assert str(result.exception).startswith(f"{option} ")
+    else:
+        assert result.exit_code == 2 and f"'{option}'" in result.output, result.output
+    assert not out.exists()
+
+
+def test_cli_quarantines_every_bad_seed_with_file_line_and_field(tmp_path, small_seeds):
+    good = small_seeds[0].model_dump(mode="json")
+    missing = {k: v for k, v in small_seeds[1].model_dump(mode="json").items()
+               if k not in ("id", "expected")}
+    unknown_order = small_seeds[2].model_dump(mode="json", exclude={"id"})
+    unknown_order["expected"]["tool_calls"][0]["params"]["order_id"] = "W9999"
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("\n".join([json.dumps(good), '{"schema_version": 1, "id": oops',
+                                json.dumps(missing), json.dumps(unknown_order)]) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                      "--operators", "slang"])
+    assert result.exit_code == 0, result.output
+    rejects = [json.loads(x) for x in (tmp_path / "out.rejects.jsonl").read_text().splitlines()]
+    skipped = [(r["line"], r["reason"], r.get("field")) for r in rejects if r["chain"] == "(seed)"]
+    assert skipped == [(2, "invalid_seed:invalid-json", None),
+                       (3, "invalid_seed:missing-field", "expected"),
+                       (4, "invalid_seed:missing-id", "expected.tool_calls[0].params.order_id")]
+    assert {r["file"] for r in rejects if r["chain"] == "(seed)"} == {str(seeds)}
+    summary = json.loads((tmp_path / "out.summary.json").read_text())
+    assert summary["seeds"] == 1 and summary["seeds_skipped"] == 3
+    assert f"{seeds}:2: error [json/invalid-json]" in " ".join(result.output.split())
+    assert all(c.provenance.parents == (small_seeds[0].id,) for c in
+               (Case.model_validate_json(x) for x in out.read_text().splitlines()))
+
+
+def test_an_output_over_the_models_limits_is_rejected_as_invalid_not_an_operator_error(
+        small_seeds, caplog):
+    seed = small_seeds[0]
+    turns = list(seed.conversation)
+    last = max(i for i, t in enumerate(turns) if t.role == "customer")
+    text = turns[last].content
+    turns[last] = turns[last].model_copy(
+        update={"content": text + " and" * ((99_990 - len(text)) // 4)})
+    long_seed = derive(seed, conversation=turns)
+    result = expand([long_seed], ExpandConfig(chains=("filler",), per_seed=2), 0)
+    assert [r.reason for r in result.rejections] == ["invalid:model"] * 2
+    assert all(r.detail == f"filler: conversation.{last}.content: String should have at most "
+               "100000 characters" for r in result.rejections)
+    assert result.summary.rejected_by_reason == {"invalid:model": 2}
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_cli_help_names_the_files_written_beside_the_candidates():
+    result = CliRunner().invoke(app, ["expand", "--help"], env={"COLUMNS": "200"})
+    text = " ".join(result.output.split())
+    assert "NAME.rejects.jsonl" in text and "NAME.summary.json" in text
+    assert "or corpus folder (its active cases)" in text
+
+
+def test_casing_variants_are_kept_not_taken_for_near_duplicates_of_their_seed(small_seeds):
+    result = expand(small_seeds, ExpandConfig(chains=("casing",), per_seed=3), 0)
+    assert result.candidates, result.summary.rejected_by_reason
+    seeds = {s.id: s for s in small_seeds}
+    texts = set()
+    for case in result.candidates:
+        parent = seeds[case.provenance.parents[0]]
+        assert case.customer_text != parent.customer_text
+        assert case.customer_text.lower() == parent.customer_text.lower()
+        texts.add(case.customer_text)
+    assert len(texts) == len(result.candidates)  # the same casing twice is still a duplicate
+
+
+def test_cli_refuses_a_quota_for_an_intent_no_seed_has(tmp_path, small_seeds):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                      "--quota", "noise:refnd=3"])
+    assert isinstance(result.exception, UserError), result.output
+    assert str(result.exception).startswith(
+        "--quota noise:refnd=3: no seed has the intent 'refnd'; the seeds' intents: ")
+    assert not out.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -128,3 +129,19 @@ def test_not_shipped_still_flips_a_customer_who_says_the_order_has_not_arrived()
         waiting = refused.model_copy(update={"conversation": (*refused.conversation[:-1], said)})
         assert waiting.customer_text.endswith(text)
         assert len(run_op("flip_not_shipped", waiting, 0)) == 1, text
+
+
+@pytest.mark.parametrize("text", [
+    "My mug from W1001 is cracked. Would $20 back be okay?",
+    "My mug from W1001 is cracked, I'd keep it for 20 dollars back.",
+    "My mug from W1001 is cracked. Refund me $ 20.00 and I will keep it.",
+])
+def test_price_paid_flip_reads_whole_dollar_amounts(text):
+    flipped = run_op("flip_price_paid", _partial_refund(text), 3)
+    assert flipped and flipped[0].expected.outcome == "refuse"
+
+
+@pytest.mark.parametrize("text", ["Order W1020 has a cracked mug, refund 2 of them.",
+                                  "My mug is cracked, $200 back please.", "Refund 120.00."])
+def test_price_paid_flip_does_not_take_other_numbers_for_the_amount(text):
+    assert run_op("flip_price_paid", _partial_refund(text), 3) == []

@@ -29,3 +29,17 @@ def test_an_empty_seed_folder_is_warned_of_once(tmp_path, caplog):
     assert [r.getMessage() for r in caplog.records] == [
         f"{tmp_path / 'seeds'}: no .jsonl or .jsonl.gz files in this folder"
     ]
+
+
+def test_a_corpus_folder_gives_its_active_cases_not_the_retired_ones(tmp_path, small_seeds):
+    from casemill.corpus import CorpusStore
+
+    store = CorpusStore(tmp_path / "corpus")
+    store.add_version(small_seeds[:3])
+    store.add_version(retire=[small_seeds[0].id])
+    cases, skipped = load_seeds(tmp_path / "corpus")
+    assert sorted(c.id for c in cases) == sorted(c.id for c in small_seeds[1:3])
+    assert skipped == []
+    store.add_version(retire=[c.id for c in small_seeds[1:3]])
+    with pytest.raises(UserError, match="the corpus has no active cases to expand"):
+        load_seeds(tmp_path / "corpus")

@@ -158,3 +158,47 @@ def test_an_unavailable_endpoint_quoting_the_key_is_scrubbed_in_rejects_and_mess
     assert all("bad key ***" in d and key not in d for d in details), details
     (message,) = result.summary.messages
     assert "bad key ***" in message and key not in message
+
+
+def test_cli_runs_an_llm_operator_named_in_operators_without_llm(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from casemill.cli import app
+
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text(json.dumps(support_case("refund", "delivered").model_dump(mode="json")) + "\n")
+    out = tmp_path / "out.jsonl"
+    with OpenAIServer(_good) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("CASEMILL_LLM_MODEL", "test-model")
+        monkeypatch.setenv("CASEMILL_LLM_API_KEY", "k")
+        result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
+                                          "--operators", "llm_blend", "--per-seed", "1"])
+        requests = len(server.requests)
+    assert result.exit_code == 0, result.output
+    assert "no OpenAI-compatible endpoint is configured" not in result.output
+    assert requests == 1
+    (line,) = out.read_text().splitlines()
+    assert json.loads(line)["provenance"]["operators"][-1]["model"] == "test-model"
+
+
+def test_cli_prints_an_endpoint_error_with_brackets_as_it_is(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from casemill.cli import app
+
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(
+        json.dumps(support_case("refund", "delivered", order_id=f"W10{n:02d}")
+                   .model_dump(mode="json")) + "\n" for n in range(1, 5)))
+    failing = Reply(status=500, body={"error": {"message": "upstream [/v1/chat] failed"}})
+    with OpenAIServer(lambda body: failing) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("CASEMILL_LLM_MODEL", "test-model")
+        monkeypatch.setenv("CASEMILL_LLM_API_KEY", "k")
+        monkeypatch.setenv("CASEMILL_LLM_MAX_RETRIES", "0")
+        result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o",
+                                          str(tmp_path / "out.jsonl"), "--operators",
+                                          "llm_blend", "--per-seed", "1"])
+    assert result.exit_code == 0, result.output
+    assert "upstream [/v1/chat] failed" in " ".join(result.output.split())

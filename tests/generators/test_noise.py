@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from casemill.case.model import Case
 from generators import apply_operator, get_operator
 from generators.slots import (
     case_literals,
@@ -99,3 +100,42 @@ def test_case_protector_is_shared_per_case_and_finds_the_spans_of_its_literals(r
         assert spans == fresh.spans(turn.content)
         spans.clear()  # callers get their own list
         assert protector.spans(turn.content) == fresh.spans(turn.content)
+
+
+def _calendar_case(text: str) -> Case:
+    """A case of a domain Casemill has no pack for: tool names only, no state."""
+    return Case.model_validate({
+        "domain": "generic:calendar",
+        "conversation": [{"role": "customer", "content": text}],
+        "expected": {
+            "tool_calls": [{"tool": "reschedule_meeting",
+                            "params": {"meeting_id": "M-4411", "start": "Thursday 10:00"}}],
+            "forbidden_calls": [{"tool": "delete_meeting", "params": {"meeting_id": "M-4411"}}],
+            "outcome": "resolve", "reply_contains": ["Thursday"], "optimal_steps": 1},
+        "tags": {"category": "capability", "intents": ["reschedule"]},
+        "provenance": {"origin": "seed"},
+    })
+
+
+@pytest.mark.parametrize("name", NOISE)
+def test_noise_applies_to_a_case_of_a_generic_domain(name):
+    case = _calendar_case("Please would you move my weekly meeting with the design team to "
+                          "Thursday 10am, meeting id M-4411, thank you so much for helping")
+    outs = [new for seed in range(4) for new in checked_outputs(name, case, seed)]
+    assert outs, f"{name} made nothing of a generic case"
+    for new in outs:
+        assert new.expected == case.expected and new.domain == case.domain
+        assert "M-4411" in new.customer_text and "Thursday" in new.customer_text
+    assert any(new.customer_text != case.customer_text for new in outs)
+
+
+def test_expand_says_only_noise_applies_outside_the_support_domain():
+    from generators import ExpandConfig, expand
+
+    case = _calendar_case("Please move my meeting to Thursday 10am, meeting id M-4411.")
+    result = expand([case], ExpandConfig(chains=("keyboard_typo", "swap_order_id")), 0)
+    assert {c.provenance.operators[-1].name for c in result.candidates} == {"keyboard_typo"}
+    assert result.summary.messages == [
+        "seeds outside the support domain (generic:calendar): only the noise operators apply "
+        "to them, to their customer turns (a user scenario alone gives nothing; the other "
+        "operators need the support state and policy)"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from casemill.io.jsonl import decode_line, where
+from casemill.io.jsonl import decode_line, read_jsonl, where
 
 
 def test_an_unterminated_string_is_placed_without_a_doubled_at() -> None:
@@ -21,4 +21,28 @@ def test_where_adds_at_only_when_the_message_lacks_it() -> None:
     assert where("Expecting value", "line", 4) == "Expecting value at line 4"
     assert where("Unterminated string starting at", "line", 4) == (
         "Unterminated string starting at line 4"
+    )
+
+
+def test_a_gzip_cut_short_keeps_the_lines_before_and_ends_in_an_error_line(tmp_path) -> None:
+    import gzip
+
+    lines = b"".join(b'{"n": %d, "pad": "%s"}\n' % (n, b"x" * 200) for n in range(1, 41))
+    whole = gzip.compress(lines)
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    read = list(read_jsonl(cut))
+    good, last = read[:-1], read[-1]
+    assert [line.value["n"] for line in good] == list(range(1, len(good) + 1))
+    assert last.number == len(good) + 1 and last.value is None
+    assert last.error.startswith("unreadable gzip data: EOFError: ")
+
+
+def test_a_gz_file_that_is_no_gzip_is_one_error_line(tmp_path) -> None:
+    fake = tmp_path / "fake.jsonl.gz"
+    fake.write_text('{"n": 1}\n')
+    (line,) = read_jsonl(fake)
+    assert (line.number, line.error) == (
+        1,
+        "unreadable gzip data: BadGzipFile: Not a gzipped file (b'{\"')",
     )

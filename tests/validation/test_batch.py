@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from fixtures.casebuild import cancel_case, clarify_case, line, record, refund_case, scenario_case
 
+from casemill.case.model import Case
 from casemill.validation import BatchRules, Row, batch_findings, validate_paths
 
 pytestmark = pytest.mark.slow  # imports great_expectations (several seconds)
@@ -71,3 +72,24 @@ def test_duplicate_rows_and_length_bounds():
 def test_default_rules_pass_good_cases():
     rows = [Row(c, "f.jsonl", i) for i, c in enumerate([refund_case(), cancel_case()], 1)]
     assert batch_findings(rows) == []
+
+
+def test_cases_of_a_domain_without_known_write_tools_are_left_out_of_the_no_write_share():
+    def generic(n: int):
+        data = record(refund_case(f"W{2000 + n}"))
+        data.update(domain="generic:calendar", id="")
+        data["environment"] = {"state": {}, "faults": []}
+        data["tags"]["category"] = "robustness"
+        data["expected"]["tool_calls"] = [
+            {"tool": "reschedule_meeting", "params": {"meeting_id": f"M-{n}"}}
+        ]
+        return Case.model_validate(data)
+
+    rows = [Row(generic(n), "f.jsonl", n) for n in range(1, 26)]
+    rules = BatchRules(no_write_share={"robustness": (0.0, 0.9)})
+    assert batch_findings(rows, rules) == []
+    support = [Row(clarify_case(), "g.jsonl", 1)]  # a robustness case expecting no write
+    found = batch_findings([*rows, *support], rules.model_copy(update={"min_category_cases": 1}))
+    assert [(f.rule, f.message.split(" expect")[0]) for f in found] == [
+        ("no-write-share", "100% of the 1 'robustness' cases")
+    ]

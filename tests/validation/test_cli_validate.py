@@ -160,3 +160,37 @@ def test_a_folder_without_case_files_is_a_usage_error_not_all_valid(tmp_path):
     assert "no .jsonl or .jsonl.gz case files to validate" in str(result.exception)
     assert "all cases valid" not in result.output
     assert not list(tmp_path.glob("*.quarantine.jsonl"))
+
+
+def test_a_file_without_records_is_a_usage_error_not_all_valid(tmp_path):
+    empty, blank = tmp_path / "empty.jsonl", tmp_path / "blank.jsonl"
+    empty.write_text("")
+    blank.write_text("\n  \n")
+    result = runner.invoke(app, ["validate", str(empty), str(blank), "--no-batch"])
+    assert isinstance(result.exception, UserError), result.output
+    assert str(result.exception) == f"{empty}, {blank}: no case records in them"
+    assert "all cases valid" not in result.output
+
+
+def test_help_says_where_the_default_quarantine_goes():
+    help_text = " ".join(
+        runner.invoke(app, ["validate", "--help"], env={"COLUMNS": "200"}).output.split()
+    )
+    assert "NAME.quarantine.jsonl in the current folder" in help_text
+
+
+def test_a_damaged_gzip_keeps_its_good_records_and_names_the_line(tmp_path):
+    import gzip
+
+    good = GOOD.read_bytes()
+    path = tmp_path / "cases.jsonl.gz"  # a whole gzip member, then one cut short
+    path.write_bytes(gzip.compress(good) + gzip.compress(b"\n" * 50_000)[:30])
+    result = runner.invoke(
+        app, ["validate", str(path), "--no-batch", "--json", "--quarantine", str(tmp_path / "q")]
+    )
+    report = json.loads(result.output)
+    assert result.exit_code == 1
+    (finding,) = report["findings"]
+    assert (finding["layer"], finding["rule"]) == ("json", "invalid-gzip")
+    assert finding["line"] > len(good.splitlines())
+    assert report["valid"] == len(good.splitlines())

@@ -33,3 +33,13 @@ def test_cases_keep_file_and_line(tmp_path):
     assert [(i.case.id, i.file, i.line) for i in result.cases] == [
         (c.id, str(path), n) for n, c in enumerate(cases, 1)
     ]
+
+
+def test_a_file_named_twice_is_read_once(tmp_path):
+    (tmp_path / "seeds").mkdir()
+    path = tmp_path / "seeds" / "good.jsonl"
+    path.write_text("".join(line(c) for c in good_cases()))
+    again = tmp_path / "seeds" / ".." / "seeds" / "good.jsonl"
+    assert expand_paths([tmp_path / "seeds", path, again]) == [path]
+    loaded = load_cases([tmp_path / "seeds", path])
+    assert loaded.bad == [] and len(loaded.cases) == len(good_cases())
