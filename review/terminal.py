@@ -123,9 +123,10 @@ def render(view: ItemView, console: Console, position: str = "") -> None:
     head = Text.assemble(
         (view.headline, "bold"), f"\n{item.case_id}  v{item.version}  {position}  "
     )
-    console.print(
-        Panel(Group(head, Text.from_markup(flags)) if flags else head, title="case", expand=True)
-    )
+    parts = [head, Text.from_markup(flags)] if flags else [head]
+    if view.label_note:
+        parts.append(Text(view.label_note, style="bold yellow"))  # Text: no markup in notes
+    console.print(Panel(Group(*parts), title="case", expand=True))
     if item.parent is not None:
         console.print(_changes_table(view))
     convo = Table.grid(padding=(0, 1))

@@ -24,7 +24,7 @@ from review import auth
 from review.errors import EditRefused, NotFound, ReviewError, StaleWrite
 from review.forms import parse_calls, tool_names, with_calls
 from review.items import STATUSES, ItemFilter
-from review.present import first_change, item_view, params_text
+from review.present import first_change, item_view, needs_label, params_text
 from review.schema import now_iso
 from review.store import ReviewStore
 
@@ -200,6 +200,7 @@ def create_app(
             query=_query(flt),
             notice=_notice(request),
             first_change=first_change,
+            needs_label=needs_label,
         )
 
     @app.get("/next")

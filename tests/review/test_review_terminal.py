@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from review_factory import child_case
+from review_factory import GUESS_NOTE, child_case, guessed_case
 from rich.console import Console
 
 from review.items import ItemFilter
@@ -166,3 +166,13 @@ def test_undo_claims_the_undone_case_even_when_the_current_lease_is_lost(
     assert store.get(children[0].id).lease_holder == "ana"
     assert store.get(children[1].id).lease_holder == "bob"
     assert tally.approved == []
+
+
+def test_a_low_confidence_label_is_flagged_with_why(sqlite_store):
+    guess = guessed_case(1)
+    sqlite_store.enqueue([guess], "b1")
+    console = Console(record=True, width=200)
+    run(sqlite_store, "ana", None, console, scripted("q", [], []))
+    out = console.export_text()
+    assert "NEEDS LABEL" in out and "no parent" not in out
+    assert f"low-confidence label, check the expected behaviour yourself: {GUESS_NOTE}" in out

@@ -8,7 +8,7 @@ import re
 
 import pytest
 from fastapi.testclient import TestClient
-from review_factory import SYSTEM, child_case, invalid_case
+from review_factory import GUESS_NOTE, SYSTEM, child_case, guessed_case, invalid_case
 
 from casemill.case.model import Turn
 from review import auth
@@ -289,3 +289,22 @@ def test_queue_page_number_below_zero_is_the_first_page(client, sqlite_store, ch
     sign_in(client, sqlite_store)
     r = client.get("/?page=-3")
     assert r.status_code == 200 and children[0].id in r.text
+
+
+def test_a_low_confidence_label_is_flagged_on_the_case_and_in_the_queue(client, sqlite_store):
+    guess = guessed_case(1)
+    sqlite_store.enqueue([guess], "mined")
+    sign_in(client, sqlite_store)
+    page = client.get(f"/case/{guess.id}").text
+    note = re.search(r'<p class="warn" id="label-note">([^<]*)</p>', page)
+    assert note.group(1) == (
+        f"low-confidence label, check the expected behaviour yourself: {GUESS_NOTE}"
+    )
+    assert '<span class="flag bad">NEEDS LABEL</span>' in page
+    assert "no parent" not in page and "not known to the queue" not in page
+    row = re.search(
+        rf'<tr class="row[^"]*" data-href="/case/{guess.id}.*?</tr>',
+        client.get("/?batch=mined").text,
+        re.S,
+    )
+    assert '<span class="bad">needs label</span>' in row.group(0)
