@@ -366,7 +366,7 @@ def _notice(request: Request) -> str | None:
             verb = "approved" if parts[1] == "approved" else "rejected"
             return (
                 f"Bulk: {parts[2]} {verb}, {parts[3]} skipped "
-                "(invalid or held by another reviewer)."
+                "(failing validation, needing a human label, or held by another reviewer)."
             )
         return None
     return NOTICES.get(code)

@@ -187,7 +187,8 @@ def approve(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Approve every pending case matching the filters (cases failing validation are skipped)."""
+    """Approve every case matching the filters: pending ones unless a status=... filter says
+    otherwise (cases failing validation, needs_label guesses and leased cases are skipped)."""
     _decide("approved", filters, reviewer, None, db, as_json)
 
 
@@ -199,7 +200,8 @@ def reject(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Reject every pending case matching the filters."""
+    """Reject every case matching the filters: pending ones unless a status=... filter says
+    otherwise (leased cases are skipped)."""
     _decide("rejected", filters, reviewer, reason, db, as_json)
 
 

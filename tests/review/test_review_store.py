@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from review_factory import child_case, invalid_case
+from review_factory import child_case, guessed_case, invalid_case
 
 from casemill.case.model import derive
 from casemill.errors import UserError
@@ -228,3 +228,20 @@ def test_a_decided_case_is_not_edited_under_its_decision(store, children):
     pending = store.undo(case.id, "bob", kept.version)
     edited = store.edit(case.id, "bob", pending.version, data)
     assert edited.status == "pending" and edited.case.expected.optimal_steps == 4
+
+
+def test_bulk_approve_leaves_low_confidence_labels_to_a_person(store, parent, children):
+    guessed = guessed_case(1)
+    store.enqueue([children[0], guessed], "b1", parents={parent.id: parent})
+    result = store.bulk_decide(ItemFilter(status="pending"), "approved", "ana")
+    assert result.changed == (children[0].id,)
+    assert dict(result.skipped)[guessed.id] == (
+        "needs a human label (observed behaviour, may be wrong): approve it on its own"
+    )
+    assert store.get(guessed.id).status == "pending"
+    one = store.approve(guessed.id, "ana", store.get(guessed.id).version)  # one by one it can be
+    assert one.status == "approved"
+    rejected = store.bulk_decide(
+        ItemFilter(batch_id="b1", status="approved"), "rejected", "ana", "x"
+    )
+    assert set(rejected.changed) == {children[0].id, guessed.id}  # a bulk reject is not held

@@ -308,3 +308,17 @@ def test_a_low_confidence_label_is_flagged_on_the_case_and_in_the_queue(client, 
         re.S,
     )
     assert '<span class="bad">needs label</span>' in row.group(0)
+
+
+def test_bulk_approve_skips_a_low_confidence_label_and_says_why(client, sqlite_store, children):
+    guess = guessed_case(1)
+    sqlite_store.enqueue([guess], "mined")
+    csrf = sign_in(client, sqlite_store)
+    r = client.post("/bulk", data={"csrf": csrf, "decision": "approve", "status": "pending"})
+    assert r.status_code == 200
+    assert sqlite_store.get(guess.id).status == "pending"
+    assert sqlite_store.count(ItemFilter(status="approved")) == len(children)
+    assert (
+        f"Bulk: {len(children)} approved, 1 skipped (failing validation, needing a human label, or held by "
+        "another reviewer)." in r.text
+    )
