@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
+from prefect.exceptions import FlowPauseTimeout
 from prefect.input import RunInput
 
 from casemill.corpus import CorpusStore
@@ -62,19 +63,25 @@ def wait_for_batch(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> BatchStatus:
-    """Poll the queue until `batch_id` is decided; raises `BatchTimeout` after `timeout_s`."""
+    """Poll the queue until no case of `batch_id` is pending (a batch that holds none, its
+    cases all queued in other batches already, has nothing to wait for); raises `BatchTimeout`
+    after `timeout_s`."""
     deadline = clock() + timeout_s
     while True:
         status = store.batch_status(batch_id)
-        if status.decided:
+        if not status.pending:
             return status
         if clock() >= deadline:
-            raise BatchTimeout(
-                f"batch {batch_id} not decided within {timeout_s:g} s: {status.pending} of "
-                f"{status.total} still pending; review them with `casemill review next --filter "
-                f"batch={batch_id}`"
-            )
+            raise _timeout(status, timeout_s)
         sleep(poll_s)
+
+
+def _timeout(status: BatchStatus, timeout_s: float) -> BatchTimeout:
+    return BatchTimeout(
+        f"batch {status.batch_id} not decided within {timeout_s:g} s: {status.pending} of "
+        f"{status.total} still pending; review them with `casemill review next --filter "
+        f"batch={status.batch_id}`"
+    )
 
 
 def paused_runs(batch_id: str) -> list[Any]:
@@ -233,12 +240,17 @@ def review_batch(
     run_id = get_run_context().flow_run.id
     deadline = time.monotonic() + timeout_s
     status, rounds = store.batch_status(batch_id), 0
-    while wait and not status.decided:
+    if not status.total:
+        logger.info(
+            "batch %s holds no case (%d already queued in other batches, which export them): "
+            "nothing to wait for",
+            batch_id,
+            counts["already_queued"],
+        )
+    while wait and status.pending:
         remaining = int(deadline - time.monotonic())
         if remaining <= 0:
-            raise BatchTimeout(
-                f"batch {batch_id} not decided within {timeout_s} s: {status.pending} pending"
-            )
+            raise _timeout(status, timeout_s)
         logger.info(
             "waiting for reviewers: batch %s has %d of %d pending",
             batch_id,
@@ -248,16 +260,22 @@ def review_batch(
         watcher = (
             _Watcher(store, batch_id, run_id, watch_s) if watch_s else contextlib.nullcontext()
         )
+        got, timed_out = None, False
         with watcher:
-            got = pause_flow_run(
-                wait_for_input=BatchDecided,
-                timeout=remaining,
-                poll_interval=1,
-                key=f"review-{batch_id}-{rounds}",
-            )
+            try:
+                got = pause_flow_run(
+                    wait_for_input=BatchDecided,
+                    timeout=remaining,
+                    poll_interval=1,
+                    key=f"review-{batch_id}-{rounds}",
+                )
+            except FlowPauseTimeout:
+                timed_out = True  # the queue decides: a batch decided at the last moment goes on
         logger.info("resumed with %s", got.model_dump(mode="json") if got is not None else None)
         rounds += 1
         status = store.batch_status(batch_id)
+        if timed_out and status.pending:
+            raise _timeout(status, timeout_s)
     exported = export_task(url, batch_id, corpus_dir)
     artifacts.table(
         f"review-{batch_id}",
