@@ -322,3 +322,26 @@ def test_bulk_approve_skips_a_low_confidence_label_and_says_why(client, sqlite_s
         f"Bulk: {len(children)} approved, 1 skipped (failing validation, needing a human label, or held by "
         "another reviewer)." in r.text
     )
+
+
+def test_a_refused_edit_keeps_the_new_call_and_the_removals_typed(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    case = children[2]
+    form = {
+        "csrf": csrf,
+        "version": "1",
+        "tool_0": "refund_items",
+        "params_0": json.dumps(case.expected.tool_calls[0].params),
+        "delete_0": "1",
+        "tool_new": "cancel_order",
+        "params_new": '{"order_id": "W1001"',
+    }
+    r = client.post(f"/case/{case.id}/calls", data=form)
+    assert r.status_code == 422 and "new call (cancel_order): params are not valid JSON" in r.text
+    new_tool = re.search(r'<select name="tool_new" id="tool_new">(.*?)</select>', r.text, re.S)
+    assert re.findall(r"<option selected>([^<]*)</option>", new_tool.group(1)) == ["cancel_order"]
+    assert re.search(
+        r'<input type="checkbox" name="delete_0" id="delete_0" value="1" checked>', r.text
+    )
+    assert "{&#34;order_id&#34;: &#34;W1001&#34;</textarea>" in r.text
+    assert sqlite_store.get(case.id).case == case
