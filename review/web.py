@@ -179,11 +179,14 @@ def create_app(
         return response
 
     @app.get("/", response_class=HTMLResponse)
-    def queue(request: Request, page: int = 0) -> HTMLResponse:
+    def queue(request: Request) -> HTMLResponse:
         session = session_of(request)
         if session is None:
             raise HTTPException(401)
         flt = _filter_from(request.query_params)
+        total = store.count(flt)
+        pages = max(1, -(-total // PAGE_SIZE))
+        page = min(_page(request.query_params.get("page")), pages - 1)
         rows = store.list(flt, limit=PAGE_SIZE, offset=page * PAGE_SIZE)
         return render(
             request,
@@ -191,8 +194,9 @@ def create_app(
             session=session,
             flt=flt,
             rows=rows,
-            total=store.count(flt),
+            total=total,
             page=page,
+            pages=pages,
             page_size=PAGE_SIZE,
             facets=store.facets(),
             statuses=STATUSES,
@@ -339,6 +343,13 @@ def create_app(
         return JSONResponse([b.as_dict() for b in store.batches()])
 
     return app
+
+
+def _page(raw: str | None) -> int:
+    """The queue page a link asks for, from 0: anything but a whole number is the first page
+    (a hand-edited URL gets the queue, not an error), past the end the caller clamps."""
+    raw = (raw or "").strip()
+    return int(raw) if raw.isdigit() else 0
 
 
 def _version(form: dict[str, str]) -> int | None:

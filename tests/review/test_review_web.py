@@ -345,3 +345,24 @@ def test_a_refused_edit_keeps_the_new_call_and_the_removals_typed(client, sqlite
     )
     assert "{&#34;order_id&#34;: &#34;W1001&#34;</textarea>" in r.text
     assert sqlite_store.get(case.id).case == case
+
+
+def test_queue_pages_go_both_ways_and_a_bad_page_number_is_not_an_error(
+    client, sqlite_store, parent
+):
+    many = [child_case(parent, n) for n in range(100, 345)]  # 5 children + 245: three pages
+    sqlite_store.enqueue(many, "big", parents={parent.id: parent})
+    sign_in(client, sqlite_store)
+    middle = client.get("/?batch=big&page=1").text
+    assert "245 cases, page 2 of 3" in middle
+    assert 'href="/?batch=big&amp;page=0" id="prev-page"' in middle
+    assert 'href="/?batch=big&amp;page=2" id="next-page"' in middle
+    last = client.get("/?batch=big&page=2").text
+    assert "page 3 of 3" in last and "next-page" not in last and many[-1].id in last
+    first = client.get("/?batch=big").text
+    assert "page 1 of 3" in first and "prev-page" not in first
+    for bad in ("abc", "1.5", "99"):
+        r = client.get(f"/?batch=big&page={bad}")
+        assert r.status_code == 200 and "cases, page" in r.text
+    assert "page 3 of 3" in client.get("/?batch=big&page=99").text  # past the end: the last
+    assert "page 1 of 3" in client.get("/?batch=big&page=abc").text
