@@ -208,7 +208,9 @@ def reject(
 @review_app.command("export")
 def export(
     batch: str | None = typer.Option(None, "--batch", help="one batch (default: every batch)"),
-    corpus: Path | None = typer.Option(None, "--corpus", help="corpus folder (default: settings)"),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="existing corpus folder (default: settings corpus_dir)"
+    ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -216,6 +218,13 @@ def export(
     from casemill.corpus import CorpusStore
     from review.export import export_batch
 
+    if corpus is not None and not corpus.is_dir():
+        # a mistyped folder would get a corpus of its own, and the cases, marked exported,
+        # would never reach the real one
+        raise UserError(
+            f"--corpus {corpus}: no such corpus folder; to start a new corpus there, create "
+            f"the folder first (mkdir -p {corpus})"
+        )
     result = export_batch(
         _store(db), CorpusStore(corpus or Settings().corpus_dir), batch, actor=_reviewer(None)
     )

@@ -84,6 +84,7 @@ def test_cli_enqueue_decide_export(tmp_path):
     assert (row["batch_id"], row["approved"], row["rejected"], row["decided"]) == ("b1", 3, 2, True)
 
     corpus = tmp_path / "corpus"
+    corpus.mkdir()  # a new corpus starts in a folder made for it (a typo is refused)
     r = invoke("review", "export", "--batch", "b1", "--corpus", str(corpus), "--db", db, "--json")
     out = json.loads(r.stdout)
     assert out["corpus_version"] == 1 and sorted(out["added"]) == sorted(c.id for c in cands[:3])
@@ -125,6 +126,7 @@ def test_cli_mistakes_are_named_not_silent(tmp_path):
     r = runner.invoke(app, ["review", "approve", "--filter", "valid=maybe", "--db", db])
     assert isinstance(r.exception, UserError) and "valid is true or false" in str(r.exception)
     corpus = tmp_path / "corpus"
+    corpus.mkdir()
     r = runner.invoke(
         app, ["review", "export", "--batch", "b2", "--corpus", str(corpus), "--db", db]
     )
@@ -144,3 +146,23 @@ def test_cli_enqueue_audit_names_who_queued(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     log = ReviewStore.open(db).audit_log(case_id=case.id)
     assert [(e.action, e.actor) for e in log] == [("enqueue", "zoe")]
+
+
+def test_cli_export_to_a_mistyped_corpus_folder_is_refused_and_marks_nothing(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    case = child_case(seed_case(), 0)
+    store.enqueue([case], "b1")
+    store.approve(case.id, "ana", None)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    typo = tmp_path / "corpsu"
+    r = runner.invoke(app, ["review", "export", "--batch", "b1", "--corpus", str(typo), "--db", db])
+    assert isinstance(r.exception, UserError) and str(r.exception) == (
+        f"--corpus {typo}: no such corpus folder; to start a new corpus there, create the "
+        f"folder first (mkdir -p {typo})"
+    )
+    assert not typo.exists() and store.get(case.id).exported_at is None
+    r = invoke("review", "export", "--batch", "b1", "--corpus", str(corpus), "--db", db, "--json")
+    assert json.loads(r.stdout)["added"] == [case.id]
+    assert [c.id for c in CorpusStore(corpus).cases()] == [case.id]
