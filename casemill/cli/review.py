@@ -269,6 +269,12 @@ def resume(
     """Resume the flow runs waiting for a decided batch."""
     store = _store(db)
     status = store.batch_status(batch)
+    if not status.total:
+        err_console.print(
+            f"batch {batch} holds no case (its cases were queued in other batches); "
+            "no flow waits on it"
+        )
+        raise typer.Exit(1)
     if not status.decided:
         err_console.print(
             f"batch {batch} still has {status.pending} pending cases; nothing resumed"

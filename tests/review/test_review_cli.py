@@ -166,3 +166,18 @@ def test_cli_export_to_a_mistyped_corpus_folder_is_refused_and_marks_nothing(tmp
     r = invoke("review", "export", "--batch", "b1", "--corpus", str(corpus), "--db", db, "--json")
     assert json.loads(r.stdout)["added"] == [case.id]
     assert [c.id for c in CorpusStore(corpus).cases()] == [case.id]
+
+
+def test_cli_resume_of_a_batch_holding_no_case_says_so(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    case = child_case(seed_case(), 0)
+    store.enqueue([case], "b1")
+    store.enqueue([case], "b2")  # queued in b1 already: b2 holds nothing
+    r = runner.invoke(app, ["review", "resume", "--batch", "b2", "--db", db])
+    assert r.exit_code == 1
+    assert " ".join(r.stderr.split()) == (
+        "batch b2 holds no case (its cases were queued in other batches); no flow waits on it"
+    )
+    r = runner.invoke(app, ["review", "resume", "--batch", "b1", "--db", db])
+    assert r.exit_code == 1 and "batch b1 still has 1 pending cases" in r.stderr
