@@ -23,7 +23,7 @@ from casemill.errors import UserError
 from review import auth
 from review.errors import EditRefused, NotFound, ReviewError, StaleWrite
 from review.forms import parse_calls, tool_names, with_calls
-from review.items import STATUSES, ItemFilter
+from review.items import STATUSES, Item, ItemFilter
 from review.present import first_change, item_view, needs_label, params_text
 from review.schema import now_iso
 from review.store import ReviewStore
@@ -216,9 +216,9 @@ def create_app(
         item = store.claim_next(session.reviewer, flt)
         if item is None:
             return RedirectResponse("/?" + _query(flt, notice="empty"), status_code=303)
-        extra = (
-            {"notice": request.query_params["notice"]} if request.query_params.get("notice") else {}
-        )
+        extra = {
+            k: request.query_params[k] for k in ("notice", "last") if request.query_params.get(k)
+        }
         return RedirectResponse(f"/case/{item.case_id}?" + _query(flt, **extra), status_code=303)
 
     def case_page(
@@ -242,6 +242,7 @@ def create_app(
         flt = _filter_from(request.query_params)
         prev_id, next_id = store.neighbours(case_id, flt)
         status = store.batch_status(item.batch_id)
+        last = _undoable(store, request.query_params.get("last"), case_id, session.reviewer)
         return render(
             request,
             "case.html",
@@ -260,6 +261,7 @@ def create_app(
             lease_note=lease_note,
             batch=status,
             notice=_notice(request),
+            last=last,
         )
 
     @app.get("/case/{case_id}", response_class=HTMLResponse)
@@ -296,7 +298,10 @@ def create_app(
             return case_page(request, session, case_id, status_code=code, errors=[str(exc)])
         after_decision(item.batch_id)
         notice = "approved" if action == "approve" else "rejected"
-        return RedirectResponse("/next?" + _query(flt, notice=notice), status_code=303)
+        # `last`: the next page offers to undo this decision (u), as the terminal does
+        return RedirectResponse(
+            "/next?" + _query(flt, notice=notice, last=case_id), status_code=303
+        )
 
     @app.post("/case/{case_id}/calls")
     async def edit_calls(request: Request, case_id: str) -> Response:
@@ -343,6 +348,20 @@ def create_app(
         return JSONResponse([b.as_dict() for b in store.batches()])
 
     return app
+
+
+def _undoable(store: ReviewStore, case_id: str | None, current: str, reviewer: str) -> Item | None:
+    """The case the reviewer decided just before this page (`last` in the URL), when that
+    decision is still theirs and can be undone: decided by them, not exported, batch open."""
+    if not case_id or case_id == current:
+        return None
+    try:
+        item = store.get(case_id)
+    except NotFound:
+        return None
+    if item.status == "pending" or item.reviewer != reviewer or item.exported_at:
+        return None
+    return None if store.batch_status(item.batch_id).closed else item
 
 
 def _page(raw: str | None) -> int:

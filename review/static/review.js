@@ -64,7 +64,7 @@
     if (page !== "case") { return; }
     if (key === "a") { const b = $("#approve"); if (b && !b.disabled) { ev.preventDefault(); submit($("#approve-form")); } }
     else if (key === "r" && reason) { ev.preventDefault(); document.body.classList.add("rejecting"); reason.focus(); }
-    else if (key === "u") { submit($("#undo-form")); }
+    else if (key === "u") { submit($("#undo-form") || $("#undo-last-form")); }
     else if (key === "e") {
       const box = $("#edit-calls"); if (box) { box.open = true; }
       const t = $("#params_0") || $("#params_new"); if (t) { ev.preventDefault(); t.focus(); }

@@ -129,6 +129,22 @@ def test_sign_in_and_approve_by_keyboard(page, served):
     assert store.get(cases[1].id).status == "pending"
 
 
+def test_u_on_the_next_pending_case_undoes_the_decision_just_made(page, served):
+    store, base = served
+    cases = batch(store, "undo-last")
+    sign_in(page, served)
+    page.goto(f"{base}/next?batch=undo-last&status=pending")
+    page.wait_for_url(f"**/case/{cases[0].id}*")
+    page.keyboard.press("a")
+    page.wait_for_url(f"**/case/{cases[1].id}*")
+    assert page.locator("#undo-last-form span").inner_text() == f"you approved {cases[0].id}"
+    assert page.locator("#prev").count() == 0  # the status=pending walk has no way back
+    page.keyboard.press("u")
+    page.wait_for_url(f"**/case/{cases[0].id}*notice=undone*")
+    assert store.get(cases[0].id).status == "pending"
+    assert page.locator("#status").inner_text() == "pending"
+
+
 def test_edit_expected_call_invalid_refused_then_valid(page, served):
     store, base = served
     case = batch(store, "edit", n=1)[0]

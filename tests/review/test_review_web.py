@@ -366,3 +366,30 @@ def test_queue_pages_go_both_ways_and_a_bad_page_number_is_not_an_error(
         assert r.status_code == 200 and "cases, page" in r.text
     assert "page 3 of 3" in client.get("/?batch=big&page=99").text  # past the end: the last
     assert "page 1 of 3" in client.get("/?batch=big&page=abc").text
+
+
+def test_the_case_after_a_decision_offers_to_undo_it(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    first = children[0].id
+    item = sqlite_store.get(first)
+    r = client.post(
+        f"/case/{first}/decide?status=pending&batch=b1",
+        data={"action": "approve", "version": str(item.version), "csrf": csrf},
+    )
+    assert r.status_code == 200 and f"/case/{children[1].id}?" in str(r.url)
+    form = re.search(r'<form [^>]*id="undo-last-form".*?</form>', r.text, re.S).group(0)
+    assert f'action="/case/{first}/decide?status=pending&amp;batch=b1"' in form
+    version = re.search(r'name="version" value="(\d+)"', form).group(1)
+    assert int(version) == sqlite_store.get(first).version
+    r = client.post(
+        f"/case/{first}/decide?status=pending&batch=b1",
+        data={"action": "undo", "version": version, "csrf": csrf},
+    )
+    assert r.status_code == 200 and "Decision undone" in r.text
+    assert sqlite_store.get(first).status == "pending"
+    # only your own decision, only while it stands
+    sqlite_store.reject(children[2].id, "bob", None, reason="dup")
+    page = client.get(f"/case/{children[1].id}?last={children[2].id}").text
+    assert "undo-last-form" not in page
+    page = client.get(f"/case/{children[1].id}?last={first}").text  # pending again
+    assert "undo-last-form" not in page
