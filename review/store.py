@@ -24,7 +24,17 @@ from review.batch_ops import AUTO_REVIEWER, AuditEntry, BatchOps
 from review.diff import json_changes
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, NotFound, StaleWrite
 from review.items import EnqueueResult, Item, ItemFilter
-from review.schema import audit, batches, items, make_engine, migrate, now_iso
+from review.schema import (
+    BATCH_ID_MAX,
+    NAME_MAX,
+    audit,
+    batches,
+    check_name,
+    items,
+    make_engine,
+    migrate,
+    now_iso,
+)
 
 __all__ = ["AUTO_REVIEWER", "AuditEntry", "ReviewStore"]
 from review.validate import case_findings, parse_edited_case
@@ -93,6 +103,8 @@ class ReviewStore(BatchOps):
         is validated now; its findings travel with it."""
         if policy not in POLICIES:
             raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+        check_name("batch id", batch_id, BATCH_ID_MAX)
+        check_name("actor", actor, NAME_MAX)
         parents = parents or {}
         added, already, invalid = [], [], []
         now = self._now()
@@ -229,6 +241,7 @@ class ReviewStore(BatchOps):
         change: Callable[[Row], dict[str, Any]],
         with_case: bool = False,
     ) -> Item:
+        check_name("reviewer", actor, NAME_MAX)
         row = conn.execute(self._lock(select(items).where(items.c.case_id == case_id))).first()
         if row is None:
             raise NotFound(f"no case {case_id} in the review queue")

@@ -181,3 +181,12 @@ def test_cli_resume_of_a_batch_holding_no_case_says_so(tmp_path):
     )
     r = runner.invoke(app, ["review", "resume", "--batch", "b1", "--db", db])
     assert r.exit_code == 1 and "batch b1 still has 1 pending cases" in r.stderr
+
+
+def test_cli_default_batch_id_of_a_long_file_name_fits_the_queue(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    file = tmp_path / ("candidates-" + "x" * 150 + ".jsonl")
+    file.write_text(dumps_line(child_case(seed_case(), 0).model_dump(mode="json")))
+    r = invoke("review", "enqueue", str(file), "--db", db, "--json")
+    batch = json.loads(r.stdout)["batch"]
+    assert len(batch) == 120 and batch.startswith("candidates-xxx") and batch[-9] == "-"

@@ -245,3 +245,19 @@ def test_bulk_approve_leaves_low_confidence_labels_to_a_person(store, parent, ch
         ItemFilter(batch_id="b1", status="approved"), "rejected", "ana", "x"
     )
     assert set(rejected.changed) == {children[0].id, guessed.id}  # a bulk reject is not held
+
+
+def test_a_batch_id_or_reviewer_too_long_is_refused_alike_on_both_databases(store, children):
+    long_batch = "b" * 121
+    with pytest.raises(
+        UserError, match=r"^batch id 'b{40}…' is 121 characters long; give 1 to 120$"
+    ):
+        store.enqueue(children[:1], long_batch)
+    with pytest.raises(UserError, match="batch id '  ' is 2 characters long"):
+        store.enqueue(children[:1], "  ")
+    assert store.batches() == [] and store.count() == 0
+    store.enqueue(children[:1], "b" * 120)
+    with pytest.raises(UserError, match="^reviewer 'r{40}…' is 121 characters long"):
+        store.approve(children[0].id, "r" * 121, None)
+    item = store.get(children[0].id)
+    assert item.status == "pending" and item.version == 1
