@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
@@ -127,6 +127,92 @@ def status(
             kappa,
         )
     console.print(table)
+
+
+def _summary(item) -> dict:  # noqa: ANN001 - a review.items.Item
+    """One item as `list --json` and `show --json` give it (the case itself only in `show`)."""
+    from review.present import needs_label
+
+    return {
+        "case_id": item.case_id,
+        "current_id": item.case.id,
+        "batch_id": item.batch_id,
+        "status": item.status,
+        "valid": item.valid,
+        "needs_label": needs_label(item.case),
+        "origin": item.origin,
+        "operator": item.operator,
+        "intents": list(item.intents),
+        "outcome": item.case.expected.outcome,
+        "reviewer": item.reviewer,
+        "decided_at": item.decided_at,
+        "reason": item.reason,
+        "lease_holder": item.lease_holder,
+        "version": item.version,
+        "exported_at": item.exported_at,
+    }
+
+
+@review_app.command("list")
+def list_(
+    filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    limit: int = typer.Option(50, "--limit", min=0, help="at most this many (0: all)"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Cases in the queue matching the filters, in queue order."""
+    from review.items import ItemFilter
+
+    store = _store(db)
+    flt = ItemFilter.parse(filters or [])
+    rows = [_summary(i) for i in store.list(flt, limit=limit or None)]
+    if as_json:
+        console.print_json(json.dumps(rows))
+        return
+    table = Table("batch", "status", "label", "checks", "reviewer")
+    table.columns.insert(0, Column("case", no_wrap=True, min_width=22))  # ids are copied whole
+    for r in rows:
+        checks = ("ok" if r["valid"] else "fails") + (" · needs label" if r["needs_label"] else "")
+        label = f"{'+'.join(r['intents']) or 'no intent'} -> {r['outcome']}"
+        table.add_row(r["case_id"], r["batch_id"], r["status"], label, checks, r["reviewer"] or "")
+    console.print(table)
+    total = store.count(flt)
+    if total > len(rows):
+        console.print(f"{len(rows)} of {total} shown; --limit 0 lists all")
+
+
+@review_app.command("show")
+def show(
+    case_id: str = typer.Argument(..., help="the case's id in the queue"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """One case as a reviewer sees it (read only: no lease is taken)."""
+    from review.present import item_view
+    from review.terminal import render
+
+    item = _store(db).get(case_id)
+    if as_json:
+        out = {
+            **_summary(item),
+            "findings": [f.as_dict() for f in item.findings],
+            "edits": [e.model_dump(mode="json") for e in item.edits],
+            "case": item.case.model_dump(mode="json"),
+        }
+        console.print_json(json.dumps(out))
+        return
+    render(item_view(item), console, position=item.status)
+
+
+@review_app.command("undo")
+def undo(
+    case_id: str = typer.Argument(..., help="the case's id in the queue"),
+    reviewer: str | None = typer.Option(None, "--reviewer"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Take back the decision on one case: it is pending again (while its batch is open)."""
+    item = _store(db).undo(case_id, _reviewer(reviewer), None)
+    console.print(f"{item.case_id} is pending again (version {item.version})")
 
 
 @review_app.command("next")

@@ -190,3 +190,35 @@ def test_cli_default_batch_id_of_a_long_file_name_fits_the_queue(tmp_path):
     r = invoke("review", "enqueue", str(file), "--db", db, "--json")
     batch = json.loads(r.stdout)["batch"]
     assert len(batch) == 120 and batch.startswith("candidates-xxx") and batch[-9] == "-"
+
+
+def test_cli_list_show_and_undo_one_case(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    parent = seed_case()
+    cases = [child_case(parent, i) for i in range(3)]
+    store.enqueue(cases, "b1", parents={parent.id: parent})
+    store.reject(cases[1].id, "ana", None, reason="typo changes the meaning")
+
+    r = invoke("review", "list", "--filter", "status=rejected", "--db", db, "--json")
+    rows = json.loads(r.stdout)
+    assert [(x["case_id"], x["status"], x["reviewer"]) for x in rows] == [
+        (cases[1].id, "rejected", "ana")
+    ]
+    assert rows[0]["reason"] == "typo changes the meaning" and rows[0]["needs_label"] is False
+    r = invoke("review", "list", "--filter", "batch=b1", "--limit", "2", "--db", db)
+    assert cases[0].id in r.stdout and cases[1].id in r.stdout and cases[2].id not in r.stdout
+    assert "2 of 3 shown; --limit 0 lists all" in r.stdout
+
+    r = invoke("review", "show", cases[1].id, "--db", db, "--json")
+    shown = json.loads(r.stdout)
+    assert shown["status"] == "rejected" and shown["case"]["id"] == cases[1].id
+    r = invoke("review", "show", cases[0].id, "--db", db)
+    assert "changes vs parent" in r.stdout and "crackd" in r.stdout
+    assert store.get(cases[0].id).lease_holder is None  # showing takes no lease
+
+    r = invoke("review", "undo", cases[1].id, "--reviewer", "ana", "--db", db)
+    assert r.exit_code == 0 and f"{cases[1].id} is pending again" in r.stdout
+    assert store.get(cases[1].id).status == "pending"
+    r = runner.invoke(app, ["review", "undo", cases[1].id, "--db", db])
+    assert isinstance(r.exception, UserError) and "has no decision to undo" in str(r.exception)
