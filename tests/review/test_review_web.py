@@ -393,3 +393,11 @@ def test_the_case_after_a_decision_offers_to_undo_it(client, sqlite_store, child
     assert "undo-last-form" not in page
     page = client.get(f"/case/{children[1].id}?last={first}").text  # pending again
     assert "undo-last-form" not in page
+
+
+def test_bulk_confirmations_name_the_status_they_decide(client, sqlite_store):
+    sign_in(client, sqlite_store)
+    page = client.get("/?status=approved&batch=b1").text
+    assert 'data-confirm="Reject every approved case matching status=approved batch_id=b1?"' in page
+    page = client.get("/?operator=typos").text
+    assert 'data-confirm="Approve every valid pending case matching operator=typos?"' in page
