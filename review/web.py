@@ -393,11 +393,10 @@ def _notice(request: Request) -> str | None:
     if code.startswith("bulk:"):
         parts = code.split(":")
         if len(parts) == 4 and parts[2].isdigit() and parts[3].isdigit():
-            verb = "approved" if parts[1] == "approved" else "rejected"
-            return (
-                f"Bulk: {parts[2]} {verb}, {parts[3]} skipped "
-                "(failing validation, needing a human label, or held by another reviewer)."
-            )
+            if parts[1] == "approved":
+                why = "failing validation, needing a human label, or held by another reviewer"
+                return f"Bulk: {parts[2]} approved, {parts[3]} skipped ({why})."
+            return f"Bulk: {parts[2]} rejected, {parts[3]} skipped (held by another reviewer)."
         return None
     return NOTICES.get(code)
 

@@ -401,3 +401,11 @@ def test_bulk_confirmations_name_the_status_they_decide(client, sqlite_store):
     assert 'data-confirm="Reject every approved case matching status=approved batch_id=b1?"' in page
     page = client.get("/?operator=typos").text
     assert 'data-confirm="Approve every valid pending case matching operator=typos?"' in page
+
+
+def test_bulk_reject_notice_gives_only_the_reason_a_reject_is_skipped(client, sqlite_store):
+    csrf = sign_in(client, sqlite_store)
+    r = client.post(
+        "/bulk", data={"csrf": csrf, "decision": "reject", "batch": "b1", "reason": "dup"}
+    )
+    assert "Bulk: 5 rejected, 0 skipped (held by another reviewer)." in r.text
