@@ -120,9 +120,9 @@ def edit_in_editor(text: str, suffix: str = ".json") -> str:
 def render(view: ItemView, console: Console, position: str = "") -> None:
     item = view.item
     flags = "  ".join(f"[reverse]{f}[/]" for f in view.flags)
-    head = Text.assemble(
-        (view.headline, "bold"), f"\n{item.case_id}  v{item.version}  {position}  "
-    )
+    # an edit gives the case a new content id; the queue keeps the item under the old one
+    ids = f"{item.case_id} -> {item.case.id}" if item.case.id != item.case_id else item.case_id
+    head = Text.assemble((view.headline, "bold"), f"\n{ids}  v{item.version}  {position}  ")
     parts = [head, Text.from_markup(flags)] if flags else [head]
     if view.label_note:
         parts.append(Text(view.label_note, style="bold yellow"))  # Text: no markup in notes

@@ -176,3 +176,17 @@ def test_a_low_confidence_label_is_flagged_with_why(sqlite_store):
     out = console.export_text()
     assert "NEEDS LABEL" in out and "no parent" not in out
     assert f"low-confidence label, check the expected behaviour yourself: {GUESS_NOTE}" in out
+
+
+def test_an_edited_case_shows_its_new_id_next_to_its_queue_key(sqlite_store, parent, children):
+    store = sqlite_store
+    store.enqueue(children[:1], "b1", parents={parent.id: parent})
+
+    def edit(text: str) -> str:
+        return text.replace('"optimal_steps": 3', '"optimal_steps": 4')
+
+    console = Console(record=True, width=160)
+    run(store, "ana", None, console, scripted("eq", [], [edit]))
+    new_id = store.get(children[0].id).case.id
+    assert new_id != children[0].id
+    assert f"{children[0].id} -> {new_id}  v" in console.export_text()
