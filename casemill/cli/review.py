@@ -90,6 +90,12 @@ def enqueue(
             f"batch [bold]{result.batch_id}[/]: {summary['added']} added, "
             f"{summary['already_queued']} already queued, "
             f"{summary['failing_validation']} failing validation, {summary['bad_lines']} bad lines"
+            + (
+                f"; {summary['auto_approved']} auto-approved, the other "
+                f"{len(auto.skipped)} wait for a person"
+                if auto
+                else ""
+            )
         )
         for error in loaded.errors[:10]:
             err_console.print(f"[yellow]skipped[/] {error}")

@@ -222,3 +222,17 @@ def test_cli_list_show_and_undo_one_case(tmp_path):
     assert store.get(cases[1].id).status == "pending"
     r = runner.invoke(app, ["review", "undo", cases[1].id, "--db", db])
     assert isinstance(r.exception, UserError) and "has no decision to undo" in str(r.exception)
+
+
+def test_cli_enqueue_with_the_auto_policy_says_what_it_approved(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    parent = seed_case()
+    file = tmp_path / "cands.jsonl"
+    file.write_text(
+        "".join(dumps_line(child_case(parent, i).model_dump(mode="json")) for i in (1, 2))
+    )
+    r = invoke("review", "enqueue", str(file), "--batch", "b1", "--policy", "auto", "--db", db)
+    assert " ".join(r.stdout.split()) == (
+        "batch b1: 2 added, 0 already queued, 0 failing validation, 0 bad lines; "
+        "2 auto-approved, the other 0 wait for a person"
+    )
