@@ -32,7 +32,7 @@ from casemill.errors import UserError
 from casemill.settings import Settings
 from flows import _artifacts as artifacts
 from review.export import export_batch
-from review.intake import enqueue_file
+from review.intake import enqueue_file, find_parents
 from review.items import BatchStatus
 from review.store import ReviewStore
 
@@ -172,22 +172,32 @@ def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
     ]
 
 
-@task(name="review-enqueue")
-def enqueue_task(
-    db_url: str, batch_id: str, cases_path: str | None, cases: list[dict] | None, policy: str
+def enqueue_batch(
+    store: ReviewStore,
+    batch_id: str,
+    cases_path: str | None,
+    cases: list[dict] | None,
+    policy: str,
+    corpus_dir: str | Path,
+    seeds_dir: str | Path | None = None,
 ) -> dict:
+    """Enqueue the flow's cases with their parents, looked up as `casemill review enqueue`
+    does (the same file, the seeds folder, the corpus), so that reviewers see what each
+    operator changed; then apply the `auto` policy. Returns the counts."""
     from casemill.case.model import Case
 
-    store = ReviewStore.open(db_url)
+    seeds = Path(seeds_dir) if seeds_dir is not None else Settings().seeds_dir
+    sources = [seeds] if seeds.exists() else []
+    corpus = CorpusStore(corpus_dir)
     if cases_path:
         result, loaded = enqueue_file(
-            store, cases_path, batch_id=batch_id, policy=policy, actor="flow"
+            store, cases_path, batch_id, sources, corpus, policy=policy, actor="flow"
         )
         bad = len(loaded.errors)
     else:
-        result = store.enqueue(
-            [Case.model_validate(c) for c in cases or []], batch_id, policy=policy, actor="flow"
-        )
+        models = [Case.model_validate(c) for c in cases or []]
+        parents = find_parents(models, sources, corpus)
+        result = store.enqueue(models, batch_id, parents=parents, policy=policy, actor="flow")
         bad = 0
     auto = store.auto_decide(batch_id) if policy == "auto" else None
     return {
@@ -197,6 +207,18 @@ def enqueue_task(
         "quarantined": bad,
         "auto_approved": len(auto.changed) if auto else 0,
     }
+
+
+@task(name="review-enqueue")
+def enqueue_task(
+    db_url: str,
+    batch_id: str,
+    cases_path: str | None,
+    cases: list[dict] | None,
+    policy: str,
+    corpus_dir: str,
+) -> dict:
+    return enqueue_batch(ReviewStore.open(db_url), batch_id, cases_path, cases, policy, corpus_dir)
 
 
 @task(name="review-export")
@@ -233,7 +255,7 @@ def review_batch(
         raise UserError("give exactly one of cases_path or cases")
     url = db_url or Settings().review_db
     counts = enqueue_task(
-        url, batch_id, str(Path(cases_path)) if cases_path else None, cases, policy
+        url, batch_id, str(Path(cases_path)) if cases_path else None, cases, policy, corpus_dir
     )
     logger.info("batch %s enqueued: %s", batch_id, counts)
     store = ReviewStore.open(url)

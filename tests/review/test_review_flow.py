@@ -13,6 +13,7 @@ from review_factory import invalid_case
 from casemill.corpus import CorpusStore
 from review.flow import (
     BatchTimeout,
+    enqueue_batch,
     paused_runs,
     resume_waiting,
     review_batch,
@@ -20,6 +21,7 @@ from review.flow import (
     wait_for_batch,
 )
 from review.items import BatchStatus
+from review.present import item_view
 from review.store import ReviewStore
 
 
@@ -212,3 +214,24 @@ def test_flow_timeout_says_what_is_pending_and_how_to_review_it(
         "batch late not decided within 3 s: 2 of 2 still pending; review them with "
         "`casemill review next --filter batch=late`"
     )
+
+
+def test_the_flow_enqueues_cases_with_their_parents_from_corpus_or_seeds(
+    sqlite_store, tmp_path, parent, children
+):
+    from casemill.io.jsonl import dumps_line
+
+    corpus_dir = tmp_path / "corpus"
+    CorpusStore(corpus_dir).add_version([parent])
+    file = tmp_path / "cands.jsonl"
+    file.write_text("".join(dumps_line(c.model_dump(mode="json")) for c in children[:2]))
+    counts = enqueue_batch(sqlite_store, "f1", str(file), None, "human", corpus_dir, tmp_path)
+    assert counts["added"] == 2
+    assert sqlite_store.get(children[0].id).parent == parent  # from the corpus
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "s.jsonl").write_text(dumps_line(parent.model_dump(mode="json")))
+    cases = [children[2].model_dump(mode="json")]
+    enqueue_batch(sqlite_store, "f2", None, cases, "human", tmp_path / "none", seeds)
+    item = sqlite_store.get(children[2].id)
+    assert item.parent == parent and item_view(item).changes  # the reviewer sees the diff
