@@ -72,8 +72,11 @@ def test_lease_blocks_others_until_it_expires(db_url, children):
     theirs = store.claim_next("bob")
     assert theirs.case_id == children[1].id
     assert store.claim_next("ana").case_id == mine.case_id  # a held item comes back first
-    with pytest.raises(LeaseHeld, match="being reviewed by ana"):
+    with pytest.raises(LeaseHeld) as held:
         store.approve(mine.case_id, "bob", None)
+    assert str(held.value) == (
+        f"case {mine.case_id} is being reviewed by ana until 2026-01-01 00:01 UTC"
+    )
     moment[0] += timedelta(seconds=61)
     bob_now = store.claim(mine.case_id, "bob")
     assert bob_now.lease_holder == "bob"
