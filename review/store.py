@@ -114,18 +114,24 @@ class ReviewStore(BatchOps):
             findings = self.validator(case)
             rows.append((case, parent, findings))
         with self.engine.begin() as conn:
-            if (
-                conn.execute(
-                    select(batches.c.batch_id).where(batches.c.batch_id == batch_id)
-                ).first()
-                is None
-            ):
+            head = conn.execute(select(batches).where(batches.c.batch_id == batch_id)).first()
+            if head is None:
                 conn.execute(
                     batches.insert().values(
                         batch_id=batch_id, created_at=now, policy=policy, note=note
                     )
                 )
             existing = _queued_ids(conn, [c.id for c, _, _ in rows])
+            if (
+                head is not None
+                and head.closed_at
+                and any(c.id not in existing for c, _, _ in rows)
+            ):
+                # nobody could decide a case added now: a closed batch's decisions are final
+                raise DecisionBlocked(
+                    f"batch {batch_id} was closed at {head.closed_at} (decided and exported); "
+                    "queue new cases in another batch"
+                )
             position = conn.execute(
                 select(func.coalesce(func.max(items.c.position), 0)).where(
                     items.c.batch_id == batch_id

@@ -264,3 +264,17 @@ def test_a_batch_id_or_reviewer_too_long_is_refused_alike_on_both_databases(stor
         store.approve(children[0].id, "r" * 121, None)
     item = store.get(children[0].id)
     assert item.status == "pending" and item.version == 1
+
+
+def test_new_cases_are_not_queued_into_a_closed_batch(store, children):
+    store.enqueue(children[:1], "b1")
+    store.approve(children[0].id, "ana", None)
+    store.close_batch("b1")
+    with pytest.raises(
+        DecisionBlocked, match=r"batch b1 was closed at .*queue new cases in another"
+    ):
+        store.enqueue(children[:2], "b1")
+    assert store.count() == 1 and store.batch_status("b1").total == 1
+    again = store.enqueue(children[:1], "b1")  # a re-run with nothing new stays a no-op
+    assert again.added == () and again.already_queued == (children[0].id,)
+    assert store.enqueue(children[1:2], "b2").added == (children[1].id,)
