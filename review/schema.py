@@ -217,6 +217,17 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def unreachable(engine: Engine, exc: Exception) -> str:
+    """What to tell a user whose queue database cannot be opened: where (password hidden), the
+    driver's reason in one line, and where the URL comes from."""
+    where = engine.url.render_as_string(hide_password=True)
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    return (
+        f"cannot open the review queue at {where}: {reason}; check --db or CASEMILL_REVIEW_DB "
+        "(is the server running, does the database exist?)"
+    )
+
+
 def make_engine(url: str, **kwargs) -> Engine:
     """An engine for `url`: SQLite gets WAL mode and immediate transactions (its folder is
     created); PostgreSQL gets a pool sized for a small team. A string that is no database URL is

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, func, or_, select
 from sqlalchemy.engine import Connection, Row
+from sqlalchemy.exc import OperationalError
 
 from casemill.case.model import Case, ReviewEdit
 from casemill.errors import UserError
@@ -34,6 +35,7 @@ from review.schema import (
     make_engine,
     migrate,
     now_iso,
+    unreachable,
 )
 
 __all__ = ["AUTO_REVIEWER", "AuditEntry", "ReviewStore"]
@@ -76,7 +78,10 @@ class ReviewStore(BatchOps):
         self.clock = clock or (lambda: datetime.now(UTC))
         self.lease_s = lease_s
         self.validator = validator
-        migrate(engine, self.clock)
+        try:
+            migrate(engine, self.clock)
+        except OperationalError as exc:  # no server, no such database, a locked file
+            raise UserError(unreachable(engine, exc)) from exc
 
     @classmethod
     def open(cls, url: str, **kwargs: Any) -> ReviewStore:

@@ -278,3 +278,22 @@ def test_new_cases_are_not_queued_into_a_closed_batch(store, children):
     again = store.enqueue(children[:1], "b1")  # a re-run with nothing new stays a no-op
     assert again.added == () and again.already_queued == (children[0].id,)
     assert store.enqueue(children[1:2], "b2").added == (children[1].id,)
+
+
+def test_a_queue_database_that_cannot_be_reached_is_a_clear_error_without_the_password():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    url = f"postgresql+psycopg://ana:s3cret@127.0.0.1:{port}/queue"
+    with pytest.raises(UserError) as err:
+        ReviewStore.open(url)
+    message = str(err.value)
+    assert message.startswith(
+        f"cannot open the review queue at postgresql+psycopg://ana:***@127.0.0.1:{port}/queue: "
+    )
+    assert "Connection refused" in message and message.endswith(
+        "check --db or CASEMILL_REVIEW_DB (is the server running, does the database exist?)"
+    )
+    assert "s3cret" not in message and "\n" not in message
