@@ -27,6 +27,7 @@ from rich.text import Text
 from review.errors import EditRefused, ReviewError
 from review.items import Item, ItemFilter
 from review.present import ItemView, item_view
+from review.schema import now_iso
 from review.store import ReviewStore
 
 KEYS_HELP = "[a]pprove  [r]eject  [e]dit  [s]kip  [u]ndo last  [q]uit"
@@ -229,11 +230,11 @@ def handle_key(
                 )
             return "same"
         if key == "s":
-            store.release(item.case_id, reviewer)
+            _let_go(store, item, reviewer)
             tally.skipped.append(item.case_id)
             return "next"
         if key == "q":
-            store.release(item.case_id, reviewer)
+            _let_go(store, item, reviewer)
             return "quit"
     except ReviewError as exc:
         console.print(Text(f"refused: {exc}", style="bold red"))
@@ -242,6 +243,21 @@ def handle_key(
         return _undo_last(store, item, reviewer, tally, console)
     console.print(Text(KEYS_HELP))  # Text: the [a]-style keys are not Rich markup
     return "same"
+
+
+def _let_go(store: ReviewStore, item: Item, reviewer: str) -> None:
+    """Give the lease on `item` back; one that lapsed and went to someone else is not ours to
+    give, and must not keep the reviewer from skipping or quitting."""
+    with contextlib.suppress(ReviewError):
+        store.release(item.case_id, reviewer)
+
+
+def _held_by_other(store: ReviewStore, item: Item, reviewer: str) -> str | None:
+    """Who holds `item` now, when it is someone else whose lease is running."""
+    holder = item.lease_holder
+    if holder and holder != reviewer and (item.lease_expires or "") > now_iso(store.clock):
+        return holder
+    return None
 
 
 def _undo_last(
@@ -297,6 +313,11 @@ def run(
                 item = store.get(item.case_id)
                 if item.status != "pending":
                     break
+                holder = _held_by_other(store, item, reviewer)
+                if holder:  # our lease lapsed and they took the case: show the next one
+                    console.print(Text(f"{item.case_id} is now {holder}'s: moving on"))
+                    skipped.add(item.case_id)
+                    action = "next"
         if action == "quit":
             break
         if tally.skipped and tally.skipped[-1] == item.case_id:
