@@ -22,6 +22,12 @@
     });
   });
 
+  // A filter applies as soon as it is chosen: the table, the counts and the bulk buttons
+  // (disabled until a filter is applied) follow it without a separate Filter click.
+  document.querySelectorAll("#filters select").forEach((sel) => {
+    sel.addEventListener("change", () => submit($("#filters")));
+  });
+
   // Queue rows open on click; j/k move a cursor, Enter opens.
   let cursor = -1;
   const rows = Array.from(document.querySelectorAll("#queue tbody tr"));

@@ -145,6 +145,18 @@ def test_u_on_the_next_pending_case_undoes_the_decision_just_made(page, served):
     assert page.locator("#status").inner_text() == "pending"
 
 
+def test_choosing_a_filter_applies_it_and_enables_the_bulk_buttons(page, served):
+    store, base = served
+    batch(store, "pick", n=2)
+    sign_in(page, served)
+    page.goto(f"{base}/")
+    assert page.locator("#bulk-approve").is_disabled()
+    page.select_option("#filters select[name=batch]", "pick")
+    page.wait_for_url("**/?*batch=pick*")
+    assert page.locator(".count").inner_text() == "2 cases"
+    assert page.locator("#bulk-approve").is_enabled()
+
+
 def test_edit_expected_call_invalid_refused_then_valid(page, served):
     store, base = served
     case = batch(store, "edit", n=1)[0]
