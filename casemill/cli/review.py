@@ -32,6 +32,17 @@ def _store(db: str | None):  # noqa: ANN202
     return ReviewStore.open(db or Settings().review_db)
 
 
+def _filter(store, filters: list[str] | None):  # noqa: ANN001, ANN202
+    """The `--filter` options as an ItemFilter; a batch the queue does not have is an error
+    (`NotFound`), not a filter that quietly matches nothing."""
+    from review.items import ItemFilter
+
+    flt = ItemFilter.parse(filters or [])
+    if flt.batch_id is not None:
+        store.batch_status(flt.batch_id)
+    return flt
+
+
 def _reviewer(name: str | None) -> str:
     return name or os.environ.get("CASEMILL_REVIEWER") or getpass.getuser()
 
@@ -167,10 +178,9 @@ def list_(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Cases in the queue matching the filters, in queue order."""
-    from review.items import ItemFilter
 
     store = _store(db)
-    flt = ItemFilter.parse(filters or [])
+    flt = _filter(store, filters)
     rows = [_summary(i) for i in store.list(flt, limit=limit or None)]
     if as_json:
         console.print_json(json.dumps(rows))
@@ -231,14 +241,12 @@ def next_(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Review pending cases one at a time in the terminal (single keys)."""
-    from review.items import ItemFilter
     from review.terminal import TtyKeys, run
 
     store = _store(db)
+    flt = _filter(store, filters)
     with TtyKeys(console) as keys:
-        tally = run(
-            store, _reviewer(reviewer), ItemFilter.parse(filters or []), console, keys.io(), limit
-        )
+        tally = run(store, _reviewer(reviewer), flt, console, keys.io(), limit)
     _resume_decided(store, {store.get(c).batch_id for c in tally.approved + tally.rejected})
 
 
@@ -250,7 +258,6 @@ def _decide(
     db: str | None,
     as_json: bool,
 ) -> None:
-    from review.items import ItemFilter
 
     if not filters:
         err_console.print(
@@ -258,7 +265,7 @@ def _decide(
         )
         raise typer.Exit(2)
     store = _store(db)
-    result = store.bulk_decide(ItemFilter.parse(filters), decision, _reviewer(reviewer), reason)
+    result = store.bulk_decide(_filter(store, filters), decision, _reviewer(reviewer), reason)
     if as_json:
         console.print_json(
             json.dumps(

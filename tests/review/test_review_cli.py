@@ -236,3 +236,23 @@ def test_cli_enqueue_with_the_auto_policy_says_what_it_approved(tmp_path):
         "batch b1: 2 added, 0 already queued, 0 failing validation, 0 bad lines; "
         "2 auto-approved, the other 0 wait for a person"
     )
+
+
+def test_cli_a_mistyped_batch_filter_is_named_not_matched_by_nothing(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    store.enqueue([child_case(seed_case(), 0)], "b1")
+    for args in (
+        ["approve", "--filter", "batch=b11"],
+        ["reject", "--filter", "batch=b11", "--reason", "dup"],
+        ["list", "--filter", "batch=b11"],
+        ["next", "--filter", "batch=b11"],
+    ):
+        r = runner.invoke(app, ["review", *args, "--db", db], input="q\n")
+        assert isinstance(r.exception, NotFound), args
+        assert (
+            str(r.exception) == "no batch 'b11' in the review queue; see `casemill review status`"
+        )
+    assert store.batch_status("b1").pending == 1
+    r = invoke("review", "approve", "--filter", "batch=b1", "--reviewer", "ana", "--db", db)
+    assert "1 approved, 0 skipped" in r.stdout
