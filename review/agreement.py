@@ -84,6 +84,12 @@ def second_opinion(store: ReviewStore, case_id: str, reviewer: str, decision: st
     item = store.get(case_id)
     if not item.double_review:
         raise DecisionBlocked(f"case {case_id} is not flagged for double review")
+    if item.status not in DECISIONS:
+        # a second opinion before the first could come from the reviewer who then decides it
+        # first, and kappa would compare that reviewer with themself
+        raise DecisionBlocked(
+            f"case {case_id} has no first decision yet; a second opinion follows one"
+        )
     if item.reviewer == reviewer:
         raise DecisionBlocked(
             f"{reviewer} made the first decision on {case_id}; "

@@ -14,15 +14,14 @@ from sqlalchemy.engine import Row
 
 from casemill.errors import UserError
 from review.errors import DecisionBlocked, LeaseHeld, NotFound, StaleWrite
-from review.items import BatchStatus, BulkResult, Item, ItemFilter
+from review.items import BatchStatus, BulkResult, Item, ItemFilter, needs_label
 from review.schema import audit, batches, items
 
 log = logging.getLogger(__name__)
 
 AUTO_REVIEWER = "auto"
 
-
-NEEDS_LABEL = "needs_label"
+NEEDS_GUESS = "needs a human label (observed behaviour, may be wrong)"
 
 # a bulk decision on everything is asked for by name (status=pending), never by leaving the
 # filter out; `casemill review approve/reject` refuses the same way (naming its --filter)
@@ -49,8 +48,9 @@ class BatchOps:
         self, flt: ItemFilter, decision: str, reviewer: str, reason: str | None = None
     ) -> BulkResult:
         """Approve or reject every item matching `flt` (pending ones unless the filter names a
-        status). Items failing validation are never bulk-approved, and items another reviewer
-        holds are skipped; both are listed in the result. An empty filter is refused
+        status). Items failing validation and items whose label is a low-confidence guess
+        (`needs_label`) are never bulk-approved, and items another reviewer holds are skipped;
+        all are listed in the result. An empty filter is refused
         (`NEEDS_FILTER`)."""
         if decision not in ("approved", "rejected"):
             raise UserError(f"decision must be approved or rejected, not {decision!r}")
@@ -63,6 +63,9 @@ class BatchOps:
         changed, skipped = [], []
         for item in self.list(flt):
             if item.status == decision:
+                continue
+            if decision == "approved" and needs_label(item.case):
+                skipped.append((item.case_id, f"{NEEDS_GUESS}: approve it on its own"))
                 continue
             try:
                 self._decide(item.case_id, reviewer, item.version, decision, reason)
@@ -89,10 +92,8 @@ class BatchOps:
             if not item.valid or item.findings:
                 skipped.append((item.case_id, "fails validation: " + _first_finding_item(item)))
                 continue
-            if NEEDS_LABEL in item.case.tags.labels:
-                skipped.append(
-                    (item.case_id, "needs a human label (observed behaviour, may be wrong)")
-                )
+            if needs_label(item.case):
+                skipped.append((item.case_id, NEEDS_GUESS))
                 continue
             try:
                 self._decide(

@@ -37,7 +37,9 @@ class LeaseHeld(ReviewError):
         self.case_id = case_id
         self.holder = holder
         self.expires = expires
-        super().__init__(f"case {case_id} is being reviewed by {holder} until {expires}")
+        # the stored lease end is a sortable ISO stamp; a reader wants the minute, in UTC
+        until = f"{expires[:16].replace('T', ' ')} UTC" if len(expires) >= 16 else expires
+        super().__init__(f"case {case_id} is being reviewed by {holder} until {until}")
 
 
 class EditRefused(ReviewError):

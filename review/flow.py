@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
+from prefect.exceptions import FlowPauseTimeout
 from prefect.input import RunInput
 
 from casemill.corpus import CorpusStore
@@ -31,7 +32,7 @@ from casemill.errors import UserError
 from casemill.settings import Settings
 from flows import _artifacts as artifacts
 from review.export import export_batch
-from review.intake import enqueue_file
+from review.intake import enqueue_file, find_parents
 from review.items import BatchStatus
 from review.store import ReviewStore
 
@@ -62,19 +63,25 @@ def wait_for_batch(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> BatchStatus:
-    """Poll the queue until `batch_id` is decided; raises `BatchTimeout` after `timeout_s`."""
+    """Poll the queue until no case of `batch_id` is pending (a batch that holds none, its
+    cases all queued in other batches already, has nothing to wait for); raises `BatchTimeout`
+    after `timeout_s`."""
     deadline = clock() + timeout_s
     while True:
         status = store.batch_status(batch_id)
-        if status.decided:
+        if not status.pending:
             return status
         if clock() >= deadline:
-            raise BatchTimeout(
-                f"batch {batch_id} not decided within {timeout_s:g} s: {status.pending} of "
-                f"{status.total} still pending; review them with `casemill review next --filter "
-                f"batch={batch_id}`"
-            )
+            raise _timeout(status, timeout_s)
         sleep(poll_s)
+
+
+def _timeout(status: BatchStatus, timeout_s: float) -> BatchTimeout:
+    return BatchTimeout(
+        f"batch {status.batch_id} not decided within {timeout_s:g} s: {status.pending} of "
+        f"{status.total} still pending; review them with `casemill review next --filter "
+        f"batch={status.batch_id}`"
+    )
 
 
 def paused_runs(batch_id: str) -> list[Any]:
@@ -165,22 +172,32 @@ def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
     ]
 
 
-@task(name="review-enqueue")
-def enqueue_task(
-    db_url: str, batch_id: str, cases_path: str | None, cases: list[dict] | None, policy: str
+def enqueue_batch(
+    store: ReviewStore,
+    batch_id: str,
+    cases_path: str | None,
+    cases: list[dict] | None,
+    policy: str,
+    corpus_dir: str | Path,
+    seeds_dir: str | Path | None = None,
 ) -> dict:
+    """Enqueue the flow's cases with their parents, looked up as `casemill review enqueue`
+    does (the same file, the seeds folder, the corpus), so that reviewers see what each
+    operator changed; then apply the `auto` policy. Returns the counts."""
     from casemill.case.model import Case
 
-    store = ReviewStore.open(db_url)
+    seeds = Path(seeds_dir) if seeds_dir is not None else Settings().seeds_dir
+    sources = [seeds] if seeds.exists() else []
+    corpus = CorpusStore(corpus_dir)
     if cases_path:
         result, loaded = enqueue_file(
-            store, cases_path, batch_id=batch_id, policy=policy, actor="flow"
+            store, cases_path, batch_id, sources, corpus, policy=policy, actor="flow"
         )
         bad = len(loaded.errors)
     else:
-        result = store.enqueue(
-            [Case.model_validate(c) for c in cases or []], batch_id, policy=policy, actor="flow"
-        )
+        models = [Case.model_validate(c) for c in cases or []]
+        parents = find_parents(models, sources, corpus)
+        result = store.enqueue(models, batch_id, parents=parents, policy=policy, actor="flow")
         bad = 0
     auto = store.auto_decide(batch_id) if policy == "auto" else None
     return {
@@ -190,6 +207,18 @@ def enqueue_task(
         "quarantined": bad,
         "auto_approved": len(auto.changed) if auto else 0,
     }
+
+
+@task(name="review-enqueue")
+def enqueue_task(
+    db_url: str,
+    batch_id: str,
+    cases_path: str | None,
+    cases: list[dict] | None,
+    policy: str,
+    corpus_dir: str,
+) -> dict:
+    return enqueue_batch(ReviewStore.open(db_url), batch_id, cases_path, cases, policy, corpus_dir)
 
 
 @task(name="review-export")
@@ -226,19 +255,24 @@ def review_batch(
         raise UserError("give exactly one of cases_path or cases")
     url = db_url or Settings().review_db
     counts = enqueue_task(
-        url, batch_id, str(Path(cases_path)) if cases_path else None, cases, policy
+        url, batch_id, str(Path(cases_path)) if cases_path else None, cases, policy, corpus_dir
     )
     logger.info("batch %s enqueued: %s", batch_id, counts)
     store = ReviewStore.open(url)
     run_id = get_run_context().flow_run.id
     deadline = time.monotonic() + timeout_s
     status, rounds = store.batch_status(batch_id), 0
-    while wait and not status.decided:
+    if not status.total:
+        logger.info(
+            "batch %s holds no case (%d already queued in other batches, which export them): "
+            "nothing to wait for",
+            batch_id,
+            counts["already_queued"],
+        )
+    while wait and status.pending:
         remaining = int(deadline - time.monotonic())
         if remaining <= 0:
-            raise BatchTimeout(
-                f"batch {batch_id} not decided within {timeout_s} s: {status.pending} pending"
-            )
+            raise _timeout(status, timeout_s)
         logger.info(
             "waiting for reviewers: batch %s has %d of %d pending",
             batch_id,
@@ -248,16 +282,22 @@ def review_batch(
         watcher = (
             _Watcher(store, batch_id, run_id, watch_s) if watch_s else contextlib.nullcontext()
         )
+        got, timed_out = None, False
         with watcher:
-            got = pause_flow_run(
-                wait_for_input=BatchDecided,
-                timeout=remaining,
-                poll_interval=1,
-                key=f"review-{batch_id}-{rounds}",
-            )
+            try:
+                got = pause_flow_run(
+                    wait_for_input=BatchDecided,
+                    timeout=remaining,
+                    poll_interval=1,
+                    key=f"review-{batch_id}-{rounds}",
+                )
+            except FlowPauseTimeout:
+                timed_out = True  # the queue decides: a batch decided at the last moment goes on
         logger.info("resumed with %s", got.model_dump(mode="json") if got is not None else None)
         rounds += 1
         status = store.batch_status(batch_id)
+        if timed_out and status.pending:
+            raise _timeout(status, timeout_s)
     exported = export_task(url, batch_id, corpus_dir)
     artifacts.table(
         f"review-{batch_id}",

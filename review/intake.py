@@ -17,6 +17,7 @@ from casemill.corpus import CorpusStore
 from casemill.errors import RecordError
 from casemill.io.jsonl import atomic_write_jsonl, read_jsonl
 from review.items import EnqueueResult
+from review.schema import BATCH_ID_MAX
 from review.store import ReviewStore
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,10 @@ def find_parents(
 
 
 def default_batch_id(path: Path, cases: Iterable[Case]) -> str:
+    """The file's name and a hash of its case ids, the name shortened so the id always fits
+    the queue (`BATCH_ID_MAX`)."""
     digest = hashlib.sha256("\n".join(sorted(c.id for c in cases)).encode()).hexdigest()[:8]
-    return f"{path.stem}-{digest}"
+    return f"{path.stem[: BATCH_ID_MAX - len(digest) - 1]}-{digest}"
 
 
 def enqueue_file(

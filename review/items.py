@@ -13,6 +13,14 @@ from casemill.validation.findings import Finding
 Status = Literal["pending", "approved", "rejected"]
 STATUSES: tuple[str, ...] = ("pending", "approved", "rejected")
 DECISIONS: tuple[str, ...] = ("approved", "rejected")
+NEEDS_LABEL = "needs_label"
+
+
+def needs_label(case: Case) -> bool:
+    """A mined case whose expected behaviour is a guess (what the logged agent did, or an
+    outcome inferred from a reply): passing the validators says the label is consistent, not
+    that it is right, so a person must look at the label itself."""
+    return NEEDS_LABEL in case.tags.labels or case.provenance.label_confidence == "low"
 
 
 @dataclass(frozen=True)

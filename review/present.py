@@ -20,7 +20,9 @@ from review.diff import (
     side_by_side,
     word_diff,
 )
-from review.items import Item
+from review.items import Item, needs_label
+
+NEEDS_LABEL_FLAG = "NEEDS LABEL"
 
 # The order a reviewer reads changes in: what the operator did to the input (conversation,
 # environment), then what it did to the label (expected), then the tags.
@@ -56,6 +58,7 @@ class ItemView:
     expected_calls: tuple[tuple[str, str], ...]
     expectations: tuple[tuple[str, str], ...]
     findings: tuple[str, ...] = field(default=())
+    label_note: str | None = None  # why the label is a low-confidence guess, for needs_label
 
 
 def _turn_text(value: Any) -> Any:
@@ -165,17 +168,27 @@ def first_change(item: Item) -> str:
     return "(same content as the parent)"
 
 
+def label_note(case: Case) -> str | None:
+    """What a reviewer reads next to the NEEDS LABEL flag: why the label is uncertain."""
+    if not needs_label(case):
+        return None
+    why = case.provenance.notes or "the miner could not derive the label with confidence"
+    return f"low-confidence label, check the expected behaviour yourself: {why}"
+
+
 def flags(item: Item, changes: list[ChangeView]) -> list[str]:
     out = []
     if not item.valid:
         out.append("FAILS VALIDATION")
     elif item.findings:
         out.append("warnings")
+    if needs_label(item.case):
+        out.append(NEEDS_LABEL_FLAG)
     if any(c.label_change for c in changes):
         out.append("expected changed")
     if item.edited:
         out.append("edited")
-    if item.parent is None and item.origin != "seed":
+    if item.parent is None and item.origin == "generated":  # seeds and mined cases have none
         out.append("no parent")
     return out
 
@@ -199,6 +212,7 @@ def item_view(item: Item, context: int | None = 3) -> ItemView:
         expected_calls=calls,
         expectations=tuple(expectation_lines(item.case)),
         findings=tuple(str(f) for f in item.findings),
+        label_note=label_note(item.case),
     )
 
 

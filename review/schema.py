@@ -36,6 +36,21 @@ log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
+# PostgreSQL enforces these lengths (SQLite does not): the store checks them first, so a name
+# too long is the same clear error on both databases
+BATCH_ID_MAX = 120
+NAME_MAX = 120  # reviewers and other actors
+
+
+def check_name(what: str, value: str, limit: int) -> None:
+    """A batch id or a reviewer's name the queue can store, refused the same way on SQLite as
+    on PostgreSQL (where a longer one was a raw database error)."""
+    if value.strip() and len(value) <= limit:
+        return
+    shown = value if len(value) <= 40 else value[:40] + "…"
+    raise UserError(f"{what} {shown!r} is {len(value)} characters long; give 1 to {limit}")
+
+
 schema_table = Table(
     "review_schema",
     metadata,
@@ -47,7 +62,7 @@ schema_table = Table(
 batches = Table(
     "review_batches",
     metadata,
-    Column("batch_id", String(120), primary_key=True),
+    Column("batch_id", String(BATCH_ID_MAX), primary_key=True),
     Column("created_at", String(40), nullable=False),
     Column("policy", String(16), nullable=False, default="human"),
     Column("note", Text, nullable=False, default=""),
@@ -58,7 +73,7 @@ items = Table(
     "review_items",
     metadata,
     Column("case_id", String(80), primary_key=True),
-    Column("batch_id", String(120), nullable=False, index=True),
+    Column("batch_id", String(BATCH_ID_MAX), nullable=False, index=True),
     Column("position", Integer, nullable=False),
     Column("status", String(16), nullable=False, index=True),
     Column("case_json", Text, nullable=False),
@@ -72,16 +87,16 @@ items = Table(
     Column("operator", String(80), nullable=False, index=True),
     Column("intents", String(400), nullable=False),
     Column("category", String(32), nullable=False),
-    Column("lease_holder", String(120)),
+    Column("lease_holder", String(NAME_MAX)),
     Column("lease_expires", String(40)),
     Column("version", Integer, nullable=False),
-    Column("reviewer", String(120)),
+    Column("reviewer", String(NAME_MAX)),
     Column("decided_at", String(40)),
     Column("reason", Text),
     Column("edits_json", Text, nullable=False, default="[]"),
     Column("auto_approved", Boolean, nullable=False, default=False),
     Column("double_review", Boolean, nullable=False, default=False),
-    Column("changed_by", String(120)),
+    Column("changed_by", String(NAME_MAX)),
     Column("enqueued_at", String(40), nullable=False),
     Column("exported_at", String(40)),
     Column("corpus_version", Integer),
@@ -92,8 +107,8 @@ audit = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("case_id", String(80), nullable=False, index=True),
-    Column("batch_id", String(120), nullable=False, index=True),
-    Column("actor", String(120), nullable=False),
+    Column("batch_id", String(BATCH_ID_MAX), nullable=False, index=True),
+    Column("actor", String(NAME_MAX), nullable=False),
     Column("at", String(40), nullable=False),
     Column("action", String(32), nullable=False),
     Column("before_json", Text, nullable=False),
@@ -200,6 +215,17 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 (DB-API connec
 
 def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def unreachable(engine: Engine, exc: Exception) -> str:
+    """What to tell a user whose queue database cannot be opened: where (password hidden), the
+    driver's reason in one line, and where the URL comes from."""
+    where = engine.url.render_as_string(hide_password=True)
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    return (
+        f"cannot open the review queue at {where}: {reason}; check --db or CASEMILL_REVIEW_DB "
+        "(is the server running, does the database exist?)"
+    )
 
 
 def make_engine(url: str, **kwargs) -> Engine:

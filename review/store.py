@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, func, or_, select
 from sqlalchemy.engine import Connection, Row
+from sqlalchemy.exc import OperationalError
 
 from casemill.case.model import Case, ReviewEdit
 from casemill.errors import UserError
@@ -24,7 +25,18 @@ from review.batch_ops import AUTO_REVIEWER, AuditEntry, BatchOps
 from review.diff import json_changes
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, NotFound, StaleWrite
 from review.items import EnqueueResult, Item, ItemFilter
-from review.schema import audit, batches, items, make_engine, migrate, now_iso
+from review.schema import (
+    BATCH_ID_MAX,
+    NAME_MAX,
+    audit,
+    batches,
+    check_name,
+    items,
+    make_engine,
+    migrate,
+    now_iso,
+    unreachable,
+)
 
 __all__ = ["AUTO_REVIEWER", "AuditEntry", "ReviewStore"]
 from review.validate import case_findings, parse_edited_case
@@ -66,7 +78,10 @@ class ReviewStore(BatchOps):
         self.clock = clock or (lambda: datetime.now(UTC))
         self.lease_s = lease_s
         self.validator = validator
-        migrate(engine, self.clock)
+        try:
+            migrate(engine, self.clock)
+        except OperationalError as exc:  # no server, no such database, a locked file
+            raise UserError(unreachable(engine, exc)) from exc
 
     @classmethod
     def open(cls, url: str, **kwargs: Any) -> ReviewStore:
@@ -93,6 +108,8 @@ class ReviewStore(BatchOps):
         is validated now; its findings travel with it."""
         if policy not in POLICIES:
             raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+        check_name("batch id", batch_id, BATCH_ID_MAX)
+        check_name("actor", actor, NAME_MAX)
         parents = parents or {}
         added, already, invalid = [], [], []
         now = self._now()
@@ -102,18 +119,24 @@ class ReviewStore(BatchOps):
             findings = self.validator(case)
             rows.append((case, parent, findings))
         with self.engine.begin() as conn:
-            if (
-                conn.execute(
-                    select(batches.c.batch_id).where(batches.c.batch_id == batch_id)
-                ).first()
-                is None
-            ):
+            head = conn.execute(select(batches).where(batches.c.batch_id == batch_id)).first()
+            if head is None:
                 conn.execute(
                     batches.insert().values(
                         batch_id=batch_id, created_at=now, policy=policy, note=note
                     )
                 )
             existing = _queued_ids(conn, [c.id for c, _, _ in rows])
+            if (
+                head is not None
+                and head.closed_at
+                and any(c.id not in existing for c, _, _ in rows)
+            ):
+                # nobody could decide a case added now: a closed batch's decisions are final
+                raise DecisionBlocked(
+                    f"batch {batch_id} was closed at {head.closed_at} (decided and exported); "
+                    "queue new cases in another batch"
+                )
             position = conn.execute(
                 select(func.coalesce(func.max(items.c.position), 0)).where(
                     items.c.batch_id == batch_id
@@ -229,6 +252,7 @@ class ReviewStore(BatchOps):
         change: Callable[[Row], dict[str, Any]],
         with_case: bool = False,
     ) -> Item:
+        check_name("reviewer", actor, NAME_MAX)
         row = conn.execute(self._lock(select(items).where(items.c.case_id == case_id))).first()
         if row is None:
             raise NotFound(f"no case {case_id} in the review queue")

@@ -27,6 +27,7 @@ from rich.text import Text
 from review.errors import EditRefused, ReviewError
 from review.items import Item, ItemFilter
 from review.present import ItemView, item_view
+from review.schema import now_iso
 from review.store import ReviewStore
 
 KEYS_HELP = "[a]pprove  [r]eject  [e]dit  [s]kip  [u]ndo last  [q]uit"
@@ -120,12 +121,13 @@ def edit_in_editor(text: str, suffix: str = ".json") -> str:
 def render(view: ItemView, console: Console, position: str = "") -> None:
     item = view.item
     flags = "  ".join(f"[reverse]{f}[/]" for f in view.flags)
-    head = Text.assemble(
-        (view.headline, "bold"), f"\n{item.case_id}  v{item.version}  {position}  "
-    )
-    console.print(
-        Panel(Group(head, Text.from_markup(flags)) if flags else head, title="case", expand=True)
-    )
+    # an edit gives the case a new content id; the queue keeps the item under the old one
+    ids = f"{item.case_id} -> {item.case.id}" if item.case.id != item.case_id else item.case_id
+    head = Text.assemble((view.headline, "bold"), f"\n{ids}  v{item.version}  {position}  ")
+    parts = [head, Text.from_markup(flags)] if flags else [head]
+    if view.label_note:
+        parts.append(Text(view.label_note, style="bold yellow"))  # Text: no markup in notes
+    console.print(Panel(Group(*parts), title="case", expand=True))
     if item.parent is not None:
         console.print(_changes_table(view))
     convo = Table.grid(padding=(0, 1))
@@ -228,11 +230,11 @@ def handle_key(
                 )
             return "same"
         if key == "s":
-            store.release(item.case_id, reviewer)
+            _let_go(store, item, reviewer)
             tally.skipped.append(item.case_id)
             return "next"
         if key == "q":
-            store.release(item.case_id, reviewer)
+            _let_go(store, item, reviewer)
             return "quit"
     except ReviewError as exc:
         console.print(Text(f"refused: {exc}", style="bold red"))
@@ -241,6 +243,21 @@ def handle_key(
         return _undo_last(store, item, reviewer, tally, console)
     console.print(Text(KEYS_HELP))  # Text: the [a]-style keys are not Rich markup
     return "same"
+
+
+def _let_go(store: ReviewStore, item: Item, reviewer: str) -> None:
+    """Give the lease on `item` back; one that lapsed and went to someone else is not ours to
+    give, and must not keep the reviewer from skipping or quitting."""
+    with contextlib.suppress(ReviewError):
+        store.release(item.case_id, reviewer)
+
+
+def _held_by_other(store: ReviewStore, item: Item, reviewer: str) -> str | None:
+    """Who holds `item` now, when it is someone else whose lease is running."""
+    holder = item.lease_holder
+    if holder and holder != reviewer and (item.lease_expires or "") > now_iso(store.clock):
+        return holder
+    return None
 
 
 def _undo_last(
@@ -296,6 +313,11 @@ def run(
                 item = store.get(item.case_id)
                 if item.status != "pending":
                     break
+                holder = _held_by_other(store, item, reviewer)
+                if holder:  # our lease lapsed and they took the case: show the next one
+                    console.print(Text(f"{item.case_id} is now {holder}'s: moving on"))
+                    skipped.add(item.case_id)
+                    action = "next"
         if action == "quit":
             break
         if tally.skipped and tally.skipped[-1] == item.case_id:

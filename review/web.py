@@ -23,8 +23,8 @@ from casemill.errors import UserError
 from review import auth
 from review.errors import EditRefused, NotFound, ReviewError, StaleWrite
 from review.forms import parse_calls, tool_names, with_calls
-from review.items import STATUSES, ItemFilter
-from review.present import first_change, item_view, params_text
+from review.items import STATUSES, Item, ItemFilter
+from review.present import first_change, item_view, needs_label, params_text
 from review.schema import now_iso
 from review.store import ReviewStore
 
@@ -179,11 +179,14 @@ def create_app(
         return response
 
     @app.get("/", response_class=HTMLResponse)
-    def queue(request: Request, page: int = 0) -> HTMLResponse:
+    def queue(request: Request) -> HTMLResponse:
         session = session_of(request)
         if session is None:
             raise HTTPException(401)
         flt = _filter_from(request.query_params)
+        total = store.count(flt)
+        pages = max(1, -(-total // PAGE_SIZE))
+        page = min(_page(request.query_params.get("page")), pages - 1)
         rows = store.list(flt, limit=PAGE_SIZE, offset=page * PAGE_SIZE)
         return render(
             request,
@@ -191,8 +194,9 @@ def create_app(
             session=session,
             flt=flt,
             rows=rows,
-            total=store.count(flt),
+            total=total,
             page=page,
+            pages=pages,
             page_size=PAGE_SIZE,
             facets=store.facets(),
             statuses=STATUSES,
@@ -200,6 +204,7 @@ def create_app(
             query=_query(flt),
             notice=_notice(request),
             first_change=first_change,
+            needs_label=needs_label,
         )
 
     @app.get("/next")
@@ -211,9 +216,9 @@ def create_app(
         item = store.claim_next(session.reviewer, flt)
         if item is None:
             return RedirectResponse("/?" + _query(flt, notice="empty"), status_code=303)
-        extra = (
-            {"notice": request.query_params["notice"]} if request.query_params.get("notice") else {}
-        )
+        extra = {
+            k: request.query_params[k] for k in ("notice", "last") if request.query_params.get(k)
+        }
         return RedirectResponse(f"/case/{item.case_id}?" + _query(flt, **extra), status_code=303)
 
     def case_page(
@@ -237,6 +242,7 @@ def create_app(
         flt = _filter_from(request.query_params)
         prev_id, next_id = store.neighbours(case_id, flt)
         status = store.batch_status(item.batch_id)
+        last = _undoable(store, request.query_params.get("last"), case_id, session.reviewer)
         return render(
             request,
             "case.html",
@@ -255,6 +261,7 @@ def create_app(
             lease_note=lease_note,
             batch=status,
             notice=_notice(request),
+            last=last,
         )
 
     @app.get("/case/{case_id}", response_class=HTMLResponse)
@@ -291,7 +298,10 @@ def create_app(
             return case_page(request, session, case_id, status_code=code, errors=[str(exc)])
         after_decision(item.batch_id)
         notice = "approved" if action == "approve" else "rejected"
-        return RedirectResponse("/next?" + _query(flt, notice=notice), status_code=303)
+        # `last`: the next page offers to undo this decision (u), as the terminal does
+        return RedirectResponse(
+            "/next?" + _query(flt, notice=notice, last=case_id), status_code=303
+        )
 
     @app.post("/case/{case_id}/calls")
     async def edit_calls(request: Request, case_id: str) -> Response:
@@ -340,6 +350,27 @@ def create_app(
     return app
 
 
+def _undoable(store: ReviewStore, case_id: str | None, current: str, reviewer: str) -> Item | None:
+    """The case the reviewer decided just before this page (`last` in the URL), when that
+    decision is still theirs and can be undone: decided by them, not exported, batch open."""
+    if not case_id or case_id == current:
+        return None
+    try:
+        item = store.get(case_id)
+    except NotFound:
+        return None
+    if item.status == "pending" or item.reviewer != reviewer or item.exported_at:
+        return None
+    return None if store.batch_status(item.batch_id).closed else item
+
+
+def _page(raw: str | None) -> int:
+    """The queue page a link asks for, from 0: anything but a whole number is the first page
+    (a hand-edited URL gets the queue, not an error), past the end the caller clamps."""
+    raw = (raw or "").strip()
+    return int(raw) if raw.isdigit() else 0
+
+
 def _version(form: dict[str, str]) -> int | None:
     """The item version a write form says the reviewer saw (None when it sends none)."""
     raw = (form.get("version") or "").strip()
@@ -362,11 +393,10 @@ def _notice(request: Request) -> str | None:
     if code.startswith("bulk:"):
         parts = code.split(":")
         if len(parts) == 4 and parts[2].isdigit() and parts[3].isdigit():
-            verb = "approved" if parts[1] == "approved" else "rejected"
-            return (
-                f"Bulk: {parts[2]} {verb}, {parts[3]} skipped "
-                "(invalid or held by another reviewer)."
-            )
+            if parts[1] == "approved":
+                why = "failing validation, needing a human label, or held by another reviewer"
+                return f"Bulk: {parts[2]} approved, {parts[3]} skipped ({why})."
+            return f"Bulk: {parts[2]} rejected, {parts[3]} skipped (held by another reviewer)."
         return None
     return NOTICES.get(code)
 

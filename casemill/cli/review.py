@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
@@ -30,6 +30,17 @@ def _store(db: str | None):  # noqa: ANN202
     from review.store import ReviewStore
 
     return ReviewStore.open(db or Settings().review_db)
+
+
+def _filter(store, filters: list[str] | None):  # noqa: ANN001, ANN202
+    """The `--filter` options as an ItemFilter; a batch the queue does not have is an error
+    (`NotFound`), not a filter that quietly matches nothing."""
+    from review.items import ItemFilter
+
+    flt = ItemFilter.parse(filters or [])
+    if flt.batch_id is not None:
+        store.batch_status(flt.batch_id)
+    return flt
 
 
 def _reviewer(name: str | None) -> str:
@@ -90,6 +101,12 @@ def enqueue(
             f"batch [bold]{result.batch_id}[/]: {summary['added']} added, "
             f"{summary['already_queued']} already queued, "
             f"{summary['failing_validation']} failing validation, {summary['bad_lines']} bad lines"
+            + (
+                f"; {summary['auto_approved']} auto-approved, the other "
+                f"{len(auto.skipped)} wait for a person"
+                if auto
+                else ""
+            )
         )
         for error in loaded.errors[:10]:
             err_console.print(f"[yellow]skipped[/] {error}")
@@ -129,6 +146,91 @@ def status(
     console.print(table)
 
 
+def _summary(item) -> dict:  # noqa: ANN001 - a review.items.Item
+    """One item as `list --json` and `show --json` give it (the case itself only in `show`)."""
+    from review.present import needs_label
+
+    return {
+        "case_id": item.case_id,
+        "current_id": item.case.id,
+        "batch_id": item.batch_id,
+        "status": item.status,
+        "valid": item.valid,
+        "needs_label": needs_label(item.case),
+        "origin": item.origin,
+        "operator": item.operator,
+        "intents": list(item.intents),
+        "outcome": item.case.expected.outcome,
+        "reviewer": item.reviewer,
+        "decided_at": item.decided_at,
+        "reason": item.reason,
+        "lease_holder": item.lease_holder,
+        "version": item.version,
+        "exported_at": item.exported_at,
+    }
+
+
+@review_app.command("list")
+def list_(
+    filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    limit: int = typer.Option(50, "--limit", min=0, help="at most this many (0: all)"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Cases in the queue matching the filters, in queue order."""
+
+    store = _store(db)
+    flt = _filter(store, filters)
+    rows = [_summary(i) for i in store.list(flt, limit=limit or None)]
+    if as_json:
+        console.print_json(json.dumps(rows))
+        return
+    table = Table("batch", "status", "label", "checks", "reviewer")
+    table.columns.insert(0, Column("case", no_wrap=True, min_width=22))  # ids are copied whole
+    for r in rows:
+        checks = ("ok" if r["valid"] else "fails") + (" · needs label" if r["needs_label"] else "")
+        label = f"{'+'.join(r['intents']) or 'no intent'} -> {r['outcome']}"
+        table.add_row(r["case_id"], r["batch_id"], r["status"], label, checks, r["reviewer"] or "")
+    console.print(table)
+    total = store.count(flt)
+    if total > len(rows):
+        console.print(f"{len(rows)} of {total} shown; --limit 0 lists all")
+
+
+@review_app.command("show")
+def show(
+    case_id: str = typer.Argument(..., help="the case's id in the queue"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """One case as a reviewer sees it (read only: no lease is taken)."""
+    from review.present import item_view
+    from review.terminal import render
+
+    item = _store(db).get(case_id)
+    if as_json:
+        out = {
+            **_summary(item),
+            "findings": [f.as_dict() for f in item.findings],
+            "edits": [e.model_dump(mode="json") for e in item.edits],
+            "case": item.case.model_dump(mode="json"),
+        }
+        console.print_json(json.dumps(out))
+        return
+    render(item_view(item), console, position=item.status)
+
+
+@review_app.command("undo")
+def undo(
+    case_id: str = typer.Argument(..., help="the case's id in the queue"),
+    reviewer: str | None = typer.Option(None, "--reviewer"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Take back the decision on one case: it is pending again (while its batch is open)."""
+    item = _store(db).undo(case_id, _reviewer(reviewer), None)
+    console.print(f"{item.case_id} is pending again (version {item.version})")
+
+
 @review_app.command("next")
 def next_(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
@@ -139,14 +241,12 @@ def next_(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Review pending cases one at a time in the terminal (single keys)."""
-    from review.items import ItemFilter
     from review.terminal import TtyKeys, run
 
     store = _store(db)
+    flt = _filter(store, filters)
     with TtyKeys(console) as keys:
-        tally = run(
-            store, _reviewer(reviewer), ItemFilter.parse(filters or []), console, keys.io(), limit
-        )
+        tally = run(store, _reviewer(reviewer), flt, console, keys.io(), limit)
     _resume_decided(store, {store.get(c).batch_id for c in tally.approved + tally.rejected})
 
 
@@ -158,7 +258,6 @@ def _decide(
     db: str | None,
     as_json: bool,
 ) -> None:
-    from review.items import ItemFilter
 
     if not filters:
         err_console.print(
@@ -166,7 +265,7 @@ def _decide(
         )
         raise typer.Exit(2)
     store = _store(db)
-    result = store.bulk_decide(ItemFilter.parse(filters), decision, _reviewer(reviewer), reason)
+    result = store.bulk_decide(_filter(store, filters), decision, _reviewer(reviewer), reason)
     if as_json:
         console.print_json(
             json.dumps(
@@ -187,7 +286,8 @@ def approve(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Approve every pending case matching the filters (cases failing validation are skipped)."""
+    """Approve every case matching the filters: pending ones unless a status=... filter says
+    otherwise (cases failing validation, needs_label guesses and leased cases are skipped)."""
     _decide("approved", filters, reviewer, None, db, as_json)
 
 
@@ -199,14 +299,17 @@ def reject(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Reject every pending case matching the filters."""
+    """Reject every case matching the filters: pending ones unless a status=... filter says
+    otherwise (leased cases are skipped)."""
     _decide("rejected", filters, reviewer, reason, db, as_json)
 
 
 @review_app.command("export")
 def export(
     batch: str | None = typer.Option(None, "--batch", help="one batch (default: every batch)"),
-    corpus: Path | None = typer.Option(None, "--corpus", help="corpus folder (default: settings)"),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="existing corpus folder (default: settings corpus_dir)"
+    ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -214,6 +317,13 @@ def export(
     from casemill.corpus import CorpusStore
     from review.export import export_batch
 
+    if corpus is not None and not corpus.is_dir():
+        # a mistyped folder would get a corpus of its own, and the cases, marked exported,
+        # would never reach the real one
+        raise UserError(
+            f"--corpus {corpus}: no such corpus folder; to start a new corpus there, create "
+            f"the folder first (mkdir -p {corpus})"
+        )
     result = export_batch(
         _store(db), CorpusStore(corpus or Settings().corpus_dir), batch, actor=_reviewer(None)
     )
@@ -258,6 +368,12 @@ def resume(
     """Resume the flow runs waiting for a decided batch."""
     store = _store(db)
     status = store.batch_status(batch)
+    if not status.total:
+        err_console.print(
+            f"batch {batch} holds no case (its cases were queued in other batches); "
+            "no flow waits on it"
+        )
+        raise typer.Exit(1)
     if not status.decided:
         err_console.print(
             f"batch {batch} still has {status.pending} pending cases; nothing resumed"

@@ -9,16 +9,21 @@ Layout under the corpus folder:
 The active set of version N is every id added up to N less every id retired up to N. A case's
 id never changes, and a case is never rewritten. Writes are atomic (temporary file, fsync,
 rename): `cases.jsonl` first, then the manifest, so after a crash either the new version exists
-whole or it does not exist at all (cases written but named by no manifest are ignored).
+whole or it does not exist at all (cases written but named by no manifest are ignored). A
+writer holds an exclusive lock on the corpus folder from reading the current version to writing
+the new one, so two writers (two review exports, an export and `corpus add`), in threads or
+processes, make two versions one after the other instead of one overwriting the other's cases.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,6 +96,25 @@ def existing_store(root: str | Path, option: str = "--corpus") -> CorpusStore:
     return store
 
 
+@contextlib.contextmanager
+def _write_lock(root: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the corpus folder (flock on the folder itself, so no lock file
+    shows up in the corpus) until the block ends; released when the descriptor closes, also
+    when the process dies."""
+    try:
+        import fcntl
+    except ImportError:  # not on POSIX: writers are not serialised
+        yield
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 class CorpusStore:
     def __init__(self, root: str | Path, clock: Callable[[], datetime] | None = None):
         self.root = Path(root)
@@ -157,7 +181,13 @@ class CorpusStore:
         note: str = "",
     ) -> Manifest | None:
         """Write a new version adding `add` and retiring `retire`. Cases already active are not
-        added twice. Returns the new manifest, or None when nothing changes."""
+        added twice. Returns the new manifest, or None when nothing changes. Holds the corpus
+        folder's write lock throughout."""
+        add = list(add)
+        with _write_lock(self.root):
+            return self._add_version(add, retire, note)
+
+    def _add_version(self, add: list[Case], retire: Iterable[str], note: str) -> Manifest | None:
         active = self.active_ids()
         lines = self._all_lines()
         new_cases = {}

@@ -22,6 +22,12 @@
     });
   });
 
+  // A filter applies as soon as it is chosen: the table, the counts and the bulk buttons
+  // (disabled until a filter is applied) follow it without a separate Filter click.
+  document.querySelectorAll("#filters select").forEach((sel) => {
+    sel.addEventListener("change", () => submit($("#filters")));
+  });
+
   // Queue rows open on click; j/k move a cursor, Enter opens.
   let cursor = -1;
   const rows = Array.from(document.querySelectorAll("#queue tbody tr"));
@@ -64,7 +70,7 @@
     if (page !== "case") { return; }
     if (key === "a") { const b = $("#approve"); if (b && !b.disabled) { ev.preventDefault(); submit($("#approve-form")); } }
     else if (key === "r" && reason) { ev.preventDefault(); document.body.classList.add("rejecting"); reason.focus(); }
-    else if (key === "u") { submit($("#undo-form")); }
+    else if (key === "u") { submit($("#undo-form") || $("#undo-last-form")); }
     else if (key === "e") {
       const box = $("#edit-calls"); if (box) { box.open = true; }
       const t = $("#params_0") || $("#params_new"); if (t) { ev.preventDefault(); t.focus(); }

@@ -127,3 +127,36 @@ def test_existing_store_refuses_a_folder_of_plain_case_files(tmp_path):
         existing_store(seeds)
     (tmp_path / "new").mkdir()  # an empty folder is an empty corpus
     assert existing_store(tmp_path / "new").cases() == []
+
+
+def test_two_writers_at_once_make_two_versions_and_lose_no_case(tmp_path):
+    """Writer one stops between writing cases.jsonl and its manifest (in its clock) until
+    writer two is done or a grace period passes. Without the folder's lock writer two ran in
+    between, and the two wrote the same v0001: one writer's cases were named by no manifest."""
+    import threading
+
+    root = tmp_path / "corpus"
+    two_done = threading.Event()
+    moment = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+    def slow_clock() -> datetime:
+        two_done.wait(timeout=2)
+        return moment
+
+    one = threading.Thread(target=CorpusStore(root, clock=slow_clock).add_version, args=([A, B],))
+    one.start()
+    while not (root / "cases.jsonl").exists() and one.is_alive():
+        two_done.wait(0.01)  # writer one holds the lock (or, unlocked, has written its cases)
+
+    def second() -> None:
+        CorpusStore(root, clock=lambda: moment).add_version([C])
+        two_done.set()
+
+    two = threading.Thread(target=second)
+    two.start()
+    one.join()
+    two.join()
+    store = CorpusStore(root)
+    assert [m.version for m in store.manifests()] == [1, 2]
+    assert store.active_ids() == {A.id, B.id, C.id}
+    assert [c.id for c in store.cases()] == sorted([A.id, B.id, C.id])

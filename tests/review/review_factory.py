@@ -95,3 +95,29 @@ def invalid_case(parent: Case, n: int) -> Case:
             operators=(OperatorStep(kind="swap", name="entity_swap", version="1"),),
         ),
     )
+
+
+GUESS_NOTE = "expected calls are what the agent did: observed, may be wrong; unresolved"
+
+
+def guessed_case(n: int) -> Case:
+    """A mined case whose label is a low-confidence guess (`needs_label`), as the miner writes
+    one for a conversation it could not resolve."""
+    seed = seed_case(f"My mug from order W1001 arrived cracked ({n}), please refund it.")
+    return Case.model_validate(
+        {
+            **seed.model_dump(mode="json"),
+            "id": "",
+            "tags": {
+                "category": "capability",
+                "intents": ["refund"],
+                "labels": ["mined", "conversation", "needs_label"],
+            },
+            "provenance": {
+                "origin": "mined",
+                "operators": [{"kind": "mine", "name": "conversation", "version": "1"}],
+                "label_confidence": "low",
+                "notes": GUESS_NOTE,
+            },
+        }
+    )

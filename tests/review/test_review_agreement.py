@@ -39,3 +39,15 @@ def test_double_review_flow(sqlite_store, parent, children):
     result = agreement(store, "b1")
     assert (result.n, result.observed) == (2, 0.5)
     assert store.get(flagged[1]).status == "approved"  # a second opinion changes nothing
+
+
+def test_a_second_opinion_waits_for_the_first_decision(sqlite_store, parent, children):
+    store = sqlite_store
+    store.enqueue(children[:1], "b1", parents={parent.id: parent})
+    sample_double(store, "b1", 1.0, random.Random(0))
+    with pytest.raises(DecisionBlocked, match="has no first decision yet"):
+        second_opinion(store, children[0].id, "bob", "approved")
+    store.approve(children[0].id, "bob", None)  # bob's is the first decision after all
+    with pytest.raises(DecisionBlocked, match="bob made the first decision"):
+        second_opinion(store, children[0].id, "bob", "approved")
+    assert agreement(store, "b1").n == 0

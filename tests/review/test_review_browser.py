@@ -129,6 +129,34 @@ def test_sign_in_and_approve_by_keyboard(page, served):
     assert store.get(cases[1].id).status == "pending"
 
 
+def test_u_on_the_next_pending_case_undoes_the_decision_just_made(page, served):
+    store, base = served
+    cases = batch(store, "undo-last")
+    sign_in(page, served)
+    page.goto(f"{base}/next?batch=undo-last&status=pending")
+    page.wait_for_url(f"**/case/{cases[0].id}*")
+    page.keyboard.press("a")
+    page.wait_for_url(f"**/case/{cases[1].id}*")
+    assert page.locator("#undo-last-form span").inner_text() == f"you approved {cases[0].id}"
+    assert page.locator("#prev").count() == 0  # the status=pending walk has no way back
+    page.keyboard.press("u")
+    page.wait_for_url(f"**/case/{cases[0].id}*notice=undone*")
+    assert store.get(cases[0].id).status == "pending"
+    assert page.locator("#status").inner_text() == "pending"
+
+
+def test_choosing_a_filter_applies_it_and_enables_the_bulk_buttons(page, served):
+    store, base = served
+    batch(store, "pick", n=2)
+    sign_in(page, served)
+    page.goto(f"{base}/")
+    assert page.locator("#bulk-approve").is_disabled()
+    page.select_option("#filters select[name=batch]", "pick")
+    page.wait_for_url("**/?*batch=pick*")
+    assert page.locator(".count").inner_text() == "2 cases"
+    assert page.locator("#bulk-approve").is_enabled()
+
+
 def test_edit_expected_call_invalid_refused_then_valid(page, served):
     store, base = served
     case = batch(store, "edit", n=1)[0]

@@ -84,6 +84,7 @@ def test_cli_enqueue_decide_export(tmp_path):
     assert (row["batch_id"], row["approved"], row["rejected"], row["decided"]) == ("b1", 3, 2, True)
 
     corpus = tmp_path / "corpus"
+    corpus.mkdir()  # a new corpus starts in a folder made for it (a typo is refused)
     r = invoke("review", "export", "--batch", "b1", "--corpus", str(corpus), "--db", db, "--json")
     out = json.loads(r.stdout)
     assert out["corpus_version"] == 1 and sorted(out["added"]) == sorted(c.id for c in cands[:3])
@@ -125,6 +126,7 @@ def test_cli_mistakes_are_named_not_silent(tmp_path):
     r = runner.invoke(app, ["review", "approve", "--filter", "valid=maybe", "--db", db])
     assert isinstance(r.exception, UserError) and "valid is true or false" in str(r.exception)
     corpus = tmp_path / "corpus"
+    corpus.mkdir()
     r = runner.invoke(
         app, ["review", "export", "--batch", "b2", "--corpus", str(corpus), "--db", db]
     )
@@ -144,3 +146,113 @@ def test_cli_enqueue_audit_names_who_queued(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     log = ReviewStore.open(db).audit_log(case_id=case.id)
     assert [(e.action, e.actor) for e in log] == [("enqueue", "zoe")]
+
+
+def test_cli_export_to_a_mistyped_corpus_folder_is_refused_and_marks_nothing(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    case = child_case(seed_case(), 0)
+    store.enqueue([case], "b1")
+    store.approve(case.id, "ana", None)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    typo = tmp_path / "corpsu"
+    r = runner.invoke(app, ["review", "export", "--batch", "b1", "--corpus", str(typo), "--db", db])
+    assert isinstance(r.exception, UserError) and str(r.exception) == (
+        f"--corpus {typo}: no such corpus folder; to start a new corpus there, create the "
+        f"folder first (mkdir -p {typo})"
+    )
+    assert not typo.exists() and store.get(case.id).exported_at is None
+    r = invoke("review", "export", "--batch", "b1", "--corpus", str(corpus), "--db", db, "--json")
+    assert json.loads(r.stdout)["added"] == [case.id]
+    assert [c.id for c in CorpusStore(corpus).cases()] == [case.id]
+
+
+def test_cli_resume_of_a_batch_holding_no_case_says_so(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    case = child_case(seed_case(), 0)
+    store.enqueue([case], "b1")
+    store.enqueue([case], "b2")  # queued in b1 already: b2 holds nothing
+    r = runner.invoke(app, ["review", "resume", "--batch", "b2", "--db", db])
+    assert r.exit_code == 1
+    assert " ".join(r.stderr.split()) == (
+        "batch b2 holds no case (its cases were queued in other batches); no flow waits on it"
+    )
+    r = runner.invoke(app, ["review", "resume", "--batch", "b1", "--db", db])
+    assert r.exit_code == 1 and "batch b1 still has 1 pending cases" in r.stderr
+
+
+def test_cli_default_batch_id_of_a_long_file_name_fits_the_queue(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    file = tmp_path / ("candidates-" + "x" * 150 + ".jsonl")
+    file.write_text(dumps_line(child_case(seed_case(), 0).model_dump(mode="json")))
+    r = invoke("review", "enqueue", str(file), "--db", db, "--json")
+    batch = json.loads(r.stdout)["batch"]
+    assert len(batch) == 120 and batch.startswith("candidates-xxx") and batch[-9] == "-"
+
+
+def test_cli_list_show_and_undo_one_case(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    parent = seed_case()
+    cases = [child_case(parent, i) for i in range(3)]
+    store.enqueue(cases, "b1", parents={parent.id: parent})
+    store.reject(cases[1].id, "ana", None, reason="typo changes the meaning")
+
+    r = invoke("review", "list", "--filter", "status=rejected", "--db", db, "--json")
+    rows = json.loads(r.stdout)
+    assert [(x["case_id"], x["status"], x["reviewer"]) for x in rows] == [
+        (cases[1].id, "rejected", "ana")
+    ]
+    assert rows[0]["reason"] == "typo changes the meaning" and rows[0]["needs_label"] is False
+    r = invoke("review", "list", "--filter", "batch=b1", "--limit", "2", "--db", db)
+    assert cases[0].id in r.stdout and cases[1].id in r.stdout and cases[2].id not in r.stdout
+    assert "2 of 3 shown; --limit 0 lists all" in r.stdout
+
+    r = invoke("review", "show", cases[1].id, "--db", db, "--json")
+    shown = json.loads(r.stdout)
+    assert shown["status"] == "rejected" and shown["case"]["id"] == cases[1].id
+    r = invoke("review", "show", cases[0].id, "--db", db)
+    assert "changes vs parent" in r.stdout and "crackd" in r.stdout
+    assert store.get(cases[0].id).lease_holder is None  # showing takes no lease
+
+    r = invoke("review", "undo", cases[1].id, "--reviewer", "ana", "--db", db)
+    assert r.exit_code == 0 and f"{cases[1].id} is pending again" in r.stdout
+    assert store.get(cases[1].id).status == "pending"
+    r = runner.invoke(app, ["review", "undo", cases[1].id, "--db", db])
+    assert isinstance(r.exception, UserError) and "has no decision to undo" in str(r.exception)
+
+
+def test_cli_enqueue_with_the_auto_policy_says_what_it_approved(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    parent = seed_case()
+    file = tmp_path / "cands.jsonl"
+    file.write_text(
+        "".join(dumps_line(child_case(parent, i).model_dump(mode="json")) for i in (1, 2))
+    )
+    r = invoke("review", "enqueue", str(file), "--batch", "b1", "--policy", "auto", "--db", db)
+    assert " ".join(r.stdout.split()) == (
+        "batch b1: 2 added, 0 already queued, 0 failing validation, 0 bad lines; "
+        "2 auto-approved, the other 0 wait for a person"
+    )
+
+
+def test_cli_a_mistyped_batch_filter_is_named_not_matched_by_nothing(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    store.enqueue([child_case(seed_case(), 0)], "b1")
+    for args in (
+        ["approve", "--filter", "batch=b11"],
+        ["reject", "--filter", "batch=b11", "--reason", "dup"],
+        ["list", "--filter", "batch=b11"],
+        ["next", "--filter", "batch=b11"],
+    ):
+        r = runner.invoke(app, ["review", *args, "--db", db], input="q\n")
+        assert isinstance(r.exception, NotFound), args
+        assert (
+            str(r.exception) == "no batch 'b11' in the review queue; see `casemill review status`"
+        )
+    assert store.batch_status("b1").pending == 1
+    r = invoke("review", "approve", "--filter", "batch=b1", "--reviewer", "ana", "--db", db)
+    assert "1 approved, 0 skipped" in r.stdout

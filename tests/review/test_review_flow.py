@@ -13,6 +13,7 @@ from review_factory import invalid_case
 from casemill.corpus import CorpusStore
 from review.flow import (
     BatchTimeout,
+    enqueue_batch,
     paused_runs,
     resume_waiting,
     review_batch,
@@ -20,6 +21,7 @@ from review.flow import (
     wait_for_batch,
 )
 from review.items import BatchStatus
+from review.present import item_view
 from review.store import ReviewStore
 
 
@@ -162,3 +164,74 @@ def test_summary_artifact_rows_give_decisions_and_export():
         "exported": "3",
         "corpus_version": "4",
     }
+
+
+def test_wait_for_batch_returns_at_once_for_a_batch_holding_no_case(sqlite_store, children):
+    sqlite_store.enqueue(children[:2], "b1")
+    again = sqlite_store.enqueue(children[:2], "b2")  # every case is queued in b1 already
+    assert again.added == () and len(again.already_queued) == 2
+
+    def sleep(_s: float) -> None:
+        raise AssertionError("waited for a batch with nothing to decide")
+
+    status = wait_for_batch(sqlite_store, "b2", timeout_s=60, poll_s=1, sleep=sleep)
+    assert (status.total, status.pending) == (0, 0)
+
+
+@pytest.mark.slow
+def test_flow_over_cases_queued_elsewhere_does_not_wait(prefect_harness, tmp_path, children):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    ReviewStore.open(db).enqueue(children[:2], "first")
+    cases = [c.model_dump(mode="json") for c in children[:2]]
+    result = review_batch(
+        batch_id="again",
+        cases=cases,
+        corpus_dir=str(tmp_path / "corpus"),
+        db_url=db,
+        timeout_s=30,
+        watch_s=None,
+    )
+    assert result["corpus_version"] is None and result["added"] == []
+    assert ReviewStore.open(db).batch_status("first").pending == 2  # still waiting for people
+
+
+@pytest.mark.slow
+def test_flow_timeout_says_what_is_pending_and_how_to_review_it(
+    prefect_harness, tmp_path, children
+):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    cases = [c.model_dump(mode="json") for c in children[:2]]
+    with pytest.raises(BatchTimeout) as err:
+        review_batch(
+            batch_id="late",
+            cases=cases,
+            corpus_dir=str(tmp_path / "corpus"),
+            db_url=db,
+            timeout_s=3,
+            watch_s=None,
+        )
+    assert str(err.value) == (
+        "batch late not decided within 3 s: 2 of 2 still pending; review them with "
+        "`casemill review next --filter batch=late`"
+    )
+
+
+def test_the_flow_enqueues_cases_with_their_parents_from_corpus_or_seeds(
+    sqlite_store, tmp_path, parent, children
+):
+    from casemill.io.jsonl import dumps_line
+
+    corpus_dir = tmp_path / "corpus"
+    CorpusStore(corpus_dir).add_version([parent])
+    file = tmp_path / "cands.jsonl"
+    file.write_text("".join(dumps_line(c.model_dump(mode="json")) for c in children[:2]))
+    counts = enqueue_batch(sqlite_store, "f1", str(file), None, "human", corpus_dir, tmp_path)
+    assert counts["added"] == 2
+    assert sqlite_store.get(children[0].id).parent == parent  # from the corpus
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "s.jsonl").write_text(dumps_line(parent.model_dump(mode="json")))
+    cases = [children[2].model_dump(mode="json")]
+    enqueue_batch(sqlite_store, "f2", None, cases, "human", tmp_path / "none", seeds)
+    item = sqlite_store.get(children[2].id)
+    assert item.parent == parent and item_view(item).changes  # the reviewer sees the diff

@@ -3,7 +3,7 @@ as `role: content`, word diffs for long texts, the parent's label when it change
 
 from __future__ import annotations
 
-from review_factory import SYSTEM, child_case, seed_case
+from review_factory import GUESS_NOTE, SYSTEM, child_case, guessed_case, seed_case
 
 from casemill.case.model import Case
 from casemill.domains.support.policy import cancel_call
@@ -65,7 +65,9 @@ def test_item_view_orders_input_before_label(sqlite_store):
         "environment.state.orders.W1001.status",
     ]
     assert "expected.tool_calls[0]" in paths and "tags.intents" in paths
-    assert paths.index("expected.reply_contains") > paths.index("environment.state.orders.W1001.status")
+    assert paths.index("expected.reply_contains") > paths.index(
+        "environment.state.orders.W1001.status"
+    )
     added = next(c for c in view.changes if c.path == "conversation[3]")
     assert added.after == "customer: Actually cancel W1001 instead." and added.kind == "added"
     call = next(c for c in view.changes if c.path == "expected.tool_calls[0]")
@@ -92,3 +94,25 @@ def test_item_without_parent_shows_customer_text(sqlite_store):
     assert (
         item_view(item).changes == () and first_change(item) == "Refund the cracked mug from W1001"
     )
+
+
+def test_a_low_confidence_label_is_flagged_with_its_reason_and_no_parent_is_expected(
+    sqlite_store,
+):
+    guess = guessed_case(1)
+    sure = Case.model_validate(
+        {
+            **guessed_case(2).model_dump(mode="json"),
+            "id": "",
+            "tags": {"category": "capability", "intents": ["refund"], "labels": ["mined"]},
+            "provenance": {"origin": "mined", "label_confidence": "high"},
+        }
+    )
+    sqlite_store.enqueue([guess, sure], "b")
+    view = item_view(sqlite_store.get(guess.id))
+    assert view.flags == ("NEEDS LABEL",)  # a mined case has no parent by nature
+    assert view.label_note == (
+        f"low-confidence label, check the expected behaviour yourself: {GUESS_NOTE}"
+    )
+    plain = item_view(sqlite_store.get(sure.id))
+    assert plain.flags == () and plain.label_note is None

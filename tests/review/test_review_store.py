@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from review_factory import child_case, invalid_case
+from review_factory import child_case, guessed_case, invalid_case
 
 from casemill.case.model import derive
 from casemill.errors import UserError
@@ -72,8 +72,11 @@ def test_lease_blocks_others_until_it_expires(db_url, children):
     theirs = store.claim_next("bob")
     assert theirs.case_id == children[1].id
     assert store.claim_next("ana").case_id == mine.case_id  # a held item comes back first
-    with pytest.raises(LeaseHeld, match="being reviewed by ana"):
+    with pytest.raises(LeaseHeld) as held:
         store.approve(mine.case_id, "bob", None)
+    assert str(held.value) == (
+        f"case {mine.case_id} is being reviewed by ana until 2026-01-01 00:01 UTC"
+    )
     moment[0] += timedelta(seconds=61)
     bob_now = store.claim(mine.case_id, "bob")
     assert bob_now.lease_holder == "bob"
@@ -228,3 +231,69 @@ def test_a_decided_case_is_not_edited_under_its_decision(store, children):
     pending = store.undo(case.id, "bob", kept.version)
     edited = store.edit(case.id, "bob", pending.version, data)
     assert edited.status == "pending" and edited.case.expected.optimal_steps == 4
+
+
+def test_bulk_approve_leaves_low_confidence_labels_to_a_person(store, parent, children):
+    guessed = guessed_case(1)
+    store.enqueue([children[0], guessed], "b1", parents={parent.id: parent})
+    result = store.bulk_decide(ItemFilter(status="pending"), "approved", "ana")
+    assert result.changed == (children[0].id,)
+    assert dict(result.skipped)[guessed.id] == (
+        "needs a human label (observed behaviour, may be wrong): approve it on its own"
+    )
+    assert store.get(guessed.id).status == "pending"
+    one = store.approve(guessed.id, "ana", store.get(guessed.id).version)  # one by one it can be
+    assert one.status == "approved"
+    rejected = store.bulk_decide(
+        ItemFilter(batch_id="b1", status="approved"), "rejected", "ana", "x"
+    )
+    assert set(rejected.changed) == {children[0].id, guessed.id}  # a bulk reject is not held
+
+
+def test_a_batch_id_or_reviewer_too_long_is_refused_alike_on_both_databases(store, children):
+    long_batch = "b" * 121
+    with pytest.raises(
+        UserError, match=r"^batch id 'b{40}…' is 121 characters long; give 1 to 120$"
+    ):
+        store.enqueue(children[:1], long_batch)
+    with pytest.raises(UserError, match="batch id '  ' is 2 characters long"):
+        store.enqueue(children[:1], "  ")
+    assert store.batches() == [] and store.count() == 0
+    store.enqueue(children[:1], "b" * 120)
+    with pytest.raises(UserError, match="^reviewer 'r{40}…' is 121 characters long"):
+        store.approve(children[0].id, "r" * 121, None)
+    item = store.get(children[0].id)
+    assert item.status == "pending" and item.version == 1
+
+
+def test_new_cases_are_not_queued_into_a_closed_batch(store, children):
+    store.enqueue(children[:1], "b1")
+    store.approve(children[0].id, "ana", None)
+    store.close_batch("b1")
+    with pytest.raises(
+        DecisionBlocked, match=r"batch b1 was closed at .*queue new cases in another"
+    ):
+        store.enqueue(children[:2], "b1")
+    assert store.count() == 1 and store.batch_status("b1").total == 1
+    again = store.enqueue(children[:1], "b1")  # a re-run with nothing new stays a no-op
+    assert again.added == () and again.already_queued == (children[0].id,)
+    assert store.enqueue(children[1:2], "b2").added == (children[1].id,)
+
+
+def test_a_queue_database_that_cannot_be_reached_is_a_clear_error_without_the_password():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    url = f"postgresql+psycopg://ana:s3cret@127.0.0.1:{port}/queue"
+    with pytest.raises(UserError) as err:
+        ReviewStore.open(url)
+    message = str(err.value)
+    assert message.startswith(
+        f"cannot open the review queue at postgresql+psycopg://ana:***@127.0.0.1:{port}/queue: "
+    )
+    assert "Connection refused" in message and message.endswith(
+        "check --db or CASEMILL_REVIEW_DB (is the server running, does the database exist?)"
+    )
+    assert "s3cret" not in message and "\n" not in message

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from review_factory import child_case
+from review_factory import GUESS_NOTE, child_case, guessed_case
 from rich.console import Console
 
 from review.items import ItemFilter
@@ -166,3 +166,65 @@ def test_undo_claims_the_undone_case_even_when_the_current_lease_is_lost(
     assert store.get(children[0].id).lease_holder == "ana"
     assert store.get(children[1].id).lease_holder == "bob"
     assert tally.approved == []
+
+
+def test_a_low_confidence_label_is_flagged_with_why(sqlite_store):
+    guess = guessed_case(1)
+    sqlite_store.enqueue([guess], "b1")
+    console = Console(record=True, width=200)
+    run(sqlite_store, "ana", None, console, scripted("q", [], []))
+    out = console.export_text()
+    assert "NEEDS LABEL" in out and "no parent" not in out
+    assert f"low-confidence label, check the expected behaviour yourself: {GUESS_NOTE}" in out
+
+
+def test_an_edited_case_shows_its_new_id_next_to_its_queue_key(sqlite_store, parent, children):
+    store = sqlite_store
+    store.enqueue(children[:1], "b1", parents={parent.id: parent})
+
+    def edit(text: str) -> str:
+        return text.replace('"optimal_steps": 3', '"optimal_steps": 4')
+
+    console = Console(record=True, width=160)
+    run(store, "ana", None, console, scripted("eq", [], [edit]))
+    new_id = store.get(children[0].id).case.id
+    assert new_id != children[0].id
+    assert f"{children[0].id} -> {new_id}  v" in console.export_text()
+
+
+def test_a_case_taken_over_after_the_lease_lapsed_does_not_trap_the_reviewer(
+    tmp_path, parent, children
+):
+    """Ana leaves a case on screen past her lease; Bob takes it. Her keys were all refused (a
+    and r: the case changed, bob holds it; s and q: she holds no lease): only Ctrl-C got her
+    out."""
+    from datetime import UTC, datetime, timedelta
+
+    from review.schema import make_engine
+    from review.store import ReviewStore
+
+    moment = [datetime(2026, 1, 1, tzinfo=UTC)]
+    engine = make_engine(f"sqlite:///{tmp_path / 'q.db'}")
+    store = ReviewStore(engine, clock=lambda: moment[0], lease_s=60)
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    keys = iter("aq")
+    pressed = []
+
+    def read_key() -> str:
+        if len(pressed) == 0:  # a long lunch: the lease lapses and bob takes the case
+            moment[0] += timedelta(minutes=5)
+            store.claim(children[0].id, "bob")
+        pressed.append(1)
+        if len(pressed) > 6:
+            raise AssertionError("the reviewer is stuck on a case another reviewer holds")
+        return next(keys, "q")
+
+    io = TerminalIO(read_key=read_key, ask=lambda _q: "", edit_text=lambda t, _s: t)
+    console = Console(record=True, width=120)
+    tally = run(store, "ana", ItemFilter(batch_id="b1"), console, io)
+    out = console.export_text()
+    assert f"refused: case {children[0].id} changed since you loaded it" in out
+    assert f"{children[0].id} is now bob's: moving on" in out
+    assert tally.approved == [] and store.get(children[0].id).lease_holder == "bob"
+    assert store.get(children[1].id).lease_holder is None  # q on the next case let go of it
+    engine.dispose()

@@ -8,7 +8,7 @@ import re
 
 import pytest
 from fastapi.testclient import TestClient
-from review_factory import SYSTEM, child_case, invalid_case
+from review_factory import GUESS_NOTE, SYSTEM, child_case, guessed_case, invalid_case
 
 from casemill.case.model import Turn
 from review import auth
@@ -289,3 +289,123 @@ def test_queue_page_number_below_zero_is_the_first_page(client, sqlite_store, ch
     sign_in(client, sqlite_store)
     r = client.get("/?page=-3")
     assert r.status_code == 200 and children[0].id in r.text
+
+
+def test_a_low_confidence_label_is_flagged_on_the_case_and_in_the_queue(client, sqlite_store):
+    guess = guessed_case(1)
+    sqlite_store.enqueue([guess], "mined")
+    sign_in(client, sqlite_store)
+    page = client.get(f"/case/{guess.id}").text
+    note = re.search(r'<p class="warn" id="label-note">([^<]*)</p>', page)
+    assert note.group(1) == (
+        f"low-confidence label, check the expected behaviour yourself: {GUESS_NOTE}"
+    )
+    assert '<span class="flag bad">NEEDS LABEL</span>' in page
+    assert "no parent" not in page and "not known to the queue" not in page
+    row = re.search(
+        rf'<tr class="row[^"]*" data-href="/case/{guess.id}.*?</tr>',
+        client.get("/?batch=mined").text,
+        re.S,
+    )
+    assert '<span class="bad">needs label</span>' in row.group(0)
+
+
+def test_bulk_approve_skips_a_low_confidence_label_and_says_why(client, sqlite_store, children):
+    guess = guessed_case(1)
+    sqlite_store.enqueue([guess], "mined")
+    csrf = sign_in(client, sqlite_store)
+    r = client.post("/bulk", data={"csrf": csrf, "decision": "approve", "status": "pending"})
+    assert r.status_code == 200
+    assert sqlite_store.get(guess.id).status == "pending"
+    assert sqlite_store.count(ItemFilter(status="approved")) == len(children)
+    assert (
+        f"Bulk: {len(children)} approved, 1 skipped (failing validation, needing a human label, or held by "
+        "another reviewer)." in r.text
+    )
+
+
+def test_a_refused_edit_keeps_the_new_call_and_the_removals_typed(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    case = children[2]
+    form = {
+        "csrf": csrf,
+        "version": "1",
+        "tool_0": "refund_items",
+        "params_0": json.dumps(case.expected.tool_calls[0].params),
+        "delete_0": "1",
+        "tool_new": "cancel_order",
+        "params_new": '{"order_id": "W1001"',
+    }
+    r = client.post(f"/case/{case.id}/calls", data=form)
+    assert r.status_code == 422 and "new call (cancel_order): params are not valid JSON" in r.text
+    new_tool = re.search(r'<select name="tool_new" id="tool_new">(.*?)</select>', r.text, re.S)
+    assert re.findall(r"<option selected>([^<]*)</option>", new_tool.group(1)) == ["cancel_order"]
+    assert re.search(
+        r'<input type="checkbox" name="delete_0" id="delete_0" value="1" checked>', r.text
+    )
+    assert "{&#34;order_id&#34;: &#34;W1001&#34;</textarea>" in r.text
+    assert sqlite_store.get(case.id).case == case
+
+
+def test_queue_pages_go_both_ways_and_a_bad_page_number_is_not_an_error(
+    client, sqlite_store, parent
+):
+    many = [child_case(parent, n) for n in range(100, 345)]  # 5 children + 245: three pages
+    sqlite_store.enqueue(many, "big", parents={parent.id: parent})
+    sign_in(client, sqlite_store)
+    middle = client.get("/?batch=big&page=1").text
+    assert "245 cases, page 2 of 3" in middle
+    assert 'href="/?batch=big&amp;page=0" id="prev-page"' in middle
+    assert 'href="/?batch=big&amp;page=2" id="next-page"' in middle
+    last = client.get("/?batch=big&page=2").text
+    assert "page 3 of 3" in last and "next-page" not in last and many[-1].id in last
+    first = client.get("/?batch=big").text
+    assert "page 1 of 3" in first and "prev-page" not in first
+    for bad in ("abc", "1.5", "99"):
+        r = client.get(f"/?batch=big&page={bad}")
+        assert r.status_code == 200 and "cases, page" in r.text
+    assert "page 3 of 3" in client.get("/?batch=big&page=99").text  # past the end: the last
+    assert "page 1 of 3" in client.get("/?batch=big&page=abc").text
+
+
+def test_the_case_after_a_decision_offers_to_undo_it(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    first = children[0].id
+    item = sqlite_store.get(first)
+    r = client.post(
+        f"/case/{first}/decide?status=pending&batch=b1",
+        data={"action": "approve", "version": str(item.version), "csrf": csrf},
+    )
+    assert r.status_code == 200 and f"/case/{children[1].id}?" in str(r.url)
+    form = re.search(r'<form [^>]*id="undo-last-form".*?</form>', r.text, re.S).group(0)
+    assert f'action="/case/{first}/decide?status=pending&amp;batch=b1"' in form
+    version = re.search(r'name="version" value="(\d+)"', form).group(1)
+    assert int(version) == sqlite_store.get(first).version
+    r = client.post(
+        f"/case/{first}/decide?status=pending&batch=b1",
+        data={"action": "undo", "version": version, "csrf": csrf},
+    )
+    assert r.status_code == 200 and "Decision undone" in r.text
+    assert sqlite_store.get(first).status == "pending"
+    # only your own decision, only while it stands
+    sqlite_store.reject(children[2].id, "bob", None, reason="dup")
+    page = client.get(f"/case/{children[1].id}?last={children[2].id}").text
+    assert "undo-last-form" not in page
+    page = client.get(f"/case/{children[1].id}?last={first}").text  # pending again
+    assert "undo-last-form" not in page
+
+
+def test_bulk_confirmations_name_the_status_they_decide(client, sqlite_store):
+    sign_in(client, sqlite_store)
+    page = client.get("/?status=approved&batch=b1").text
+    assert 'data-confirm="Reject every approved case matching status=approved batch_id=b1?"' in page
+    page = client.get("/?operator=typos").text
+    assert 'data-confirm="Approve every valid pending case matching operator=typos?"' in page
+
+
+def test_bulk_reject_notice_gives_only_the_reason_a_reject_is_skipped(client, sqlite_store):
+    csrf = sign_in(client, sqlite_store)
+    r = client.post(
+        "/bulk", data={"csrf": csrf, "decision": "reject", "batch": "b1", "reason": "dup"}
+    )
+    assert "Bulk: 5 rejected, 0 skipped (held by another reviewer)." in r.text
