@@ -10,7 +10,10 @@ as long as the conversation is being derived.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -63,7 +66,7 @@ class SharedParts:
         if self._source is None:
             self._source = SourceRef.model_validate(
                 {
-                    "file": conv.file,
+                    "file": portable(conv.file, os.getcwd()),
                     "line": conv.line,
                     "format": conv.format,
                     "conversation_id": conv.id,
@@ -86,3 +89,17 @@ class SharedParts:
 
 _LASTING: dict[tuple[type, Hashable], Any] = {}
 _LASTING_MAX = 256
+
+
+@lru_cache(maxsize=256)
+def portable(file: str, cwd: str) -> str:
+    """A log's path as a case records it: relative to the working folder `cwd` when the log is
+    in it (`samples/support_logs.jsonl`, not the machine's `/home/ana/casemill/samples/...`,
+    which would differ in the corpus from machine to machine), else as given."""
+    path = Path(file)
+    if not path.is_absolute():
+        return file
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return file

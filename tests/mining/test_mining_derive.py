@@ -328,3 +328,20 @@ def test_with_messages_keeps_every_other_field():
     for f in fields(Conversation):
         if f.name != "messages":
             assert getattr(other, f.name) is values[f.name]
+
+
+def test_a_case_records_its_log_relative_to_the_working_folder_when_inside_it(
+    tmp_path, monkeypatch
+):
+    """The corpus holds no machine's own folders: a log given by its absolute path inside the
+    working folder is recorded relative to it; one outside is recorded as given."""
+    record = played("where", ["U:cancel W1002", ("cancel_order", {"order_id": "W1002"})])
+    (tmp_path / "logs").mkdir()
+    log = write_jsonl(tmp_path / "logs" / "support.jsonl", [record])
+    monkeypatch.chdir(tmp_path)
+    inside = mine([log.resolve()], "openai-jsonl", redact=False)
+    assert {c.provenance.source.file for c in inside.cases} == {"logs/support.jsonl"}
+    monkeypatch.chdir(tmp_path / "logs")
+    elsewhere = tmp_path / "elsewhere.jsonl"  # outside the working folder, logs/
+    outside = mine([write_jsonl(elsewhere, [record])], "openai-jsonl", redact=False)
+    assert {c.provenance.source.file for c in outside.cases} == {str(elsewhere)}
