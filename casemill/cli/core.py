@@ -291,9 +291,15 @@ def corpus_add(
     note: str = typer.Option("", "--note", help="a note for the new version's manifest"),
     corpus: Path | None = CorpusOpt,
     strict: bool = typer.Option(False, "--strict", help="lint warnings count as errors"),
+    approve_as: str | None = typer.Option(
+        None,
+        "--approve-as",
+        help="approve the pending cases as this reviewer (hand-written cases you vouch for)",
+    ),
 ) -> None:
     """Validate the files, then write a new version adding their cases (exit 1 if any is bad:
-    nothing is written then)."""
+    nothing is written then). Only approved cases enter the corpus: pending ones are refused
+    unless --approve-as names who approves them; rejected ones always are."""
     report = validate_paths(files, strict=strict, batch=False)
     _refuse_no_records(report, files)
     if not report.ok:
@@ -305,7 +311,8 @@ def corpus_add(
             markup=False,
         )
         raise typer.Exit(1)
-    manifest = _store(corpus, create=True).add_version(report.cases, note=note)
+    cases = _approved(report.cases, approve_as)
+    manifest = _store(corpus, create=True).add_version(cases, note=note)
     if manifest is None:
         console.print("nothing new: every case is already active")
         return
@@ -313,6 +320,39 @@ def corpus_add(
         f"{manifest.name}: +{len(manifest.added)} cases, {manifest.active_count} active",
         markup=False,
     )
+
+
+def _approved(cases: list[Case], approve_as: str | None) -> list[Case]:
+    """`cases`, every one approved: pending ones approved by `approve_as` (a `UserError` without
+    it), rejected ones refused."""
+    from datetime import UTC, datetime
+
+    from casemill.case.model import Review
+
+    rejected = [c.id for c in cases if c.review.status == "rejected"]
+    if rejected:
+        raise UserError(
+            f"{len(rejected)} case(s) were rejected in review and cannot enter the corpus "
+            f"(first: {', '.join(rejected[:3])})"
+        )
+    pending = [c for c in cases if c.review.status == "pending"]
+    if not pending:
+        return cases
+    if approve_as is None or not approve_as.strip():
+        raise UserError(
+            f"{len(pending)} case(s) are pending review (first: "
+            f"{', '.join(c.id for c in pending[:3])}); only approved cases enter the corpus: "
+            "review them (casemill review enqueue FILE), or approve hand-written cases you "
+            "vouch for with --approve-as YOUR_NAME"
+        )
+    review = Review(
+        status="approved",
+        reviewer=approve_as.strip(),
+        decided_at=datetime.now(UTC),
+        notes="approved on casemill corpus add",
+    )
+    return [c.model_copy(update={"review": review}) if c.review.status == "pending" else c
+            for c in cases]  # fmt: skip
 
 
 @corpus_app.command("retire")

@@ -8,11 +8,14 @@ from pathlib import Path
 from fixtures.casebuild import cancel_case, clarify_case, line, refund_case
 from typer.testing import CliRunner
 
+from casemill.case.model import Review
 from casemill.cli import app
+from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 
 runner = CliRunner()
-A, B, C = refund_case(), cancel_case(), clarify_case()
+APPROVED = Review(status="approved", reviewer="casemill-tests")
+A, B, C = (c.model_copy(update={"review": APPROVED}) for c in (refund_case(), cancel_case(), clarify_case()))  # fmt: skip
 
 
 def invoke(*args: str):
@@ -136,3 +139,33 @@ def test_show_says_when_a_case_is_retired(tmp_path: Path):
     assert shown.stderr.strip() == f"{A.id} is not active: retired in v0002"
     active = CliRunner().invoke(app, ["corpus", "show", B.id, "--corpus", corpus])
     assert active.stderr == ""
+
+
+def test_add_takes_approved_cases_only_unless_told_who_approves(tmp_path: Path):
+    corpus = str(tmp_path / "corpus")
+    pending = refund_case()
+    assert pending.review.status == "pending"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(line(pending) + line(B))
+    refused = invoke("corpus", "add", str(cases), "--corpus", corpus)
+    assert isinstance(refused.exception, UserError), refused.output  # exit 2 from the CLI
+    said = str(refused.exception)
+    assert f"1 case(s) are pending review (first: {pending.id})" in said
+    assert "--approve-as" in said and not (tmp_path / "corpus").exists()
+
+    added = invoke("corpus", "add", str(cases), "--corpus", corpus, "--approve-as", "ana")
+    assert added.exit_code == 0, added.output
+    stored = {c.id: c for c in CorpusStore(Path(corpus)).cases()}
+    assert set(stored) == {pending.id, B.id}  # the same ids: review is not what a case means
+    assert stored[pending.id].review.status == "approved"
+    assert stored[pending.id].review.reviewer == "ana"
+    assert stored[pending.id].review.decided_at is not None
+    assert stored[B.id].review == APPROVED  # an approved case keeps its reviewer
+
+    rejected = tmp_path / "rejected.jsonl"
+    rejected.write_text(
+        line(clarify_case().model_copy(update={"review": Review(status="rejected")}))
+    )
+    again = invoke("corpus", "add", str(rejected), "--corpus", corpus, "--approve-as", "ana")
+    assert isinstance(again.exception, UserError)
+    assert "1 case(s) were rejected in review" in str(again.exception)
