@@ -2,7 +2,8 @@
 
 `export_batch` stamps each approved, not yet exported case with its review (status, reviewer,
 time, notes, edits, auto-approved flag), writes them as a new corpus version and marks the items
-exported. A case already active in the corpus is not added again (the corpus store skips it), so
+exported. A mined case whose label was a guess (`needs_label`) and that a person approved is
+labelled `labelled_in_review` instead (its provenance keeps the miner's confidence). A case already active in the corpus is not added again (the corpus store skips it), so
 an export interrupted between the two steps is safe to run again. Rejected and pending cases
 never reach the corpus.
 """
@@ -19,6 +20,9 @@ from review.items import Item, ItemFilter
 from review.store import AUTO_REVIEWER, ReviewStore
 
 log = logging.getLogger(__name__)
+
+NEEDS_LABEL = "needs_label"  # a mined case whose expected state is the miner's guess
+LABELLED = "labelled_in_review"  # such a case once a person approved its label
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ def reviewed_case(item: Item) -> Case:
     )
     data = item.case.model_dump(mode="json")
     data["review"] = review.model_dump(mode="json")
+    labels = data["tags"]["labels"]
+    if NEEDS_LABEL in labels and not review.auto_approved:  # a person gave the label
+        data["tags"]["labels"] = [LABELLED if x == NEEDS_LABEL else x for x in labels]
     return Case.model_validate(data)
 
 

@@ -44,3 +44,18 @@ def test_export_closes_decided_batch_and_marks_auto(sqlite_store, parent, childr
     assert result.closed and store.batch_status("b2").closed
     assert all(c.review.auto_approved and c.review.reviewer == "auto" for c in corpus.cases())
     assert {c.id for c in corpus.cases()} == {children[0].id, children[1].id}
+
+
+def test_a_guessed_label_a_person_approved_is_no_longer_marked_needs_label(sqlite_store, tmp_path):
+    from review_factory import guessed_case
+
+    guess = guessed_case(1)
+    sqlite_store.enqueue([guess], "b3")
+    sqlite_store.approve(guess.id, "ana", 1, notes="the refund is right")
+    corpus = CorpusStore(tmp_path / "corpus")
+    export_batch(sqlite_store, corpus, "b3")
+    (case,) = corpus.cases()
+    assert case.id == guess.id  # the tags are not what a case means
+    assert case.tags.labels == ("mined", "conversation", "labelled_in_review")
+    assert case.provenance.label_confidence == "low"  # the miner's, as it was
+    assert case.review.reviewer == "ana"
