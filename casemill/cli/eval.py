@@ -338,7 +338,7 @@ def runs_list(
         try:
             s = read_summary(path / "summary.json")
         except UserError as exc:
-            err_console.print(f"[yellow]skipped[/] {exc}", highlight=False)
+            err_console.print(f"[yellow]skipped[/] {escape(str(exc))}", highlight=False)
             continue
         gate = None if s.gate is None else s.gate.passed
         rows.append(

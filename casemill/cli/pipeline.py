@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
@@ -122,7 +123,7 @@ def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None: 
     )
     console.print(f"finished in {elapsed:.0f} s")
     if failed is not None:
-        err_console.print(f"[red]the pipeline failed:[/] {failed}")
+        err_console.print(f"[red]the pipeline failed:[/] {escape(str(failed))}", highlight=False)
         raise typer.Exit(1)
 
 

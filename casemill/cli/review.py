@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Column, Table
 
 from casemill.cli import app
@@ -109,7 +110,7 @@ def enqueue(
             )
         )
         for error in loaded.errors[:10]:
-            err_console.print(f"[yellow]skipped[/] {error}")
+            err_console.print(f"[yellow]skipped[/] {escape(str(error))}", highlight=False)
     if loaded.errors and not result.added:
         raise typer.Exit(2)
 
@@ -275,7 +276,7 @@ def _decide(
     else:
         console.print(f"{len(result.changed)} {decision}, {len(result.skipped)} skipped")
         for case_id, why in result.skipped[:20]:
-            err_console.print(f"[yellow]skipped[/] {case_id}: {why}")
+            err_console.print(f"[yellow]skipped[/] {case_id}: {escape(str(why))}", highlight=False)
     _resume_decided(store, {store.get(c).batch_id for c in result.changed})
 
 
@@ -420,7 +421,10 @@ def _resume_quietly(store, batch_id: str, who: str) -> None:  # noqa: ANN001
     try:
         resume_waiting(store, batch_id, decided_by=who)
     except Exception as exc:  # noqa: BLE001 - decisions are kept either way
-        err_console.print(f"[yellow]could not resume flows waiting on {batch_id}:[/] {exc}")
+        err_console.print(
+            f"[yellow]could not resume flows waiting on {escape(batch_id)}:[/] {escape(str(exc))}",
+            highlight=False,
+        )
 
 
 def _resume_decided(store, batch_ids: set[str]) -> None:  # noqa: ANN001

@@ -452,3 +452,14 @@ def test_ctrl_c_exits_130_saying_what_is_saved_and_how_to_go_on(tmp_path):
     said = " ".join(err.split())
     assert f"interrupted: {saved} trajectories are saved in {out}" in said
     assert "run the same command again to go on from there" in said
+
+
+def test_runs_list_says_which_run_it_skipped_whatever_its_folder_is_called(tmp_path):
+    """A folder name that reads as Rich markup (`[bold]`) is printed as it is."""
+    bad = tmp_path / "[bold]old"
+    bad.mkdir()
+    (bad / "summary.json").write_text("{oops")
+    result = runner.invoke(app, ["runs", "list", "--root", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    said = "".join(result.output.split())  # long paths are wrapped
+    assert "".join(f"skipped {bad / 'summary.json'}:1: not valid JSON".split()) in said
