@@ -165,22 +165,45 @@ def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
     ]
 
 
+def parent_lookup(corpus_dir: str | None, seeds: str | None) -> tuple[list[Path], Any]:
+    """Where the flow looks up the parents of the cases it enqueues, as `casemill review enqueue`
+    does: the seeds (a file or folder, when it exists) and the corpus. Without them a reviewer
+    sees no parent and no operator diff for the cases the nightly expansion made of the seeds."""
+    sources = [Path(seeds)] if seeds and Path(seeds).exists() else []
+    corpus = CorpusStore(corpus_dir) if corpus_dir and Path(corpus_dir).is_dir() else None
+    return sources, corpus
+
+
 @task(name="review-enqueue")
 def enqueue_task(
-    db_url: str, batch_id: str, cases_path: str | None, cases: list[dict] | None, policy: str
+    db_url: str,
+    batch_id: str,
+    cases_path: str | None,
+    cases: list[dict] | None,
+    policy: str,
+    corpus_dir: str | None = None,
+    seeds: str | None = None,
 ) -> dict:
     from casemill.case.model import Case
+    from review.intake import find_parents
 
     store = ReviewStore.open(db_url)
+    sources, corpus = parent_lookup(corpus_dir, seeds)
     if cases_path:
         result, loaded = enqueue_file(
-            store, cases_path, batch_id=batch_id, policy=policy, actor="flow"
+            store,
+            cases_path,
+            batch_id=batch_id,
+            parent_sources=sources,
+            corpus=corpus,
+            policy=policy,
+            actor="flow",
         )
         bad = len(loaded.errors)
     else:
-        result = store.enqueue(
-            [Case.model_validate(c) for c in cases or []], batch_id, policy=policy, actor="flow"
-        )
+        batch = [Case.model_validate(c) for c in cases or []]
+        parents = find_parents(batch, sources, corpus)
+        result = store.enqueue(batch, batch_id, parents=parents, policy=policy, actor="flow")
         bad = 0
     auto = store.auto_decide(batch_id) if policy == "auto" else None
     return {
@@ -209,9 +232,12 @@ def review_batch(
     db_url: str | None = None,
     watch_s: float | None = 5.0,
     wait: bool = True,
+    seeds: str | None = None,
 ) -> dict:
     """Enqueue a batch, wait until it is decided (pause with a typed input), export the
-    approved cases as a new corpus version. Returns the export summary.
+    approved cases as a new corpus version. Returns the export summary. The cases' parents are
+    looked up in the batch, in `seeds` (default: `CASEMILL_SEEDS_DIR`, else `seeds`) and in the
+    corpus, so reviewers see what each operator changed.
 
     With `wait=False` (for unattended runs, usually with `policy="auto"`) the flow does not
     wait: it exports what is approved now and leaves the rest pending for reviewers (a later
@@ -224,9 +250,16 @@ def review_batch(
         raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     if (cases_path is None) == (cases is None):
         raise UserError("give exactly one of cases_path or cases")
-    url = db_url or Settings().review_db
+    settings = Settings()
+    url = db_url or settings.review_db
     counts = enqueue_task(
-        url, batch_id, str(Path(cases_path)) if cases_path else None, cases, policy
+        url,
+        batch_id,
+        str(Path(cases_path)) if cases_path else None,
+        cases,
+        policy,
+        corpus_dir,
+        seeds or str(settings.seeds_dir),
     )
     logger.info("batch %s enqueued: %s", batch_id, counts)
     store = ReviewStore.open(url)

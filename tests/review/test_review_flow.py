@@ -11,8 +11,10 @@ import pytest
 from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
+from casemill.io.jsonl import atomic_write_jsonl
 from review.flow import (
     BatchTimeout,
+    enqueue_task,
     paused_runs,
     resume_waiting,
     review_batch,
@@ -162,3 +164,24 @@ def test_summary_artifact_rows_give_decisions_and_export():
         "exported": "3",
         "corpus_version": "4",
     }
+
+
+def test_enqueue_task_finds_parents_in_the_corpus_and_the_seeds(tmp_path, parent, children):
+    """The nightly review batch holds the expansion of the seeds, whose parents are not in the
+    batch: the flow looks them up in the corpus and the seeds, as `casemill review enqueue`
+    does, so the reviewer sees the parent and the operator's diff."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    corpus_dir = tmp_path / "corpus"
+    CorpusStore(corpus_dir).add_version([parent], note="seeds")
+    candidates = tmp_path / "candidates.jsonl"
+    atomic_write_jsonl(candidates, [c.model_dump(mode="json") for c in children[:2]])
+    counts = enqueue_task.fn(db, "from-file", str(candidates), None, "human", str(corpus_dir))
+    store = ReviewStore.open(db)
+    assert counts["added"] == 2
+    assert [store.get(c.id).parent for c in children[:2]] == [parent, parent]
+
+    seeds = tmp_path / "seeds.jsonl"
+    atomic_write_jsonl(seeds, [parent.model_dump(mode="json")])
+    cases = [c.model_dump(mode="json") for c in children[2:4]]
+    enqueue_task.fn(db, "from-seeds", None, cases, "human", str(tmp_path / "none"), str(seeds))
+    assert [store.get(c.id).parent for c in children[2:4]] == [parent, parent]
