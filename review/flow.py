@@ -266,7 +266,15 @@ def review_batch(
     run_id = get_run_context().flow_run.id
     deadline = time.monotonic() + timeout_s
     status, rounds = store.batch_status(batch_id), 0
-    while wait and not status.decided:
+    if status.total == 0:  # an empty batch is never decided: waiting would last until timeout_s
+        logger.info(
+            "batch %s: nothing to review (%d cases already queued in other batches, %d bad "
+            "lines); not waiting",
+            batch_id,
+            counts["already_queued"],
+            counts["quarantined"],
+        )
+    while wait and status.total and not status.decided:
         remaining = int(deadline - time.monotonic())
         if remaining <= 0:
             raise BatchTimeout(

@@ -185,3 +185,21 @@ def test_enqueue_task_finds_parents_in_the_corpus_and_the_seeds(tmp_path, parent
     cases = [c.model_dump(mode="json") for c in children[2:4]]
     enqueue_task.fn(db, "from-seeds", None, cases, "human", str(tmp_path / "none"), str(seeds))
     assert [store.get(c.id).parent for c in children[2:4]] == [parent, parent]
+
+
+def test_flow_with_nothing_new_to_review_does_not_wait(prefect_harness, tmp_path, children):
+    """Every case already queued in another batch (the nightly expansion makes its rejected
+    candidates again every night): the new batch is empty, so it can never be decided, and the
+    flow paused until its timeout (a day by default) instead of going on."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    ReviewStore.open(db).enqueue(children[:2], "earlier")
+    result = review_batch(
+        batch_id="again",
+        cases=[c.model_dump(mode="json") for c in children[:2]],
+        corpus_dir=str(tmp_path / "corpus"),
+        db_url=db,
+        timeout_s=5,
+        watch_s=None,
+    )
+    assert result["added"] == []
+    assert ReviewStore.open(db).batch_status("earlier").pending == 2
