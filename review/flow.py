@@ -161,8 +161,22 @@ def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
         {"figure": "rejected", "value": str(status.rejected)},
         {"figure": "pending", "value": str(status.pending)},
         {"figure": "exported", "value": str(len(exported.get("added", ())))},
-        {"figure": "corpus_version", "value": str(exported.get("corpus_version"))},
+        {"figure": "corpus_version", "value": str(exported.get("corpus_version") or "unchanged")},
     ]
+
+
+def export_message(batch_id: str, exported: dict) -> str:
+    """What the flow logs of its export: the cases added and the new version, or that the
+    corpus is unchanged (not 'corpus version None')."""
+    added, already = len(exported.get("added", ())), len(exported.get("already_in_corpus", ()))
+    if added:
+        case_word = "case" if added == 1 else "cases"
+        version = exported["corpus_version"]
+        return f"batch {batch_id} exported: {added} {case_word} added to corpus version {version}"
+    return (
+        f"batch {batch_id}: no approved case to add ({already} already in the corpus); "
+        "the corpus is unchanged"
+    )
 
 
 def parent_lookup(corpus_dir: str | None, seeds: str | None) -> tuple[list[Path], Any]:
@@ -305,10 +319,5 @@ def review_batch(
         summary_rows(store.batch_status(batch_id), exported),
         f"review batch {batch_id}: decisions and export",
     )
-    logger.info(
-        "batch %s exported: %d cases added to corpus version %s",
-        batch_id,
-        len(exported.get("added", ())),
-        exported.get("corpus_version"),
-    )
+    logger.info(export_message(batch_id, exported))
     return exported

@@ -15,6 +15,7 @@ from casemill.io.jsonl import atomic_write_jsonl
 from review.flow import (
     BatchTimeout,
     enqueue_task,
+    export_message,
     paused_runs,
     resume_waiting,
     review_batch,
@@ -203,3 +204,20 @@ def test_flow_with_nothing_new_to_review_does_not_wait(prefect_harness, tmp_path
     )
     assert result["added"] == []
     assert ReviewStore.open(db).batch_status("earlier").pending == 2
+
+
+def test_export_message_says_what_was_added_or_that_the_corpus_is_unchanged():
+    assert export_message("b1", {"added": ["a", "b"], "corpus_version": 3}) == (
+        "batch b1 exported: 2 cases added to corpus version 3"
+    )
+    assert export_message("b1", {"added": ["a"], "corpus_version": 4}).endswith(
+        "1 case added to corpus version 4"
+    )
+    nothing = {"added": [], "already_in_corpus": ["a"], "corpus_version": None}
+    assert export_message("b2", nothing) == (
+        "batch b2: no approved case to add (1 already in the corpus); the corpus is unchanged"
+    )
+    status = BatchStatus(
+        "b2", "human", total=1, pending=0, approved=0, rejected=1, exported=0, closed=True
+    )
+    assert summary_rows(status, nothing)[-1] == {"figure": "corpus_version", "value": "unchanged"}
