@@ -30,6 +30,7 @@ from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 from casemill.settings import Settings
 from flows import _artifacts as artifacts
+from flows._runtime import fill_dates
 from review.export import export_batch
 from review.intake import enqueue_file
 from review.items import BatchStatus
@@ -96,7 +97,19 @@ def paused_runs(batch_id: str) -> list[Any]:
                 state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED]))
             ),
         )
-    return [r for r in runs if (r.parameters or {}).get("batch_id") == batch_id]
+    return [r for r in runs if run_batch_id(r) == batch_id]
+
+
+def run_batch_id(run: Any) -> str | None:
+    """The batch a `review-batch` run waits for: its `batch_id` parameter, with `{date}` and
+    `{datetime}` filled in from its scheduled start as the run itself did."""
+    batch_id = (run.parameters or {}).get("batch_id")
+    if not isinstance(batch_id, str) or "{" not in batch_id:
+        return batch_id
+    try:
+        return fill_dates(batch_id, "batch_id", run.expected_start_time)
+    except UserError:
+        return None
 
 
 def resume_waiting(store: ReviewStore, batch_id: str, decided_by: str = "") -> list[str]:
@@ -163,6 +176,19 @@ def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
         {"figure": "exported", "value": str(len(exported.get("added", ())))},
         {"figure": "corpus_version", "value": str(exported.get("corpus_version") or "unchanged")},
     ]
+
+
+def check_open(store: ReviewStore, batch_id: str) -> None:
+    """Refuse a batch that was closed (decided and exported; its decisions are final): the new
+    cases would join it pending, no reviewer could decide them, and the flow would wait for
+    them until its timeout."""
+    closed = [b for b in store.batches() if b.batch_id == batch_id and b.closed]
+    if closed:
+        raise UserError(
+            f"review batch {batch_id!r} is closed (decided and exported): new cases cannot join "
+            "it. Give each run a batch of its own: batch_id 'review-{datetime}' (or '{date}') "
+            "is filled in with the run's scheduled start"
+        )
 
 
 def export_message(batch_id: str, exported: dict) -> str:
@@ -249,7 +275,9 @@ def review_batch(
     seeds: str | None = None,
 ) -> dict:
     """Enqueue a batch, wait until it is decided (pause with a typed input), export the
-    approved cases as a new corpus version. Returns the export summary. The cases' parents are
+    approved cases as a new corpus version. Returns the export summary. `{date}` and
+    `{datetime}` in `batch_id` are filled in with the run's scheduled start (UTC), so a
+    deployment gives each run a batch of its own; a closed batch is refused. The cases' parents are
     looked up in the batch, in `seeds` (default: `CASEMILL_SEEDS_DIR`, else `seeds`) and in the
     corpus, so reviewers see what each operator changed.
 
@@ -266,6 +294,8 @@ def review_batch(
         raise UserError("give exactly one of cases_path or cases")
     settings = Settings()
     url = db_url or settings.review_db
+    batch_id = fill_dates(batch_id, "batch_id")
+    check_open(ReviewStore.open(url), batch_id)
     counts = enqueue_task(
         url,
         batch_id,

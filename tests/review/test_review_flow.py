@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
+from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
+from review.export import export_batch
 from review.flow import (
     BatchTimeout,
     enqueue_task,
@@ -19,6 +23,7 @@ from review.flow import (
     paused_runs,
     resume_waiting,
     review_batch,
+    run_batch_id,
     summary_rows,
     wait_for_batch,
 )
@@ -221,3 +226,51 @@ def test_export_message_says_what_was_added_or_that_the_corpus_is_unchanged():
         "b2", "human", total=1, pending=0, approved=0, rejected=1, exported=0, closed=True
     )
     assert summary_rows(status, nothing)[-1] == {"figure": "corpus_version", "value": "unchanged"}
+
+
+def test_flow_refuses_a_closed_batch_before_enqueueing(prefect_harness, tmp_path, children):
+    """prefect.yaml's review-batch had the fixed batch id 'nightly': its second run put the new
+    cases, pending, into the batch the first run's export had closed, where no decision is
+    allowed, and waited for them until its timeout."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    store.enqueue(children[:1], "nightly")
+    store.approve(children[0].id, "ana", None)
+    export_batch(store, CorpusStore(tmp_path / "corpus"), "nightly")
+    with pytest.raises(UserError, match="review batch 'nightly' is closed"):
+        review_batch(
+            batch_id="nightly",
+            cases=[children[1].model_dump(mode="json")],
+            db_url=db,
+            corpus_dir=str(tmp_path / "corpus"),
+            timeout_s=5,
+        )
+    assert store.batch_status("nightly").total == 1  # the new case was not queued
+
+
+def test_flow_fills_the_date_into_the_batch_id(prefect_harness, tmp_path, children):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    before = datetime.now(UTC)
+    review_batch(
+        batch_id="review-{date}",
+        cases=[children[0].model_dump(mode="json")],
+        db_url=db,
+        corpus_dir=str(tmp_path / "corpus"),
+        policy="auto",
+        wait=False,
+    )
+    days = {f"review-{d:%Y-%m-%d}" for d in (before, datetime.now(UTC))}
+    assert {b.batch_id for b in ReviewStore.open(db).batches()} <= days
+
+
+def test_a_paused_run_is_found_by_its_filled_in_batch_id():
+    """The web app resumes the run waiting for a decided batch by its batch_id parameter: a
+    template is filled in from the run's scheduled start, in UTC, as the run filled it."""
+    start = datetime(2026, 11, 23, 5, 30, tzinfo=timezone(timedelta(hours=2)))
+    run = SimpleNamespace(parameters={"batch_id": "review-{datetime}"}, expected_start_time=start)
+    assert run_batch_id(run) == "review-20261123T033000Z"
+    assert run_batch_id(SimpleNamespace(parameters={"batch_id": "b1"})) == "b1"
+    assert (
+        run_batch_id(SimpleNamespace(parameters={"batch_id": "b-{x}"}, expected_start_time=start))
+        is None
+    )
