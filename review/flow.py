@@ -338,7 +338,7 @@ def review_batch(
                 wait_for_input=BatchDecided,
                 timeout=remaining,
                 poll_interval=1,
-                key=f"review-{batch_id}-{rounds}",
+                key=artifacts.artifact_key(f"review-{batch_id}-{rounds}"),  # a-z, 0-9, -
             )
         logger.info("resumed with %s", got.model_dump(mode="json") if got is not None else None)
         rounds += 1

@@ -274,3 +274,35 @@ def test_a_paused_run_is_found_by_its_filled_in_batch_id():
         run_batch_id(SimpleNamespace(parameters={"batch_id": "b-{x}"}, expected_start_time=start))
         is None
     )
+
+
+def test_a_batch_id_with_capitals_and_underscores_pauses_and_resumes(
+    prefect_harness, tmp_path, children
+):
+    """The pause's input key was 'review-BATCH-N' as is, and Prefect accepts lower-case letters,
+    digits and dashes only: a batch named 'Team_A' (or 'review-{datetime}', filled in as
+    'review-20261123T045530Z') failed the run as it paused."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    outcome: dict = {}
+
+    def run_flow() -> None:
+        try:
+            outcome["result"] = review_batch(
+                batch_id="Team_A",
+                cases=[children[0].model_dump(mode="json")],
+                corpus_dir=str(tmp_path / "corpus"),
+                db_url=db,
+                timeout_s=300,
+                watch_s=0.5,
+            )
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertions below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run_flow, daemon=True)
+    thread.start()
+    _wait(lambda: paused_runs("Team_A") or "error" in outcome)
+    assert "error" not in outcome, outcome.get("error")
+    ReviewStore.open(db).approve(children[0].id, "ana", None)
+    thread.join(timeout=120)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["result"]["added"] == [children[0].id]
