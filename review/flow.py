@@ -191,6 +191,19 @@ def check_open(store: ReviewStore, batch_id: str) -> None:
         )
 
 
+def enqueue_message(batch_id: str, counts: dict) -> str:
+    """What the flow logs of its enqueue, in words (it logged the counts' dict repr)."""
+    parts = [
+        f"{counts['added']} queued",
+        f"{counts['already_queued']} already queued",
+        f"{counts['invalid']} failing validation",
+        f"{counts['quarantined']} bad lines quarantined",
+    ]
+    if counts.get("auto_approved"):
+        parts.append(f"{counts['auto_approved']} approved by the auto policy")
+    return f"batch {batch_id}: " + ", ".join(parts)
+
+
 def export_message(batch_id: str, exported: dict) -> str:
     """What the flow logs of its export: the cases added and the new version, or that the
     corpus is unchanged (not 'corpus version None')."""
@@ -305,7 +318,7 @@ def review_batch(
         corpus_dir,
         seeds or str(settings.seeds_dir),
     )
-    logger.info("batch %s enqueued: %s", batch_id, counts)
+    logger.info(enqueue_message(batch_id, counts))
     store = ReviewStore.open(url)
     run_id = get_run_context().flow_run.id
     deadline = time.monotonic() + timeout_s

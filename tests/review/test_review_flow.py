@@ -18,6 +18,7 @@ from casemill.io.jsonl import atomic_write_jsonl
 from review.export import export_batch
 from review.flow import (
     BatchTimeout,
+    enqueue_message,
     enqueue_task,
     export_message,
     paused_runs,
@@ -306,3 +307,14 @@ def test_a_batch_id_with_capitals_and_underscores_pauses_and_resumes(
     thread.join(timeout=120)
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"]["added"] == [children[0].id]
+
+
+def test_enqueue_message_reads_as_words():
+    counts = {"added": 3325, "already_queued": 0, "invalid": 2, "quarantined": 1}
+    assert enqueue_message("nightly", {**counts, "auto_approved": 0}) == (
+        "batch nightly: 3325 queued, 0 already queued, 2 failing validation, "
+        "1 bad lines quarantined"
+    )
+    assert enqueue_message("b", {**counts, "auto_approved": 7}).endswith(
+        ", 7 approved by the auto policy"
+    )
