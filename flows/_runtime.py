@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +97,26 @@ def code_fingerprint(*packages: str) -> str:
             digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def fill_dates(template: str, name: str, start: Any = None) -> str:
+    """`template` with `{date}` (2026-11-23) and `{datetime}` (20261123T040000Z) filled in from
+    `start`, by default the flow run's scheduled start (the time now outside a flow run), which
+    a retry of the run keeps, in UTC; `name` is the parameter it came from, for the error."""
+    if "{" not in template:
+        return template
+    if start is None:
+        from prefect.runtime import flow_run
+
+        start = flow_run.scheduled_start_time
+    start = start.astimezone(UTC)
+    try:
+        return template.format(
+            date=start.strftime("%Y-%m-%d"), datetime=start.strftime("%Y%m%dT%H%M%SZ")
+        )
+    except (KeyError, IndexError, ValueError) as exc:
+        from casemill.errors import UserError
+
+        raise UserError(
+            f"{name} {template!r}: only {{date}} and {{datetime}} can be filled in ({exc!r})"
+        ) from exc

@@ -26,7 +26,7 @@ from casemill.errors import UserError
 from evaluation.trajectory import Trajectory
 from flows import _artifacts as artifacts
 from flows._logging import not_user_error
-from flows._runtime import batches, default_task_runner
+from flows._runtime import batches, default_task_runner, fill_dates
 
 
 class GateFailed(UserError):
@@ -62,19 +62,7 @@ def check_agent(agent: str) -> None:
 def dated_run_dir(run_dir: str) -> str:
     """`run_dir` with `{date}` (2026-11-23) and `{datetime}` (20261123T040000Z) filled in from
     the flow run's scheduled start, in UTC (the time now outside a flow run)."""
-    from prefect.runtime import flow_run
-
-    if "{" not in run_dir:
-        return run_dir
-    start = flow_run.scheduled_start_time.in_timezone("UTC")
-    try:
-        return run_dir.format(
-            date=start.strftime("%Y-%m-%d"), datetime=start.strftime("%Y%m%dT%H%M%SZ")
-        )
-    except (KeyError, IndexError, ValueError) as exc:
-        raise UserError(
-            f"run_dir {run_dir!r}: only {{date}} and {{datetime}} can be filled in ({exc!r})"
-        ) from exc
+    return fill_dates(run_dir, "run_dir")
 
 
 def check_run_inputs(

@@ -5,6 +5,12 @@ cached on its inputs and the code (expansion is deterministic: same seeds, confi
 the same candidates). Every batch knows all seeds and the corpus, so no candidate duplicates
 them; a final merge removes near-duplicates across batches in batch order and writes the
 candidates, the rejects and the summary. Quotas (`--quota`) apply per batch.
+
+The LLM-backed operators (`llm=true`, or an LLM chain in `chains`) use the endpoint configured
+where the flow runs (`CASEMILL_LLM_BASE_URL`, `CASEMILL_LLM_MODEL`, `CASEMILL_LLM_API_KEY`, as
+`casemill expand --llm`); without one they are skipped and the run logs why. The key never
+leaves the worker's environment: a batch task is told the model and the endpoint's address
+(its cache key then changes with them) and builds its client from the settings itself.
 """
 
 from __future__ import annotations
@@ -37,14 +43,49 @@ def expand_batch(
     config: dict[str, Any],
     seed: int,
     code: str,
+    llm: str | None = None,
 ) -> Any:
     """Expand seeds [start, stop) of `seeds`, knowing every seed and the corpus. The inputs are
-    small (paths, fingerprints), so the cache key is cheap and Prefect walks no cases."""
+    small (paths, fingerprints), so the cache key is cheap and Prefect walks no cases. `llm`
+    names the endpoint the LLM-backed operators use (see `llm_target`), None to skip them."""
+    from casemill.llm import LLMEndpoint
     from generators import ExpandConfig, expand
 
     seed_cases, _ = load_seeds(seeds)
     known = [*_corpus_cases(corpus_dir), *seed_cases]
-    return expand(seed_cases[start:stop], ExpandConfig.model_validate(config), seed, existing=known)
+    endpoint = LLMEndpoint.from_settings() if llm else None
+    return expand(
+        seed_cases[start:stop],
+        ExpandConfig.model_validate(config),
+        seed,
+        existing=known,
+        endpoint=endpoint,
+    )
+
+
+def llm_target(config: Any) -> tuple[str | None, str | None]:
+    """`(target, note)`: `target` is `MODEL at BASE_URL` of the configured endpoint when a chain
+    of `config` needs an LLM (no key in it: it becomes a task input), else None; `note` says why
+    the LLM-backed operators will be skipped, when they will."""
+    from casemill.errors import EndpointNotConfigured
+    from casemill.llm import LLMEndpoint
+    from generators import parse_chain
+
+    if not any(s.needs_llm for c in config.all_chains() for s in parse_chain(c)):
+        return None, None
+    try:
+        endpoint = LLMEndpoint.from_settings()
+    except EndpointNotConfigured as exc:
+        return None, f"LLM-backed operators skipped: {exc}"
+    return f"{endpoint.model} at {_address(endpoint.base_url)}", None
+
+
+def _address(url: str) -> str:
+    """`url` without a user, password or query string, which may carry a credential."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
 def _corpus_cases(corpus_dir: str | None) -> list[Case]:
@@ -141,8 +182,11 @@ def expand_corpus(
     dedup_threshold: float = 0.9,
     seed: int = 0,
     batch_size: int = 25,
+    llm: bool = False,
 ) -> dict[str, Any]:
-    """Expand the seeds into candidates (review pending) written to `out`."""
+    """Expand the seeds into candidates (review pending) written to `out`; `llm` adds the
+    LLM-backed chains (as `casemill expand --llm`), run against the endpoint configured on the
+    worker."""
     from generators import DETERMINISTIC_CHAINS, ExpandConfig
 
     outputs = expand_outputs(out)  # checked before any work, as `casemill expand` does
@@ -165,15 +209,21 @@ def expand_corpus(
         per_seed=per_seed,
         quotas=quotas or {},
         dedup_threshold=dedup_threshold,
+        llm=llm,
     )
     if batch_size < 1:
         raise UserError("batch_size must be at least 1")
+    target, note = llm_target(config)
+    if note:
+        logger.warning(note)
+    elif target:
+        logger.info("LLM-backed operators use %s", target)
     starts = list(range(0, len(seed_cases), batch_size))
     logger.info(
         "expanding %d seeds in %d batches (%d chains, %d known cases)",
         len(seed_cases),
         len(starts),
-        len(config.chains),
+        len(config.all_chains()),
         len({c.id for c in [*corpus, *seed_cases]}),
     )
     progress = artifacts.ProgressArtifact(len(starts), "seed batches expanded")
@@ -189,6 +239,7 @@ def expand_corpus(
             config.model_dump(mode="json"),
             seed,
             code,
+            target,
         )
         for start in starts
     ]
@@ -200,6 +251,9 @@ def expand_corpus(
     rejects = [*seed_rejections(skipped), *rejects]
     summary["seeds_skipped"] = summary.get("seeds_skipped", 0) + len(skipped)
     paths = write_outputs(quote(candidates), quote(rejects), summary, out)
+    for message in summary.get("messages", []):
+        if message != note:  # said already, before the batches ran
+            logger.warning(message)
     artifacts.table(
         "expand-summary",
         [

@@ -23,7 +23,8 @@ from flows._runtime import code_fingerprint, default_task_runner
 
 
 def expand_paths(logs: list[str]) -> list[Path]:
-    """Paths and globs to the sorted list of files; a pattern that matches nothing is an error."""
+    """Paths and globs to the sorted list of files; a pattern that matches nothing is an error
+    naming the folder a relative one was looked for in (a worker's project folder)."""
     found: list[Path] = []
     for pattern in logs:
         matches = (
@@ -31,7 +32,10 @@ def expand_paths(logs: list[str]) -> list[Path]:
         )
         files = [Path(m) for m in matches if Path(m).is_file()]
         if not files:
-            raise UserError(f"no log file at {pattern!r}: give a path or a glob that matches files")
+            where = "" if Path(pattern).is_absolute() else f" (in {Path.cwd()})"
+            raise UserError(
+                f"no log file at {pattern!r}{where}: give a path or a glob that matches files"
+            )
         found += files
     return sorted(dict.fromkeys(found))
 

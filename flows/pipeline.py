@@ -106,6 +106,7 @@ def full_pipeline(
         timeout_s=review_timeout_s,
         db_url=review_db_url(review_db, work),
         wait=review != "auto",
+        seeds=seeds,
     )
     evaluations = []
     # one folder per pipeline run (by its scheduled start, which a retry of the run keeps, so a

@@ -31,6 +31,7 @@ from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 from casemill.settings import Settings
 from flows import _artifacts as artifacts
+from flows._runtime import fill_dates
 from review.export import export_batch
 from review.intake import enqueue_file, find_parents
 from review.items import BatchStatus
@@ -103,7 +104,19 @@ def paused_runs(batch_id: str) -> list[Any]:
                 state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED]))
             ),
         )
-    return [r for r in runs if (r.parameters or {}).get("batch_id") == batch_id]
+    return [r for r in runs if run_batch_id(r) == batch_id]
+
+
+def run_batch_id(run: Any) -> str | None:
+    """The batch a `review-batch` run waits for: its `batch_id` parameter, with `{date}` and
+    `{datetime}` filled in from its scheduled start as the run itself did."""
+    batch_id = (run.parameters or {}).get("batch_id")
+    if not isinstance(batch_id, str) or "{" not in batch_id:
+        return batch_id
+    try:
+        return fill_dates(batch_id, "batch_id", run.expected_start_time)
+    except UserError:
+        return None
 
 
 def resume_waiting(store: ReviewStore, batch_id: str, decided_by: str = "") -> list[str]:
@@ -168,8 +181,61 @@ def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
         {"figure": "rejected", "value": str(status.rejected)},
         {"figure": "pending", "value": str(status.pending)},
         {"figure": "exported", "value": str(len(exported.get("added", ())))},
-        {"figure": "corpus_version", "value": str(exported.get("corpus_version"))},
+        {"figure": "corpus_version", "value": str(exported.get("corpus_version") or "unchanged")},
     ]
+
+
+def check_open(store: ReviewStore, batch_id: str) -> None:
+    """Refuse a batch that was closed (decided and exported; its decisions are final): the new
+    cases would join it pending, no reviewer could decide them, and the flow would wait for
+    them until its timeout."""
+    closed = [b for b in store.batches() if b.batch_id == batch_id and b.closed]
+    if closed:
+        raise UserError(
+            f"review batch {batch_id!r} is closed (decided and exported): new cases cannot join "
+            "it. Give each run a batch of its own: batch_id 'review-{datetime}' (or '{date}') "
+            "is filled in with the run's scheduled start"
+        )
+
+
+def enqueue_message(batch_id: str, counts: dict) -> str:
+    """What the flow logs of its enqueue, in words (it logged the counts' dict repr)."""
+    parts = [
+        f"{counts['added']} queued",
+        f"{counts['already_queued']} already queued",
+        f"{counts['invalid']} failing validation",
+        f"{counts['quarantined']} bad lines quarantined",
+    ]
+    if counts.get("auto_approved"):
+        parts.append(f"{counts['auto_approved']} approved by the auto policy")
+    return f"batch {batch_id}: " + ", ".join(parts)
+
+
+def export_message(batch_id: str, exported: dict) -> str:
+    """What the flow logs of its export: the cases added and the new version, or that the
+    corpus is unchanged (not 'corpus version None')."""
+    added, already = len(exported.get("added", ())), len(exported.get("already_in_corpus", ()))
+    if added:
+        case_word = "case" if added == 1 else "cases"
+        version = exported["corpus_version"]
+        return f"batch {batch_id} exported: {added} {case_word} added to corpus version {version}"
+    return (
+        f"batch {batch_id}: no approved case to add ({already} already in the corpus); "
+        "the corpus is unchanged"
+    )
+
+
+def parent_lookup(
+    corpus_dir: str | Path | None, seeds: str | Path | None
+) -> tuple[list[Path], CorpusStore | None]:
+    """Where the flow looks up the parents of the cases it enqueues, as `casemill review enqueue`
+    does: the seeds (a file or folder; default the configured seeds folder), when they exist,
+    and the corpus. Without them a reviewer sees no parent and no operator diff for the cases
+    the nightly expansion made of the seeds."""
+    seeds_path = Path(seeds) if seeds else Settings().seeds_dir
+    sources = [seeds_path] if seeds_path.exists() else []
+    corpus = CorpusStore(corpus_dir) if corpus_dir and Path(corpus_dir).is_dir() else None
+    return sources, corpus
 
 
 def enqueue_batch(
@@ -178,7 +244,7 @@ def enqueue_batch(
     cases_path: str | None,
     cases: list[dict] | None,
     policy: str,
-    corpus_dir: str | Path,
+    corpus_dir: str | Path | None = None,
     seeds_dir: str | Path | None = None,
 ) -> dict:
     """Enqueue the flow's cases with their parents, looked up as `casemill review enqueue`
@@ -186,9 +252,7 @@ def enqueue_batch(
     operator changed; then apply the `auto` policy. Returns the counts."""
     from casemill.case.model import Case
 
-    seeds = Path(seeds_dir) if seeds_dir is not None else Settings().seeds_dir
-    sources = [seeds] if seeds.exists() else []
-    corpus = CorpusStore(corpus_dir)
+    sources, corpus = parent_lookup(corpus_dir, seeds_dir)
     if cases_path:
         result, loaded = enqueue_file(
             store, cases_path, batch_id, sources, corpus, policy=policy, actor="flow"
@@ -216,9 +280,11 @@ def enqueue_task(
     cases_path: str | None,
     cases: list[dict] | None,
     policy: str,
-    corpus_dir: str,
+    corpus_dir: str | None = None,
+    seeds: str | None = None,
 ) -> dict:
-    return enqueue_batch(ReviewStore.open(db_url), batch_id, cases_path, cases, policy, corpus_dir)
+    store = ReviewStore.open(db_url)
+    return enqueue_batch(store, batch_id, cases_path, cases, policy, corpus_dir, seeds)
 
 
 @task(name="review-export")
@@ -238,9 +304,14 @@ def review_batch(
     db_url: str | None = None,
     watch_s: float | None = 5.0,
     wait: bool = True,
+    seeds: str | None = None,
 ) -> dict:
     """Enqueue a batch, wait until it is decided (pause with a typed input), export the
-    approved cases as a new corpus version. Returns the export summary.
+    approved cases as a new corpus version. Returns the export summary. `{date}` and
+    `{datetime}` in `batch_id` are filled in with the run's scheduled start (UTC), so a
+    deployment gives each run a batch of its own; a closed batch is refused. The cases' parents are
+    looked up in the batch, in `seeds` (default: `CASEMILL_SEEDS_DIR`, else `seeds`) and in the
+    corpus, so reviewers see what each operator changed.
 
     With `wait=False` (for unattended runs, usually with `policy="auto"`) the flow does not
     wait: it exports what is approved now and leaves the rest pending for reviewers (a later
@@ -253,21 +324,31 @@ def review_batch(
         raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     if (cases_path is None) == (cases is None):
         raise UserError("give exactly one of cases_path or cases")
-    url = db_url or Settings().review_db
+    settings = Settings()
+    url = db_url or settings.review_db
+    batch_id = fill_dates(batch_id, "batch_id")
+    check_open(ReviewStore.open(url), batch_id)
     counts = enqueue_task(
-        url, batch_id, str(Path(cases_path)) if cases_path else None, cases, policy, corpus_dir
+        url,
+        batch_id,
+        str(Path(cases_path)) if cases_path else None,
+        cases,
+        policy,
+        corpus_dir,
+        seeds or str(settings.seeds_dir),
     )
-    logger.info("batch %s enqueued: %s", batch_id, counts)
+    logger.info(enqueue_message(batch_id, counts))
     store = ReviewStore.open(url)
     run_id = get_run_context().flow_run.id
     deadline = time.monotonic() + timeout_s
     status, rounds = store.batch_status(batch_id), 0
-    if not status.total:
+    if not status.total:  # an empty batch is never decided: waiting would last until timeout_s
         logger.info(
-            "batch %s holds no case (%d already queued in other batches, which export them): "
-            "nothing to wait for",
+            "batch %s: nothing to review (%d cases already queued in other batches, which export "
+            "them, %d bad lines); not waiting",
             batch_id,
             counts["already_queued"],
+            counts["quarantined"],
         )
     while wait and status.pending:
         remaining = int(deadline - time.monotonic())
@@ -289,7 +370,7 @@ def review_batch(
                     wait_for_input=BatchDecided,
                     timeout=remaining,
                     poll_interval=1,
-                    key=f"review-{batch_id}-{rounds}",
+                    key=artifacts.artifact_key(f"review-{batch_id}-{rounds}"),  # a-z, 0-9, -
                 )
             except FlowPauseTimeout:
                 timed_out = True  # the queue decides: a batch decided at the last moment goes on
@@ -304,10 +385,5 @@ def review_batch(
         summary_rows(store.batch_status(batch_id), exported),
         f"review batch {batch_id}: decisions and export",
     )
-    logger.info(
-        "batch %s exported: %d cases added to corpus version %s",
-        batch_id,
-        len(exported.get("added", ())),
-        exported.get("corpus_version"),
-    )
+    logger.info(export_message(batch_id, exported))
     return exported

@@ -2,9 +2,10 @@
 
 `read_jsonl` streams a file (gzip when it ends in `.gz`) and yields one `Line` per non-blank line:
 either the parsed object or the reason it could not be parsed (invalid UTF-8, truncated JSON, not
-an object, over the size limit, damaged gzip data). A bad line never stops the reading. A BOM and CRLF endings are
-accepted. `atomic_write_lines` writes to a temporary file beside the target, fsyncs and renames,
-so a crash never leaves a half-written file.
+an object, over the size limit, damaged gzip data). A bad line never stops the reading. A BOM
+and CRLF endings are accepted. `atomic_write_text` writes to a temporary file beside the target,
+fsyncs and renames, so a crash never leaves a half-written file; the file keeps the mode it had
+(a new one gets the mode the umask gives), not the owner-only mode of a temporary file.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -111,12 +113,37 @@ def dumps_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False, separators=(",", ":")) + "\n"
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says it (setting and restoring
+    it would, for an instant, give files other threads create the wrong mode)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode(path: Path) -> int:
+    """The mode a rewrite of `path` gets: the one it has, else what the umask gives a new file."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
 def atomic_write_text(path: str | Path, chunks: Iterable[str]) -> Path:
-    """Write `chunks` to `path` atomically (temp file in the same folder, fsync, rename)."""
+    """Write `chunks` to `path` atomically (temp file in the same folder, fsync, rename). The
+    file is readable by whoever could read it before (or, new, as the umask says): the corpus,
+    candidates and reports are read by other users and processes on a team's machine."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode(path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             for chunk in chunks:
                 fh.write(chunk)

@@ -31,6 +31,18 @@ def test_glob_matching_nothing_is_an_error(tmp_path: Path):
         expand_paths([str(tmp_path / "*.jsonl")])
 
 
+def test_a_relative_glob_matching_nothing_names_the_folder_it_looked_in(tmp_path, monkeypatch):
+    """On a worker, `logs/**/*.jsonl` is looked for in its CASEMILL_PROJECT_DIR: the error says
+    which folder that was."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as raised:
+        expand_paths(["logs/**/*.jsonl"])
+    assert str(raised.value) == (
+        f"no log file at 'logs/**/*.jsonl' (in {tmp_path}): give a path or a glob that matches "
+        "files"
+    )
+
+
 def test_mine_outputs_get_the_checks_of_casemill_mine(tmp_path: Path):
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -1,8 +1,14 @@
-"""`casemill.io.jsonl`: line decoding and its error messages."""
+"""`casemill.io.jsonl`: line decoding and its error messages; atomic writes and file modes."""
 
 from __future__ import annotations
 
-from casemill.io.jsonl import decode_line, read_jsonl, where
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from casemill.io.jsonl import atomic_write_jsonl, decode_line, read_jsonl, where
 
 
 def test_an_unterminated_string_is_placed_without_a_doubled_at() -> None:
@@ -46,3 +52,30 @@ def test_a_gz_file_that_is_no_gzip_is_one_error_line(tmp_path) -> None:
         1,
         "unreadable gzip data: BadGzipFile: Not a gzipped file (b'{\"')",
     )
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_an_atomic_write_gives_a_new_file_the_umask_mode_not_owner_only(tmp_path, umask_022):
+    """The corpus, candidates and reports are read by other users on a team's machine (the
+    web app, workers, reviewers): a temporary file's 0600 must not become theirs."""
+    path = atomic_write_jsonl(tmp_path / "cases.jsonl", [{"id": "a"}])
+    assert _mode(path) == 0o644 and path.read_text() == '{"id":"a"}\n'
+
+
+def test_an_atomic_rewrite_keeps_the_mode_the_file_had(tmp_path, umask_022):
+    path = tmp_path / "cases.jsonl"
+    path.write_text("{}\n")
+    path.chmod(0o640)
+    atomic_write_jsonl(path, [{"id": "b"}])
+    assert _mode(path) == 0o640 and path.read_text() == '{"id":"b"}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["cases.jsonl"]  # no temporary file left

@@ -6,17 +6,26 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
+from casemill.errors import UserError
+from casemill.io.jsonl import atomic_write_jsonl
+from review.export import export_batch
 from review.flow import (
     BatchTimeout,
     enqueue_batch,
+    enqueue_message,
+    enqueue_task,
+    export_message,
     paused_runs,
     resume_waiting,
     review_batch,
+    run_batch_id,
     summary_rows,
     wait_for_batch,
 )
@@ -235,3 +244,132 @@ def test_the_flow_enqueues_cases_with_their_parents_from_corpus_or_seeds(
     enqueue_batch(sqlite_store, "f2", None, cases, "human", tmp_path / "none", seeds)
     item = sqlite_store.get(children[2].id)
     assert item.parent == parent and item_view(item).changes  # the reviewer sees the diff
+
+
+def test_enqueue_task_finds_parents_in_the_corpus_and_the_seeds(tmp_path, parent, children):
+    """The nightly review batch holds the expansion of the seeds, whose parents are not in the
+    batch: the flow looks them up in the corpus and the seeds, as `casemill review enqueue`
+    does, so the reviewer sees the parent and the operator's diff."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    corpus_dir = tmp_path / "corpus"
+    CorpusStore(corpus_dir).add_version([parent], note="seeds")
+    candidates = tmp_path / "candidates.jsonl"
+    atomic_write_jsonl(candidates, [c.model_dump(mode="json") for c in children[:2]])
+    counts = enqueue_task.fn(db, "from-file", str(candidates), None, "human", str(corpus_dir))
+    store = ReviewStore.open(db)
+    assert counts["added"] == 2
+    assert [store.get(c.id).parent for c in children[:2]] == [parent, parent]
+
+    seeds = tmp_path / "seeds.jsonl"
+    atomic_write_jsonl(seeds, [parent.model_dump(mode="json")])
+    cases = [c.model_dump(mode="json") for c in children[2:4]]
+    enqueue_task.fn(db, "from-seeds", None, cases, "human", str(tmp_path / "none"), str(seeds))
+    assert [store.get(c.id).parent for c in children[2:4]] == [parent, parent]
+
+
+def test_export_message_says_what_was_added_or_that_the_corpus_is_unchanged():
+    assert export_message("b1", {"added": ["a", "b"], "corpus_version": 3}) == (
+        "batch b1 exported: 2 cases added to corpus version 3"
+    )
+    assert export_message("b1", {"added": ["a"], "corpus_version": 4}).endswith(
+        "1 case added to corpus version 4"
+    )
+    nothing = {"added": [], "already_in_corpus": ["a"], "corpus_version": None}
+    assert export_message("b2", nothing) == (
+        "batch b2: no approved case to add (1 already in the corpus); the corpus is unchanged"
+    )
+    status = BatchStatus(
+        "b2", "human", total=1, pending=0, approved=0, rejected=1, exported=0, closed=True
+    )
+    assert summary_rows(status, nothing)[-1] == {"figure": "corpus_version", "value": "unchanged"}
+
+
+def test_flow_refuses_a_closed_batch_before_enqueueing(prefect_harness, tmp_path, children):
+    """prefect.yaml's review-batch had the fixed batch id 'nightly': its second run put the new
+    cases, pending, into the batch the first run's export had closed, where no decision is
+    allowed, and waited for them until its timeout."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    store.enqueue(children[:1], "nightly")
+    store.approve(children[0].id, "ana", None)
+    export_batch(store, CorpusStore(tmp_path / "corpus"), "nightly")
+    with pytest.raises(UserError, match="review batch 'nightly' is closed"):
+        review_batch(
+            batch_id="nightly",
+            cases=[children[1].model_dump(mode="json")],
+            db_url=db,
+            corpus_dir=str(tmp_path / "corpus"),
+            timeout_s=5,
+        )
+    assert store.batch_status("nightly").total == 1  # the new case was not queued
+
+
+def test_flow_fills_the_date_into_the_batch_id(prefect_harness, tmp_path, children):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    before = datetime.now(UTC)
+    review_batch(
+        batch_id="review-{date}",
+        cases=[children[0].model_dump(mode="json")],
+        db_url=db,
+        corpus_dir=str(tmp_path / "corpus"),
+        policy="auto",
+        wait=False,
+    )
+    days = {f"review-{d:%Y-%m-%d}" for d in (before, datetime.now(UTC))}
+    assert {b.batch_id for b in ReviewStore.open(db).batches()} <= days
+
+
+def test_a_paused_run_is_found_by_its_filled_in_batch_id():
+    """The web app resumes the run waiting for a decided batch by its batch_id parameter: a
+    template is filled in from the run's scheduled start, in UTC, as the run filled it."""
+    start = datetime(2026, 11, 23, 5, 30, tzinfo=timezone(timedelta(hours=2)))
+    run = SimpleNamespace(parameters={"batch_id": "review-{datetime}"}, expected_start_time=start)
+    assert run_batch_id(run) == "review-20261123T033000Z"
+    assert run_batch_id(SimpleNamespace(parameters={"batch_id": "b1"})) == "b1"
+    assert (
+        run_batch_id(SimpleNamespace(parameters={"batch_id": "b-{x}"}, expected_start_time=start))
+        is None
+    )
+
+
+def test_a_batch_id_with_capitals_and_underscores_pauses_and_resumes(
+    prefect_harness, tmp_path, children
+):
+    """The pause's input key was 'review-BATCH-N' as is, and Prefect accepts lower-case letters,
+    digits and dashes only: a batch named 'Team_A' (or 'review-{datetime}', filled in as
+    'review-20261123T045530Z') failed the run as it paused."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    outcome: dict = {}
+
+    def run_flow() -> None:
+        try:
+            outcome["result"] = review_batch(
+                batch_id="Team_A",
+                cases=[children[0].model_dump(mode="json")],
+                corpus_dir=str(tmp_path / "corpus"),
+                db_url=db,
+                timeout_s=300,
+                watch_s=0.5,
+            )
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertions below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run_flow, daemon=True)
+    thread.start()
+    _wait(lambda: paused_runs("Team_A") or "error" in outcome)
+    assert "error" not in outcome, outcome.get("error")
+    ReviewStore.open(db).approve(children[0].id, "ana", None)
+    thread.join(timeout=120)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["result"]["added"] == [children[0].id]
+
+
+def test_enqueue_message_reads_as_words():
+    counts = {"added": 3325, "already_queued": 0, "invalid": 2, "quarantined": 1}
+    assert enqueue_message("nightly", {**counts, "auto_approved": 0}) == (
+        "batch nightly: 3325 queued, 0 already queued, 2 failing validation, "
+        "1 bad lines quarantined"
+    )
+    assert enqueue_message("b", {**counts, "auto_approved": 7}).endswith(
+        ", 7 approved by the auto policy"
+    )
