@@ -170,8 +170,16 @@ class CorpusStore:
         return [Case.model_validate_json(lines[i]) for i in sorted(active)]
 
     def get(self, case_id: str) -> Case | None:
-        line = self._all_lines().get(case_id)
-        return Case.model_validate_json(line) if line else None
+        return self.get_many([case_id]).get(case_id)
+
+    def get_many(self, case_ids: Iterable[str]) -> dict[str, Case]:
+        """The cases of `case_ids` that the corpus holds (active or retired), by id: the file
+        read once for all of them."""
+        wanted = set(case_ids)
+        if not wanted:
+            return {}
+        lines = self._all_lines()
+        return {i: Case.model_validate_json(lines[i]) for i in sorted(wanted) if i in lines}
 
     # -- writing ----------------------------------------------------------------------------
     def add_version(

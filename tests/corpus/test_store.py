@@ -160,3 +160,18 @@ def test_two_writers_at_once_make_two_versions_and_lose_no_case(tmp_path):
     assert [m.version for m in store.manifests()] == [1, 2]
     assert store.active_ids() == {A.id, B.id, C.id}
     assert [c.id for c in store.cases()] == sorted([A.id, B.id, C.id])
+
+
+def test_get_many_reads_the_corpus_once_for_every_case_asked(store, monkeypatch):
+    store.add_version([A, B])
+    store.add_version(retire=[B.id])
+    reads = []
+    original = store_module.read_jsonl
+    monkeypatch.setattr(
+        store_module, "read_jsonl", lambda *a, **k: reads.append(a) or original(*a, **k)
+    )
+    got = store.get_many([A.id, B.id, "c_missing"])
+    assert got == {A.id: A, B.id: B}  # retired cases too: parents may have been retired
+    assert len(reads) == 1
+    assert store.get(A.id) == A and store.get("c_missing") is None
+    assert store.get_many([]) == {} and len(reads) == 3  # one a get, none for nothing
