@@ -23,6 +23,7 @@ from prefect.utilities.annotations import quote
 
 from casemill.case.model import Case
 from casemill.errors import UserError
+from casemill.text import count
 from evaluation.trajectory import Trajectory
 from flows import _artifacts as artifacts
 from flows._logging import not_user_error
@@ -165,7 +166,8 @@ def publish(outcome: Any, agent: str) -> None:
     artifacts.table(
         f"eval-summary-{agent}",
         rows,
-        f"{agent}: {summary.cases} cases x {summary.trials} trials, {summary.errors} errors; "
+        f"{agent}: {count(summary.cases, 'case')} x {count(summary.trials, 'trial')}, "
+        f"{count(summary.errors, 'error')}; "
         f"cases: {describe(summary.case_set)}",
     )
     verdict = outcome.verdict

@@ -17,6 +17,7 @@ from prefect.utilities.annotations import quote
 
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
+from casemill.text import count
 from flows import _artifacts as artifacts
 from flows._logging import not_user_error
 from flows._runtime import code_fingerprint, default_task_runner
@@ -129,9 +130,8 @@ def mine_logs(
     check_format(fmt)
     logger = get_run_logger()
     specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
-    logger.info(
-        "mining %d log files (%s, redaction %s)", len(files), fmt, "on" if redact else "OFF"
-    )
+    redaction = "on" if redact else "OFF"
+    logger.info("mining %s (%s, redaction %s)", count(len(files), "log file"), fmt, redaction)
     futures = [
         mine_file_task.submit(
             str(p),
@@ -149,12 +149,12 @@ def mine_logs(
     artifacts.table(
         "mine-summary",
         [{"figure": k, "value": str(v)} for k, v in summary["summary"].items() if k != "files"],
-        f"mined {summary['count']} candidates from {len(files)} files",
+        f"mined {count(summary['count'], 'candidate')} from {count(len(files), 'file')}",
     )
     logger.info(
-        "mined %d candidates into %s (%d records quarantined)",
-        summary["count"],
+        "mined %s into %s (%s quarantined)",
+        count(summary["count"], "candidate"),
         out,
-        summary["quarantined"],
+        count(summary["quarantined"], "record"),
     )
     return summary

@@ -30,6 +30,7 @@ from prefect.input import RunInput
 from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 from casemill.settings import Settings
+from casemill.text import count
 from flows import _artifacts as artifacts
 from flows._runtime import fill_dates
 from review.export import export_batch
@@ -216,9 +217,10 @@ def export_message(batch_id: str, exported: dict) -> str:
     corpus is unchanged (not 'corpus version None')."""
     added, already = len(exported.get("added", ())), len(exported.get("already_in_corpus", ()))
     if added:
-        case_word = "case" if added == 1 else "cases"
         version = exported["corpus_version"]
-        return f"batch {batch_id} exported: {added} {case_word} added to corpus version {version}"
+        return (
+            f"batch {batch_id} exported: {count(added, 'case')} added to corpus version {version}"
+        )
     return (
         f"batch {batch_id}: no approved case to add ({already} already in the corpus); "
         "the corpus is unchanged"

@@ -17,6 +17,7 @@ from rich.text import Text
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
+from casemill.text import count
 from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import corpus_name, describe, difference_note
 from evaluation.scoring.model import CaseSet, Comparison, RunSummary
@@ -32,11 +33,6 @@ def _fail(exc: UserError) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _count(n: int, word: str) -> str:
-    """`n` `word`s, the word singular for one: "1 case", "3 cases"."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
-
-
 def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
@@ -44,8 +40,8 @@ def _num(value: float | None, digits: int = 3) -> str:
 def summary_table(summary: RunSummary) -> Table:
     title = (
         f"{summary.agent}: task success {_num(summary.task_success_rate)} over "
-        f"{_count(summary.cases, 'case')} x {_count(summary.trials, 'trial')} "
-        f"({_count(summary.errors, 'error')})"
+        f"{count(summary.cases, 'case')} x {count(summary.trials, 'trial')} "
+        f"({count(summary.errors, 'error')})"
     )
     table = Table(title=Text(title), title_justify="left")  # an agent spec is not markup
     for column in ("metric", "mean", "95% CI", "cases"):
@@ -268,8 +264,8 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if loaded.bad:
         where = quarantine(opts.output, loaded.bad)
         first = escape(loaded.bad[0].reasons[0])
-        count = len(loaded.bad)
-        message = f"[yellow]{count} case records refused[/] (reasons in {where}); first: {first}"
+        refused = count(len(loaded.bad), "case record")
+        message = f"[yellow]{refused} refused[/] (reasons in {where}); first: {first}"
         err_console.print(message, highlight=False)
     if not loaded.cases:
         raise UserError(f"{opts.cases}: no valid cases to run")
@@ -416,7 +412,7 @@ def runs_show(
     )[:8]
     for row in weakest:
         console.print(
-            f"  {row.dimension}={row.value}: {_num(row.task_success.mean)} ({_count(row.cases, 'case')})",
+            f"  {row.dimension}={row.value}: {_num(row.task_success.mean)} ({count(row.cases, 'case')})",
             markup=False,
             highlight=False,
         )

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from casemill.case.model import Case
+from casemill.text import count
 from evaluation.scoring.model import CaseSet
 
 SHORT = 12  # hex digits of the digest shown in one-line texts
@@ -68,8 +69,7 @@ def describe(cases: CaseSet | None) -> str:
     where = corpus_name(cases)
     if cases.corpus_version is not None and cases.sources:
         where += f" at {', '.join(cases.sources)}"
-    noun = "case" if cases.count == 1 else "cases"
-    return f"{where} ({cases.count:,} {noun}, digest {cases.digest[:SHORT]}...)"
+    return f"{where} ({count(cases.count, 'case')}, digest {cases.digest[:SHORT]}...)"
 
 
 def difference_note(
@@ -86,7 +86,7 @@ def difference_note(
         return ""
     cur, base = names
     return (
-        f"case sets differ: {paired:,} {'case' if paired == 1 else 'cases'} in common, "
+        f"case sets differ: {count(paired, 'case')} in common, "
         f"{only_current:,} only in {cur}, "
         f"{only_baseline:,} only in {base} ({cur}: {corpus_name(current)}; "
         f"{base}: {corpus_name(baseline)}); compared on the {paired:,} in common"
