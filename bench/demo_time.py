@@ -60,8 +60,13 @@ def main(argv: list[str] | None = None) -> int:
             times[label] = secs
     figure("demo wall time, cold (fresh PREFECT_HOME)", round(times["cold"], 1), "—", "s")
     warm = times["warm"]
-    figure("demo wall time, warm (same PREFECT_HOME)", round(warm, 1), f"< {TARGET_S:.0f}", "s",
-           warm < TARGET_S)
+    figure(
+        "demo wall time, warm (same PREFECT_HOME)",
+        round(warm, 1),
+        f"< {TARGET_S:.0f}",
+        "s",
+        warm < TARGET_S,
+    )
     return 0
 
 

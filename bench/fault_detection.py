@@ -60,8 +60,10 @@ def generated(seeds: list[Case]) -> list[Case]:
     started = time.perf_counter()
     result = expand(seeds, ExpandConfig(), 0, existing=seeds)
     cands = [c for c in result.candidates if c.domain == "support"]
-    print(f"generated {len(cands)} candidates from {len(seeds)} seeds "
-          f"in {time.perf_counter() - started:.1f} s")
+    print(
+        f"generated {len(cands)} candidates from {len(seeds)} seeds "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
     return cands
 
 

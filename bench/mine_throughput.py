@@ -38,7 +38,9 @@ from _common import python_speed  # noqa: E402
 from _report import figure  # noqa: E402
 
 PEAK_LIMIT_MB = 300
-PEAK_GROWTH = 0.20  # "independent of file size": the biggest log's peak within 20% of the smallest's
+PEAK_GROWTH = (
+    0.20  # "independent of file size": the biggest log's peak within 20% of the smallest's
+)
 
 MINER = """
 import json, sys, threading, time
@@ -146,8 +148,9 @@ def run(log: Path, out: Path, workers: int = 1) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def parallel(log: Path, folder: Path, source: str, size: int, workers: int, mb: float,
-             one: dict) -> None:
+def parallel(
+    log: Path, folder: Path, source: str, size: int, workers: int, mb: float, one: dict
+) -> None:
     """Mine `log` again with `workers` processes and compare with one process's run."""
     out = folder / f"candidates_{source}_{size}mb_w{workers}.jsonl"
     result = run(log, out, workers)
@@ -160,10 +163,19 @@ def parallel(log: Path, folder: Path, source: str, size: int, workers: int, mb: 
         f"{result['cpu_s']:.0f} s, peak memory {result['tree_peak_mb']:.0f} MB in all "
         f"({result['peak_rss_mb']:.0f} MB the main process)"
     )
-    figure(f"mining throughput, {size} MB log, {workers} workers (wall time)", round(rate, 1),
-           "—", "MB/s")
-    figure(f"mining with {workers} workers: candidates the same as one process's, {size} MB log",
-           float(same), "1 (the same)", "", same)
+    figure(
+        f"mining throughput, {size} MB log, {workers} workers (wall time)",
+        round(rate, 1),
+        "—",
+        "MB/s",
+    )
+    figure(
+        f"mining with {workers} workers: candidates the same as one process's, {size} MB log",
+        float(same),
+        "1 (the same)",
+        "",
+        same,
+    )
     out.unlink() if out.exists() else None
 
 
@@ -216,10 +228,20 @@ def main() -> int:
             print(f"  peak memory: {result['peak_rss_mb']:.0f} MB")
             peaks.append((size, result["peak_rss_mb"]))
             rate, peak = mb / result["cpu_s"], result["peak_rss_mb"]
-            figure(f"mining throughput, {size} MB log, one core (CPU time)", round(rate, 1),
-                   ">= 20", "MB/s", rate >= 20)
-            figure(f"mining peak memory, {size} MB log", round(peak), f"< {PEAK_LIMIT_MB}", "MB",
-                   peak < PEAK_LIMIT_MB)
+            figure(
+                f"mining throughput, {size} MB log, one core (CPU time)",
+                round(rate, 1),
+                ">= 20",
+                "MB/s",
+                rate >= 20,
+            )
+            figure(
+                f"mining peak memory, {size} MB log",
+                round(peak),
+                f"< {PEAK_LIMIT_MB}",
+                "MB",
+                peak < PEAK_LIMIT_MB,
+            )
             for workers in args.workers:
                 parallel(log, folder, args.source, size, workers, mb, result)
             log.unlink() if not args.keep else None
@@ -230,9 +252,13 @@ def main() -> int:
             )
             (small, small_peak), (big, big_peak) = min(peaks), max(peaks)
             growth = (big_peak - small_peak) / small_peak
-            figure(f"mining peak memory growth, {small} MB -> {big} MB log",
-                   round(100 * growth, 1) + 0.0, f"<= {PEAK_GROWTH:.0%}", "%",
-                   growth <= PEAK_GROWTH)
+            figure(
+                f"mining peak memory growth, {small} MB -> {big} MB log",
+                round(100 * growth, 1) + 0.0,
+                f"<= {PEAK_GROWTH:.0%}",
+                "%",
+                growth <= PEAK_GROWTH,
+            )
     yardstick("after")  # the machine's speed can change during a long run (shared hosts)
     return 0
 

@@ -110,20 +110,39 @@ def _b(name: str, script: str, full: Sequence[str], quick: Sequence[str]) -> Ben
 
 
 BENCHES: tuple[Bench, ...] = (
-    _b("validate", "validate_throughput.py", ["--cases", "100000"],
-       ["--cases", "2000"]),
-    _b("expand", "expand_throughput.py", ["--seeds", "100", "--per-seed", "100"],
-       ["--seeds", "10", "--per-seed", "10"]),
-    _b("mine", "mine_throughput.py", ["--sizes-mb", "100", "1024", "--workers", "2"],
-       ["--sizes-mb", "2", "5", "--workers", "2"]),
+    _b("validate", "validate_throughput.py", ["--cases", "100000"], ["--cases", "2000"]),
+    _b(
+        "expand",
+        "expand_throughput.py",
+        ["--seeds", "100", "--per-seed", "100"],
+        ["--seeds", "10", "--per-seed", "10"],
+    ),
+    _b(
+        "mine",
+        "mine_throughput.py",
+        ["--sizes-mb", "100", "1024", "--workers", "2"],
+        ["--sizes-mb", "2", "5", "--workers", "2"],
+    ),
     _b("mine-accuracy", "mine_accuracy.py", [], []),
-    _b("eval", "eval_throughput.py", ["--cases", "1000", "--concurrency", "50"],
-       ["--cases", "100", "--concurrency", "20", "--serial-subset", "10"]),
-    _b("score", "score_throughput.py", ["--cases", "5000", "--trials", "4"],
-       ["--cases", "250", "--trials", "4"]),
+    _b(
+        "eval",
+        "eval_throughput.py",
+        ["--cases", "1000", "--concurrency", "50"],
+        ["--cases", "100", "--concurrency", "20", "--serial-subset", "10"],
+    ),
+    _b(
+        "score",
+        "score_throughput.py",
+        ["--cases", "5000", "--trials", "4"],
+        ["--cases", "250", "--trials", "4"],
+    ),
     _b("fault-detection", "fault_detection.py", ["--generate"], ["--generate"]),
-    _b("review", "review_concurrency.py", ["--reviewers", "10", "--decisions", "1000"],
-       ["--reviewers", "4", "--decisions", "100"]),
+    _b(
+        "review",
+        "review_concurrency.py",
+        ["--reviewers", "10", "--decisions", "1000"],
+        ["--reviewers", "4", "--decisions", "100"],
+    ),
     _b("overhead", "pipeline_overhead.py", [], []),
     _b("demo", "demo_time.py", [], ["--agents", "reference"]),
 )
@@ -135,7 +154,7 @@ def parse_line(line: str) -> Figure | None:
     if not line.startswith(PREFIX):
         return None
     try:
-        return Figure.model_validate(json.loads(line[len(PREFIX):]))
+        return Figure.model_validate(json.loads(line[len(PREFIX) :]))
     except (json.JSONDecodeError, ValidationError) as exc:
         raise ValueError(f"malformed figure line {line.strip()!r}: {exc}") from exc
 
@@ -152,8 +171,13 @@ def collect(bench: str, lines: Iterable[str], returncode: int, seconds: float) -
             continue
         if fig is not None:
             figures.append(fig)
-    return ScriptResult(bench=bench, returncode=returncode, seconds=seconds,
-                        figures=tuple(figures), bad_lines=tuple(bad))
+    return ScriptResult(
+        bench=bench,
+        returncode=returncode,
+        seconds=seconds,
+        figures=tuple(figures),
+        bad_lines=tuple(bad),
+    )
 
 
 def run_script(bench: Bench, args: Sequence[str], log: IO[str]) -> ScriptResult:
@@ -163,8 +187,16 @@ def run_script(bench: Bench, args: Sequence[str], log: IO[str]) -> ScriptResult:
     log.flush()
     started = time.perf_counter()
     lines: list[str] = []
-    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, encoding="utf-8", errors="replace", bufsize=1) as proc:
+    with subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        bufsize=1,
+    ) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
@@ -206,21 +238,45 @@ def rows_for(result: ScriptResult) -> list[Row]:
     """The table rows of one script: a row a figure; a failed run, a malformed figure line or a
     run with no figure at all is a row of its own marked failed."""
     rows = [
-        Row(script=result.bench, figure=f.name, target=format_target(f),
+        Row(
+            script=result.bench,
+            figure=f.name,
+            target=format_target(f),
             measured=format_measured(f),
-            verdict=verdict(f))
+            verdict=verdict(f),
+        )
         for f in result.figures
     ]
     for line in result.bad_lines:
-        rows.append(Row(script=result.bench, figure=f"malformed figure line: {line[:60]}",
-                        target="", measured="", verdict=FAILED))
+        rows.append(
+            Row(
+                script=result.bench,
+                figure=f"malformed figure line: {line[:60]}",
+                target="",
+                measured="",
+                verdict=FAILED,
+            )
+        )
     if result.returncode != 0:
-        rows.append(Row(script=result.bench,
-                        figure=f"script failed (exit code {result.returncode})",
-                        target="", measured="", verdict=FAILED))
+        rows.append(
+            Row(
+                script=result.bench,
+                figure=f"script failed (exit code {result.returncode})",
+                target="",
+                measured="",
+                verdict=FAILED,
+            )
+        )
     elif not result.figures:
-        rows.append(Row(script=result.bench, figure="script printed no figure (exit code 0)",
-                        target="", measured="", verdict=FAILED))
+        rows.append(
+            Row(
+                script=result.bench,
+                figure="script printed no figure (exit code 0)",
+                target="",
+                measured="",
+                verdict=FAILED,
+            )
+        )
     return rows
 
 
@@ -233,13 +289,23 @@ STYLES = {PASS: "green", SHORT: "bold red", FAILED: "bold red", NONE: "dim"}
 
 def table(rows: Sequence[Row], title: str) -> Table:
     out = Table(title=title, show_lines=False)
-    for column, justify in (("script", "left"), ("figure", "left"), ("target", "right"),
-                            ("measured", "right"), ("result", "left")):
+    for column, justify in (
+        ("script", "left"),
+        ("figure", "left"),
+        ("target", "right"),
+        ("measured", "right"),
+        ("result", "left"),
+    ):
         out.add_column(column, justify=justify)  # type: ignore[arg-type]
     for r in rows:
         style = STYLES.get(r.verdict, "")
-        out.add_row(r.script, r.figure, r.target, r.measured,
-                    f"[{style}]{r.verdict}[/]" if style else r.verdict)
+        out.add_row(
+            r.script,
+            r.figure,
+            r.target,
+            r.measured,
+            f"[{style}]{r.verdict}[/]" if style else r.verdict,
+        )
     return out
 
 
@@ -250,17 +316,22 @@ def select(only: str | None) -> list[Bench]:
     known = {b.name: b for b in BENCHES}
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise SystemExit(f"--only: unknown benchmark(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(known)}")
+        raise SystemExit(
+            f"--only: unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(known)}"
+        )
     return [b for b in BENCHES if b.name in names]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="comma-separated short names: "
-                        + ",".join(b.name for b in BENCHES))
-    parser.add_argument("--quick", action="store_true",
-                        help="reduced sizes: a smoke check, not the acceptance figures")
+    parser.add_argument(
+        "--only", help="comma-separated short names: " + ",".join(b.name for b in BENCHES)
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="reduced sizes: a smoke check, not the acceptance figures",
+    )
     args = parser.parse_args(argv)
     benches = select(args.only)
     console = Console() if sys.stdout.isatty() else Console(width=160)
@@ -273,8 +344,10 @@ def main(argv: list[str] | None = None) -> int:
             bench_args = bench.quick if args.quick else bench.full
             console.print(f"  {bench.name}: {bench.script.name} {' '.join(bench_args)} ...")
             result = run_script(bench, bench_args, log)
-            console.print(f"    exit code {result.returncode}, {len(result.figures)} figure(s), "
-                          f"{result.seconds:.0f} s")
+            console.print(
+                f"    exit code {result.returncode}, {len(result.figures)} figure(s), "
+                f"{result.seconds:.0f} s"
+            )
             rows.extend(rows_for(result))
     title = "Casemill benchmarks" + (" — QUICK run, not the acceptance sizes" if args.quick else "")
     console.print(table(rows, title))

@@ -128,8 +128,13 @@ def main() -> None:
     print(
         f"scoring throughput: {rate:,.0f} trajectories/s on one core (target 20,000/s: {verdict})"
     )
-    figure(f"scoring throughput, {len(pairs):,} trajectories, one core (CPU time)", round(rate),
-           ">= 20,000", "trajectories/s", rate >= 20_000)
+    figure(
+        f"scoring throughput, {len(pairs):,} trajectories, one core (CPU time)",
+        round(rate),
+        ">= 20,000",
+        "trajectories/s",
+        rate >= 20_000,
+    )
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()

@@ -89,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     combined = rates["model+semantic"]
     figure(
-        "validation: model + semantic (one core)", round(combined), f">= {TARGET:,}", "cases/s",
+        "validation: model + semantic (one core)",
+        round(combined),
+        f">= {TARGET:,}",
+        "cases/s",
         combined >= TARGET,
     )
     for layer, rate in rates.items():

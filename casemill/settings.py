@@ -31,6 +31,8 @@ class Settings(BaseSettings):
         import os
 
         base = self.llm_base_url or os.environ.get("OPENAI_BASE_URL")
-        key = self.llm_api_key or (SecretStr(os.environ["OPENAI_API_KEY"]) if os.environ.get("OPENAI_API_KEY") else None)
+        key = self.llm_api_key or (
+            SecretStr(os.environ["OPENAI_API_KEY"]) if os.environ.get("OPENAI_API_KEY") else None
+        )
         model = self.llm_model or os.environ.get("CASEMILL_MODEL")
         return base, model, key

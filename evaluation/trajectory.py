@@ -44,8 +44,15 @@ class Trajectory(BaseModel):
     hit_step_limit: bool = False
     gave_up: bool = False
     error: str | None = None
-    error_kind: str | None = None  # exception, timeout, http_429, http_5xx, invalid_json, malformed_tool_call, unknown_tool, ...
+    error_kind: str | None = (
+        None  # exception, timeout, http_429, http_5xx, invalid_json, malformed_tool_call, unknown_tool, ...
+    )
 
     @property
     def completed(self) -> bool:
-        return self.error is None and bool((self.final_reply or "").strip()) and not self.hit_step_limit and not self.gave_up
+        return (
+            self.error is None
+            and bool((self.final_reply or "").strip())
+            and not self.hit_step_limit
+            and not self.gave_up
+        )

@@ -26,19 +26,50 @@ from generators.summary import Summary, coverage, diversity
 log = logging.getLogger(__name__)
 
 DETERMINISTIC_CHAINS: tuple[str, ...] = (
-    "keyboard_typo", "ocr_noise", "char_noise", "spelling_noise", "slang", "paraphrase",
-    "filler", "casing",
-    "swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address",
-    "flip_not_delivered", "flip_already_refunded", "flip_shipped", "flip_out_of_stock",
-    "flip_price_paid", "flip_intact", "flip_not_shipped", "flip_status",
-    "inject_customer", "inject_tool_result", "instruction_override", "authority_impersonation",
-    "social_engineering", "policy_bypass", "other_customer_data", "contradiction_turns",
-    "fault_lookup_transient", "fault_lookup_persistent", "fault_write_transient",
+    "keyboard_typo",
+    "ocr_noise",
+    "char_noise",
+    "spelling_noise",
+    "slang",
+    "paraphrase",
+    "filler",
+    "casing",
+    "swap_order_id",
+    "swap_customer",
+    "swap_product",
+    "swap_amount",
+    "swap_address",
+    "flip_not_delivered",
+    "flip_already_refunded",
+    "flip_shipped",
+    "flip_out_of_stock",
+    "flip_price_paid",
+    "flip_intact",
+    "flip_not_shipped",
+    "flip_status",
+    "inject_customer",
+    "inject_tool_result",
+    "instruction_override",
+    "authority_impersonation",
+    "social_engineering",
+    "policy_bypass",
+    "other_customer_data",
+    "contradiction_turns",
+    "fault_lookup_transient",
+    "fault_lookup_persistent",
+    "fault_write_transient",
     "fault_write_persistent",
-    "blend_new_order", "blend_contradictory", "blend_ambiguous",
-    "swap_order_id+keyboard_typo", "swap_customer+slang", "swap_product+ocr_noise",
-    "blend_new_order+swap_order_id+keyboard_typo", "flip_not_delivered+paraphrase",
-    "flip_intact+filler", "fault_lookup_transient+casing", "inject_customer+char_noise",
+    "blend_new_order",
+    "blend_contradictory",
+    "blend_ambiguous",
+    "swap_order_id+keyboard_typo",
+    "swap_customer+slang",
+    "swap_product+ocr_noise",
+    "blend_new_order+swap_order_id+keyboard_typo",
+    "flip_not_delivered+paraphrase",
+    "flip_intact+filler",
+    "fault_lookup_transient+casing",
+    "inject_customer+char_noise",
     "other_customer_data+swap_customer",
 )
 LLM_CHAINS: tuple[str, ...] = ("llm_adversarial_rewrite", "llm_blend")
@@ -58,15 +89,19 @@ class ExpandConfig(BaseModel):
     quotas: dict[str, int] = Field(
         default_factory=dict,
         description="most candidates kept per operator kind ('noise') or per kind and main "
-                    "intent ('noise:refund'); the kind is the chain's first operator's")
+        "intent ('noise:refund'); the kind is the chain's first operator's",
+    )
     dedup_threshold: float = Field(default=0.9, gt=0, le=1)
     strict_lints: bool = False
     llm: bool = False
     op_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def all_chains(self) -> tuple[str, ...]:
-        return (*self.chains, *(c for c in LLM_CHAINS if c not in self.chains)) if self.llm \
+        return (
+            (*self.chains, *(c for c in LLM_CHAINS if c not in self.chains))
+            if self.llm
             else self.chains
+        )
 
 
 def _validation_detail(exc: ValidationError) -> str:
@@ -115,7 +150,8 @@ class _Run:
             self.result.summary.messages.append(
                 f"LLM endpoint failed {LLM_GIVE_UP_AFTER} attempts in a row "
                 f"(last: {failed.detail}); "
-                "the remaining LLM-backed attempts were skipped")
+                "the remaining LLM-backed attempts were skipped"
+            )
 
     def at_quota(self, key: str) -> bool:
         """Whether the candidates kept under `key` (a kind or a 'kind:intent') reached its
@@ -123,13 +159,29 @@ class _Run:
         cap = self.config.quotas.get(key)
         return cap is not None and self.kept[key] >= cap
 
-    def reject(self, chain: str, parent: Case, index: int, reason: str, detail: str = "",
-               case: Case | None = None, **extra: Any) -> None:
+    def reject(
+        self,
+        chain: str,
+        parent: Case,
+        index: int,
+        reason: str,
+        detail: str = "",
+        case: Case | None = None,
+        **extra: Any,
+    ) -> None:
         self.result.summary.reject(chain, reason)
-        self.result.rejections.append(Rejection(
-            chain=chain, parent_id=parent.id, index=index, reason=reason, detail=detail[:500],
-            case_id=case.id if case else None,
-            case=case.model_dump(mode="json") if case else None, **extra))
+        self.result.rejections.append(
+            Rejection(
+                chain=chain,
+                parent_id=parent.id,
+                index=index,
+                reason=reason,
+                detail=detail[:500],
+                case_id=case.id if case else None,
+                case=case.model_dump(mode="json") if case else None,
+                **extra,
+            )
+        )
 
     def attempt(self, chain: str, specs: list[OperatorSpec], seed_case: Case, index: int) -> None:
         summary = self.result.summary
@@ -137,25 +189,47 @@ class _Run:
         current = seed_case
         for spec in specs:
             try:
-                out = apply_operator(spec, current, seed=self.seed, index=index,
-                                     args=self.config.op_args.get(spec.name),
-                                     endpoint=self.endpoint)
+                out = apply_operator(
+                    spec,
+                    current,
+                    seed=self.seed,
+                    index=index,
+                    args=self.config.op_args.get(spec.name),
+                    endpoint=self.endpoint,
+                )
             except NotApplicable:
                 summary.not_applicable += 1
                 return
             except Rejected as exc:
                 self.note_llm(spec, exc)
-                self.reject(chain, seed_case, index, exc.reason, exc.detail, model=exc.model,
-                            prompt_hash=exc.prompt_hash)
+                self.reject(
+                    chain,
+                    seed_case,
+                    index,
+                    exc.reason,
+                    exc.detail,
+                    model=exc.model,
+                    prompt_hash=exc.prompt_hash,
+                )
                 return
             except ValidationError as exc:  # e.g. text grown past the model's limit
-                self.reject(chain, seed_case, index, "invalid:model",
-                            f"{spec.name}: {_validation_detail(exc)}")
+                self.reject(
+                    chain,
+                    seed_case,
+                    index,
+                    "invalid:model",
+                    f"{spec.name}: {_validation_detail(exc)}",
+                )
                 return
             except Exception as exc:  # an operator bug costs this attempt only
                 log.warning("operator %s failed on %s: %r", spec.name, current.id, exc)
-                self.reject(chain, seed_case, index, "operator_error",
-                            f"{spec.name}: {type(exc).__name__}: {exc}")
+                self.reject(
+                    chain,
+                    seed_case,
+                    index,
+                    "operator_error",
+                    f"{spec.name}: {type(exc).__name__}: {exc}",
+                )
                 return
             self.note_llm(spec, None)
             if not out:
@@ -164,15 +238,22 @@ class _Run:
             current = out[0]
         self.gate_candidate(chain, specs[0].kind, seed_case, index, current)
 
-    def gate_candidate(self, chain: str, kind: str, seed_case: Case, index: int,
-                       case: Case) -> None:
+    def gate_candidate(
+        self, chain: str, kind: str, seed_case: Case, index: int, case: Case
+    ) -> None:
         summary = self.result.summary
         summary.generated += 1
         problems = self.gate.problems(case)
         if problems:
             first = problems[0]
-            self.reject(chain, seed_case, index, f"invalid:{first.rule}",
-                        "; ".join(f"{p.field}: {p.message}" for p in problems), case=case)
+            self.reject(
+                chain,
+                seed_case,
+                index,
+                f"invalid:{first.rule}",
+                "; ".join(f"{p.field}: {p.message}" for p in problems),
+                case=case,
+            )
             return
         cell = f"{kind}:{case.tags.intents[0]}" if case.tags.intents else None
         if cell and self.at_quota(cell):
@@ -181,8 +262,7 @@ class _Run:
         dup = self.gate.duplicate_of(case)
         if dup is not None:
             summary.near_duplicates += 1
-            self.reject(chain, seed_case, index, "near_duplicate", case=None,
-                        duplicate_of=dup)
+            self.reject(chain, seed_case, index, "near_duplicate", case=None, duplicate_of=dup)
             return
         self.result.candidates.append(case)
         self.kept[kind] += 1
@@ -196,9 +276,15 @@ def _valid_seeds(seeds: list[Case], result: ExpandResult, gate: Gate) -> list[Ca
     for case in sorted(seeds, key=lambda c: c.id):
         errors = [f for f in gate.problems(case) if f.severity == "error"]
         if errors:
-            result.skipped_seeds.append(Rejection(
-                chain="(seed)", parent_id=case.id, index=0, reason=f"invalid_seed:{errors[0].rule}",
-                detail="; ".join(f"{f.field}: {f.message}" for f in errors)))
+            result.skipped_seeds.append(
+                Rejection(
+                    chain="(seed)",
+                    parent_id=case.id,
+                    index=0,
+                    reason=f"invalid_seed:{errors[0].rule}",
+                    detail="; ".join(f"{f.field}: {f.message}" for f in errors),
+                )
+            )
             continue
         good.setdefault(case.id, case)
     return list(good.values())
@@ -212,12 +298,19 @@ def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
         summary.messages.append(
             f"seeds outside the support domain ({', '.join(others)}): only the noise operators "
             "apply to them, to their customer turns (a user scenario alone gives nothing; the "
-            "other operators need the support state and policy)")
+            "other operators need the support state and policy)"
+        )
 
 
-def expand(seeds: list[Case], config: ExpandConfig, rng_seed: int,
-           existing: Iterable[Case] = (), *, endpoint: Any = None,
-           progress: Callable[[int, int], None] | None = None) -> ExpandResult:
+def expand(
+    seeds: list[Case],
+    config: ExpandConfig,
+    rng_seed: int,
+    existing: Iterable[Case] = (),
+    *,
+    endpoint: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExpandResult:
     """Expand `seeds` into candidates (review pending) by `config`'s chains.
 
     `existing` (e.g. `CorpusStore(dir).cases()`) is indexed for near-duplicates; `endpoint` is

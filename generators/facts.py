@@ -145,8 +145,14 @@ def money(value: float) -> str:
     return f"{value:.2f}"
 
 
-def phrases(kind: str, outcome: str, *, amount: float | None = None,
-            city: str | None = None, status: str | None = None) -> tuple[str, ...]:
+def phrases(
+    kind: str,
+    outcome: str,
+    *,
+    amount: float | None = None,
+    city: str | None = None,
+    status: str | None = None,
+) -> tuple[str, ...]:
     """`reply_contains` in the support vocabulary for one resolved intent or an outcome."""
     if outcome == "refuse":
         return ("cannot",)
@@ -184,9 +190,15 @@ def uniq(values: Any) -> tuple:
     return tuple(out)
 
 
-def make_expected(*, calls: list[ExpectedCall], outcome: str, reads_needed: int,
-                  contains: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-                  forbidden: tuple[ForbiddenCall, ...] = ()) -> Expected:
+def make_expected(
+    *,
+    calls: list[ExpectedCall],
+    outcome: str,
+    reads_needed: int,
+    contains: tuple[str, ...] = (),
+    excludes: tuple[str, ...] = (),
+    forbidden: tuple[ForbiddenCall, ...] = (),
+) -> Expected:
     n_writes = sum(1 for c in calls if c.tool in WRITE_TOOLS)
     return Expected(
         tool_calls=tuple(calls),
@@ -198,8 +210,9 @@ def make_expected(*, calls: list[ExpectedCall], outcome: str, reads_needed: int,
     )
 
 
-def compatible_forbidden(rules: tuple[ForbiddenCall, ...], calls: list[ExpectedCall]
-                         ) -> tuple[ForbiddenCall, ...]:
+def compatible_forbidden(
+    rules: tuple[ForbiddenCall, ...], calls: list[ExpectedCall]
+) -> tuple[ForbiddenCall, ...]:
     """The rules of `rules` that none of `calls` would break."""
     from casemill.case.matching import forbidden_hit
     from casemill.case.model import ToolCall
@@ -214,9 +227,15 @@ def forbid_write(call: ExpectedCall, reason: str) -> ForbiddenCall:
     return ForbiddenCall(tool=call.tool, params=params, reason=reason)
 
 
-def with_tags(case: Case, *, category: str | None = None, intents: tuple[str, ...] | None = None,
-              difficulty: str | None = None, add_labels: tuple[str, ...] = (),
-              drop_labels: tuple[str, ...] = ()) -> Tags:
+def with_tags(
+    case: Case,
+    *,
+    category: str | None = None,
+    intents: tuple[str, ...] | None = None,
+    difficulty: str | None = None,
+    add_labels: tuple[str, ...] = (),
+    drop_labels: tuple[str, ...] = (),
+) -> Tags:
     t = case.tags
     labels = tuple(x for x in uniq((*t.labels, *add_labels)) if x not in drop_labels)
     return Tags(
@@ -227,10 +246,15 @@ def with_tags(case: Case, *, category: str | None = None, intents: tuple[str, ..
     )
 
 
-def rebuild(case: Case, *, state: SupportState | dict | None = None,
-            conversation: list[Turn] | tuple[Turn, ...] | None = None,
-            expected: Expected | None = None, tags: Tags | None = None,
-            faults: tuple[ToolFault, ...] | None = None) -> Case:
+def rebuild(
+    case: Case,
+    *,
+    state: SupportState | dict | None = None,
+    conversation: list[Turn] | tuple[Turn, ...] | None = None,
+    expected: Expected | None = None,
+    tags: Tags | None = None,
+    faults: tuple[ToolFault, ...] | None = None,
+) -> Case:
     """A new case from `case` with the given parts replaced (validated, fresh id)."""
     updates: dict[str, Any] = {}
     if state is not None:

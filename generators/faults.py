@@ -40,18 +40,24 @@ from generators.facts import (
 )
 from generators.framework import NotApplicable, operator
 
-FAULT_RULE = ("no wrong write: a transient fault keeps expected (+1 step for the retry); a "
-              "persistent lookup fault forbids the planned writes and expects escalate_to_human "
-              "(tool_failure), not the lookup that cannot succeed; a persistent write fault expects the escalation instead of the "
-              "write and forbids other writes on the order")
+FAULT_RULE = (
+    "no wrong write: a transient fault keeps expected (+1 step for the retry); a "
+    "persistent lookup fault forbids the planned writes and expects escalate_to_human "
+    "(tool_failure), not the lookup that cannot succeed; a persistent write fault expects the escalation instead of the "
+    "write and forbids other writes on the order"
+)
 PERSISTENT = 10
 
 
 def _faulted(case: Case, fault: ToolFault, expected: object) -> Case:
     tags = with_tags(case, category="robustness", add_labels=(f"fault:{fault.kind}",))
     if expected.outcome != case.expected.outcome:
-        tags = with_tags(case, category="robustness", add_labels=(f"fault:{fault.kind}",),
-                         drop_labels=("clarify",))
+        tags = with_tags(
+            case,
+            category="robustness",
+            add_labels=(f"fault:{fault.kind}",),
+            drop_labels=("clarify",),
+        )
     return rebuild(case, faults=(*case.environment.faults, fault), expected=expected, tags=tags)
 
 
@@ -70,23 +76,39 @@ def _needs_lookup(case: Case) -> str:
 
 def _retry(case: Case, extra_steps: int) -> object:
     return case.expected.model_copy(
-        update={"optimal_steps": case.expected.optimal_steps + extra_steps})
+        update={"optimal_steps": case.expected.optimal_steps + extra_steps}
+    )
 
 
-def _escalation(case: Case, oid: str, forbidden: list[ForbiddenCall], reads_needed: int,
-                *, failing_read: str | None = None) -> object:
+def _escalation(
+    case: Case,
+    oid: str,
+    forbidden: list[ForbiddenCall],
+    reads_needed: int,
+    *,
+    failing_read: str | None = None,
+) -> object:
     """Expected: the case's reads (less the one that keeps failing: it can never succeed, so no
     agent can be asked for it), then the escalation."""
-    kept = [c for c in reads(case)
-            if not (c.tool == failing_read and str(c.params.get("order_id")) == oid)]
+    kept = [
+        c
+        for c in reads(case)
+        if not (c.tool == failing_read and str(c.params.get("order_id")) == oid)
+    ]
     calls: list[ExpectedCall] = [*kept, escalate_call("tool_failure", oid)]
     for rule in case.expected.forbidden_calls:
-        if not any(forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), WRITE_TOOLS)
-                   for c in calls):
+        if not any(
+            forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), WRITE_TOOLS) for c in calls
+        ):
             forbidden.append(rule)
-    return make_expected(calls=calls, outcome="escalate", reads_needed=reads_needed,
-                         contains=phrases("escalate", "escalate"),
-                         excludes=case.expected.reply_excludes, forbidden=tuple(forbidden))
+    return make_expected(
+        calls=calls,
+        outcome="escalate",
+        reads_needed=reads_needed,
+        contains=phrases("escalate", "escalate"),
+        excludes=case.expected.reply_excludes,
+        forbidden=tuple(forbidden),
+    )
 
 
 @operator(kind="fault", name="fault_lookup_transient", version="1", label_rule=FAULT_RULE)
@@ -127,8 +149,9 @@ def _single_write(case: Case) -> ExpectedCall:
 def fault_write_transient(case: Case, rng: random.Random) -> list[Case]:
     """The expected write answers a server error once; the retry succeeds."""
     call = _single_write(case)
-    fault = ToolFault(tool=call.tool, kind="server_error",
-                      params={"order_id": call.params["order_id"]}, times=1)
+    fault = ToolFault(
+        tool=call.tool, kind="server_error", params={"order_id": call.params["order_id"]}, times=1
+    )
     return [_faulted(case, fault, _retry(case, 1))]
 
 
@@ -137,10 +160,14 @@ def fault_write_persistent(case: Case, rng: random.Random) -> list[Case]:
     """The expected write answers a server error every time: escalate instead."""
     call = _single_write(case)
     oid = str(call.params["order_id"])
-    fault = ToolFault(tool=call.tool, kind="server_error", params={"order_id": oid},
-                      times=PERSISTENT)
+    fault = ToolFault(
+        tool=call.tool, kind="server_error", params={"order_id": oid}, times=PERSISTENT
+    )
     others = sorted(WRITE_TOOLS - {call.tool, "escalate_to_human"})
-    forbidden = [ForbiddenCall(tool=t, params={"order_id": oid},
-                               reason="no substitute write when the right one fails")
-                 for t in others]
+    forbidden = [
+        ForbiddenCall(
+            tool=t, params={"order_id": oid}, reason="no substitute write when the right one fails"
+        )
+        for t in others
+    ]
     return [_faulted(case, fault, _escalation(case, oid, forbidden, read_steps(case) + 1))]

@@ -37,8 +37,10 @@ from generators.facts import (
 from generators.framework import NotApplicable, operator
 from generators.slots import NEGATIONS
 
-FLIP_RULE = ("expected recomputed by the support policy on the changed facts: resolve keeps "
-             "the policy's calls; refuse forbids the refused write; clarify forbids any write")
+FLIP_RULE = (
+    "expected recomputed by the support policy on the changed facts: resolve keeps "
+    "the policy's calls; refuse forbids the refused write; clarify forbids any write"
+)
 INTACT = ("fine", "intact", "in perfect condition", "in one piece")
 
 
@@ -54,8 +56,13 @@ def _single_intent(case: Case) -> tuple[Intent, ExpectedCall]:
     return intent, calls[0]
 
 
-def relabel(case: Case, state: SupportState, intent: Intent, refused: ExpectedCall | None,
-            conversation: list[Turn] | None = None) -> Case:
+def relabel(
+    case: Case,
+    state: SupportState,
+    intent: Intent,
+    refused: ExpectedCall | None,
+    conversation: list[Turn] | None = None,
+) -> Case:
     """`case` with `state` (and `conversation`) and the expected state the policy decides."""
     decision = decide(state, intent)
     calls = [*reads(case), *decision.calls]
@@ -64,11 +71,13 @@ def relabel(case: Case, state: SupportState, intent: Intent, refused: ExpectedCa
         forbidden.append(ForbiddenCall(any_write=True, reason=decision.why))
     elif decision.outcome == "refuse" and refused is not None:
         oid = refused.params.get("order_id")
-        forbidden.append(ForbiddenCall(tool=refused.tool, params={"order_id": oid},
-                                       reason=decision.why))
+        forbidden.append(
+            ForbiddenCall(tool=refused.tool, params={"order_id": oid}, reason=decision.why)
+        )
     for rule in case.expected.forbidden_calls:
-        hits = any(forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), WRITE_TOOLS)
-                   for c in calls)
+        hits = any(
+            forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), WRITE_TOOLS) for c in calls
+        )
         if not hits:
             forbidden.append(rule)
     amount = None
@@ -88,8 +97,13 @@ def relabel(case: Case, state: SupportState, intent: Intent, refused: ExpectedCa
     return rebuild(case, state=state, conversation=conversation, expected=expected, tags=tags)
 
 
-def _flip(case: Case, kinds: tuple[str, ...], edit: Callable[[SupportState, Intent], None],
-          *, forbid_refused: bool = True) -> list[Case]:
+def _flip(
+    case: Case,
+    kinds: tuple[str, ...],
+    edit: Callable[[SupportState, Intent], None],
+    *,
+    forbid_refused: bool = True,
+) -> list[Case]:
     intent, call = _single_intent(case)
     if intent.kind not in kinds:
         raise NotApplicable(f"needs a {' or '.join(kinds)} case")
@@ -120,8 +134,12 @@ def flip_already_refunded(case: Case, rng: random.Random) -> list[Case]:
         order = state.orders[intent.order_id]
         for item_id in intent.item_ids:
             item = order.item(item_id)
-            refund = Refund(id=f"R{len(order.refunds) + 1}", item_ids=[item_id],
-                            amount=item.total, reason=intent.reason or "damaged")
+            refund = Refund(
+                id=f"R{len(order.refunds) + 1}",
+                item_ids=[item_id],
+                amount=item.total,
+                reason=intent.reason or "damaged",
+            )
             order.refunds = [*order.refunds, refund]
 
     return _flip(case, ("refund",), edit)
@@ -139,9 +157,13 @@ def flip_shipped(case: Case, rng: random.Random) -> list[Case]:
     return _flip(case, ("cancel", "change_address"), edit)
 
 
-@operator(kind="outcome_flip", name="flip_out_of_stock", version="2",
-          label_rule=FLIP_RULE + "; out of stock: refuse, the exchange attempt not forbidden "
-          "(no read tool shows stock, and the tool refuses the exchange)")
+@operator(
+    kind="outcome_flip",
+    name="flip_out_of_stock",
+    version="2",
+    label_rule=FLIP_RULE + "; out of stock: refuse, the exchange attempt not forbidden "
+    "(no read tool shows stock, and the tool refuses the exchange)",
+)
 def flip_out_of_stock(case: Case, rng: random.Random) -> list[Case]:
     """An exchange, but the wanted variant is out of stock -> refuse. Trying the exchange is
     not forbidden: no read tool shows stock, the tool refuses the exchange and nothing changes."""
@@ -194,7 +216,8 @@ def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
 
 _DAMAGE = re.compile(
     r"\b((?:arrived|came|is|was|are|were) )?(cracked|broken|shattered|damaged|defective)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 @operator(kind="outcome_flip", name="flip_intact", version="1", label_rule=FLIP_RULE)
@@ -223,10 +246,12 @@ def flip_intact(case: Case, rng: random.Random) -> list[Case]:
 # the customer says the order reached them: it cannot be "still processing" without the
 # conversation contradicting the environment
 _RECEIVED = re.compile(
-    r"\b(came|arrived|delivered|received|showed up|got (it|them|the))\b", re.IGNORECASE)
+    r"\b(came|arrived|delivered|received|showed up|got (it|them|the))\b", re.IGNORECASE
+)
 # ... unless negated: "it hasn't arrived", "never received it", "not been delivered"
 _NEGATED = re.compile(
-    r"(n['\u2019]t|\b(" + "|".join(NEGATIONS) + r"))\s+((yet|been|even)\s+)?$", re.IGNORECASE)
+    r"(n['\u2019]t|\b(" + "|".join(NEGATIONS) + r"))\s+((yet|been|even)\s+)?$", re.IGNORECASE
+)
 
 
 def says_received(text: str) -> bool:
@@ -244,8 +269,11 @@ def flip_not_shipped(case: Case, rng: random.Random) -> list[Case]:
         raise NotApplicable("needs a refused cancellation")
     if says_received(case.customer_text):
         raise NotApplicable("the customer says the order arrived")
-    targets = [f for f in case.expected.forbidden_calls
-               if f.tool == "cancel_order" and f.params.get("order_id")]
+    targets = [
+        f
+        for f in case.expected.forbidden_calls
+        if f.tool == "cancel_order" and f.params.get("order_id")
+    ]
     state = state_of(case)
     if len(targets) != 1:
         raise NotApplicable("the refused cancellation names no single order")
@@ -265,8 +293,12 @@ def flip_status(case: Case, rng: random.Random) -> list[Case]:
     support_only(case)
     no_tool_history(case)
     lookups = [c for c in reads(case) if c.tool == "get_order"]
-    if "status" not in case.tags.intents or case.expected.outcome != "resolve" or writes(case) \
-            or len(lookups) != 1:
+    if (
+        "status" not in case.tags.intents
+        or case.expected.outcome != "resolve"
+        or writes(case)
+        or len(lookups) != 1
+    ):
         raise NotApplicable("needs a status question answered by one lookup")
     state = state_of(case)
     oid = str(lookups[0].params.get("order_id", "")).lstrip("#").upper()
@@ -274,8 +306,11 @@ def flip_status(case: Case, rng: random.Random) -> list[Case]:
     if order is None or order.status not in case.expected.reply_contains:
         raise NotApplicable("the expected reply does not name the order's status")
     text = case.customer_text.lower()
-    options = [s for s in ("pending", "processing", "shipped", "delivered")
-               if s != order.status and s not in text]
+    options = [
+        s
+        for s in ("pending", "processing", "shipped", "delivered")
+        if s != order.status and s not in text
+    ]
     if not options:
         raise NotApplicable("no other status")
     old = order.status
@@ -283,6 +318,7 @@ def flip_status(case: Case, rng: random.Random) -> list[Case]:
     order.delivered_at = order.delivered_at if order.status == "delivered" else None
     decision = decide(state, Intent("status", oid))
     contains = tuple(decision.phrases[0] if p == old else p for p in case.expected.reply_contains)
-    expected = case.expected.model_copy(update={"reply_contains": contains,
-                                                "reference_reply": None})
+    expected = case.expected.model_copy(
+        update={"reply_contains": contains, "reference_reply": None}
+    )
     return [rebuild(case, state=state, expected=expected)]

@@ -41,8 +41,14 @@ class NotApplicable(Exception):  # noqa: N818 - a signal, not an error
 class Rejected(Exception):  # noqa: N818 - a signal, recorded as a rejection
     """Raised by an operator whose attempt produced nothing usable (e.g. an off-task LLM reply)."""
 
-    def __init__(self, reason: str, detail: str = "", *, model: str | None = None,
-                 prompt_hash: str | None = None):
+    def __init__(
+        self,
+        reason: str,
+        detail: str = "",
+        *,
+        model: str | None = None,
+        prompt_hash: str | None = None,
+    ):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
@@ -74,8 +80,10 @@ class OperatorSpec:
         args = dict(args or {})
         unknown = sorted(set(args) - set(self.defaults) - INJECTED)
         if unknown:
-            raise UserError(f"operator {self.name!r} takes no argument(s) {unknown}; "
-                            f"known: {sorted(self.defaults)}")
+            raise UserError(
+                f"operator {self.name!r} takes no argument(s) {unknown}; "
+                f"known: {sorted(self.defaults)}"
+            )
         return {**self.defaults, **args}
 
     @functools.cached_property
@@ -100,8 +108,9 @@ class OperatorSpec:
 REGISTRY: dict[str, OperatorSpec] = {}
 
 
-def operator(*, kind: str, name: str, version: str, label_rule: str,
-             needs_llm: bool = False) -> Callable[[OperatorFn], OperatorFn]:
+def operator(
+    *, kind: str, name: str, version: str, label_rule: str, needs_llm: bool = False
+) -> Callable[[OperatorFn], OperatorFn]:
     """Register `fn(case, rng, **args) -> list[Case]` as an operator."""
     if kind not in KINDS:
         raise ValueError(f"unknown operator kind {kind!r}; known: {KINDS}")
@@ -109,7 +118,8 @@ def operator(*, kind: str, name: str, version: str, label_rule: str,
     def wrap(fn: OperatorFn) -> OperatorFn:
         params = list(inspect.signature(fn).parameters.values())[2:]
         defaults = {
-            p.name: p.default for p in params
+            p.name: p.default
+            for p in params
             if p.default is not inspect.Parameter.empty and p.name not in INJECTED
         }
         doc = (inspect.getdoc(fn) or "").split("\n\n")[0].replace("\n", " ")
@@ -170,8 +180,15 @@ def stamp(child: Case, parent: Case, step: OperatorStep, seed: int) -> Case:
     return child.model_copy(update={"provenance": prov, "review": PENDING})
 
 
-def apply_operator(spec: OperatorSpec, case: Case, *, seed: int, index: int,
-                   args: dict[str, Any] | None = None, endpoint: Any = None) -> list[Case]:
+def apply_operator(
+    spec: OperatorSpec,
+    case: Case,
+    *,
+    seed: int,
+    index: int,
+    args: dict[str, Any] | None = None,
+    endpoint: Any = None,
+) -> list[Case]:
     """Run one operator on one case; raises `NotApplicable` or whatever the operator raises."""
     resolved = spec.resolve(args)
     rng = candidate_rng(seed, case.id, spec.name, index)

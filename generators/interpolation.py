@@ -41,8 +41,10 @@ from generators.framework import NotApplicable, operator
 from generators.lexicon import lexicon
 from generators.swaps import faker
 
-BLEND_RULE = ("compatible intents: the union of expected calls and phrases; contradictory or "
-              "ambiguous intents: clarify with any write forbidden")
+BLEND_RULE = (
+    "compatible intents: the union of expected calls and phrases; contradictory or "
+    "ambiguous intents: clarify with any write forbidden"
+)
 BLEND_KINDS = ("cancel", "change_address", "refund", "exchange", "status", "escalate")
 
 
@@ -69,14 +71,14 @@ def _request(rng: random.Random, kind: str, **slots: str) -> str:
 def add_intent(state: SupportState, cid: str, kind: str, rng: random.Random, taken: str) -> Added:
     """A new order of customer `cid` set up for `kind`, the request text, the policy's calls."""
     if kind == "escalate":
-        return Added(kind, _request(rng, kind), (escalate_call("customer_request"),),
-                     ("human",), 0)
+        return Added(kind, _request(rng, kind), (escalate_call("customer_request"),), ("human",), 0)
     oid = _fresh(rng, "W", taken)
     names = {i.name for o in state.orders.values() for i in o.items}
     product = rng.choice([p for p in lexicon("products") if p["name"] not in names])
     fake = faker(rng)
     status = {"cancel": "processing", "change_address": "pending", "status": "shipped"}.get(
-        kind, "delivered")
+        kind, "delivered"
+    )
     item = LineItem(item_id="I1", name=product["name"], price=product["price"])
     slots = {"order": oid, "word": product["word"]}
     intent = Intent(kind, oid)
@@ -86,8 +88,9 @@ def add_intent(state: SupportState, cid: str, kind: str, rng: random.Random, tak
     if kind == "exchange":
         pid = _fresh(rng, "P", taken)
         colors = rng.sample(["black", "blue", "green", "red", "grey", "white"], 2)
-        variants = [Variant(id=f"{pid}-{c}", options={"color": c}, price=product["price"])
-                    for c in colors]
+        variants = [
+            Variant(id=f"{pid}-{c}", options={"color": c}, price=product["price"]) for c in colors
+        ]
         state.products[pid] = Product(id=pid, name=product["name"], variants=variants)
         item = item.model_copy(update={"product_id": pid, "variant_id": variants[0].id})
         intent = Intent("exchange", oid, ("I1",), new_variant_id=variants[1].id)
@@ -96,9 +99,13 @@ def add_intent(state: SupportState, cid: str, kind: str, rng: random.Random, tak
         address = {"street1": fake.street_address(), "city": fake.city(), "zip": fake.zipcode()}
         intent = Intent("change_address", oid, address=address)
         slots.update(address)
-    state.orders[oid] = Order(id=oid, customer_id=cid, status=status, items=[item],
-                              address=Address(street1=fake.street_address(), city=fake.city(),
-                                              zip=fake.zipcode()))
+    state.orders[oid] = Order(
+        id=oid,
+        customer_id=cid,
+        status=status,
+        items=[item],
+        address=Address(street1=fake.street_address(), city=fake.city(), zip=fake.zipcode()),
+    )
     decision = decide(state, intent)
     if decision.outcome != "resolve":  # pragma: no cover - the order is built to resolve
         raise NotApplicable(f"could not set up a {kind} intent: {decision.why}")
@@ -106,8 +113,11 @@ def add_intent(state: SupportState, cid: str, kind: str, rng: random.Random, tak
     contains = phrases(kind, "resolve", amount=amount, city=slots.get("city"), status=status)
     calls = decision.calls
     if kind == "status":  # the answer is the lookup, listed as the status seeds list it
-        calls = (ExpectedCall(tool="get_order", params={"order_id": oid},
-                              match={"order_id": ORDER_RULE}),)
+        calls = (
+            ExpectedCall(
+                tool="get_order", params={"order_id": oid}, match={"order_id": ORDER_RULE}
+            ),
+        )
     return Added(kind, _request(rng, kind, **slots), calls, contains, 1)
 
 
@@ -139,7 +149,8 @@ def _spread(case: Case, rng: random.Random, texts: list[str]) -> list[Turn]:
         index = max(i for i, t in enumerate(turns) if t.role == "customer")
         extra = " ".join(f"{rng.choice(conn['same_turn'])} {_decap(t)}" for t in texts)
         turns[index] = turns[index].model_copy(
-            update={"content": f"{turns[index].content.rstrip()} {extra}"})
+            update={"content": f"{turns[index].content.rstrip()} {extra}"}
+        )
         return turns
     for text in texts:
         turns.append(Turn(role="assistant", content=rng.choice(conn["assistant_bridge"])))
@@ -167,27 +178,39 @@ def blend_new_order(case: Case, rng: random.Random, max_extra: int = 2) -> list[
     calls += [c for a in added for c in a.calls]
     outcome = "escalate" if "escalate" in kinds else "resolve"
     expected = make_expected(
-        calls=calls, outcome=outcome,
+        calls=calls,
+        outcome=outcome,
         reads_needed=read_steps(case) + sum(a.reads for a in added),
         contains=(*case.expected.reply_contains, *(p for a in added for p in a.contains)),
         excludes=case.expected.reply_excludes,
-        forbidden=compatible_forbidden(case.expected.forbidden_calls, calls))
+        forbidden=compatible_forbidden(case.expected.forbidden_calls, calls),
+    )
     intents = tuple(dict.fromkeys((*case.tags.intents, *kinds)))
     tags = with_tags(case, intents=intents, difficulty="hard", add_labels=("multi_intent",))
     turns = _spread(case, rng, [a.text for a in added])
     return [rebuild(case, state=state, conversation=turns, expected=expected, tags=tags)]
 
 
-def _clarified(case: Case, turns: list[Turn], contains: tuple[str, ...], why: str,
-               intents: tuple[str, ...], state: SupportState | None = None,
-               extra_reads: int = 0) -> Case:
+def _clarified(
+    case: Case,
+    turns: list[Turn],
+    contains: tuple[str, ...],
+    why: str,
+    intents: tuple[str, ...],
+    state: SupportState | None = None,
+    extra_reads: int = 0,
+) -> Case:
     expected = make_expected(
-        calls=list(reads(case)), outcome="clarify",
+        calls=list(reads(case)),
+        outcome="clarify",
         reads_needed=read_steps(case) + extra_reads,
-        contains=contains, excludes=case.expected.reply_excludes,
-        forbidden=(ForbiddenCall(any_write=True, reason=why),))
-    tags = with_tags(case, intents=intents, difficulty="hard",
-                     add_labels=("multi_intent", "clarify"))
+        contains=contains,
+        excludes=case.expected.reply_excludes,
+        forbidden=(ForbiddenCall(any_write=True, reason=why),),
+    )
+    tags = with_tags(
+        case, intents=intents, difficulty="hard", add_labels=("multi_intent", "clarify")
+    )
     return rebuild(case, state=state, conversation=turns, expected=expected, tags=tags)
 
 
@@ -208,8 +231,15 @@ def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
     turns = _spread(case, rng, [text])
     other = "refund" if intent.kind == "cancel" and "refund" in text else "cancel"
     intents = tuple(dict.fromkeys((*case.tags.intents, other)))
-    return [_clarified(case, turns, tuple(conn["contradict_phrases"][intent.kind]),
-                       "contradictory requests on one order: ask which one", intents)]
+    return [
+        _clarified(
+            case,
+            turns,
+            tuple(conn["contradict_phrases"][intent.kind]),
+            "contradictory requests on one order: ask which one",
+            intents,
+        )
+    ]
 
 
 @operator(kind="interpolation", name="blend_ambiguous", version="1", label_rule=BLEND_RULE)
@@ -229,6 +259,14 @@ def blend_ambiguous(case: Case, rng: random.Random) -> list[Case]:
     turns = _spread(case, rng, [text])
     intents = tuple(dict.fromkeys((*case.tags.intents, "cancel")))
     kept = case.expected.reply_contains if case.expected.outcome in ("clarify", "refuse") else ()
-    return [_clarified(case, turns, (*kept, "which order"),
-                       "two unshipped orders match 'my other order': ask which", intents,
-                       state=state, extra_reads=1)]
+    return [
+        _clarified(
+            case,
+            turns,
+            (*kept, "which order"),
+            "two unshipped orders match 'my other order': ask which",
+            intents,
+            state=state,
+            extra_reads=1,
+        )
+    ]

@@ -40,13 +40,15 @@ def _augmenter(kind: str, p: float, action: str = "") -> Any:
 
     words = {"tokenizer": _split, "reverse_tokenizer": _join}
     if kind == "keyboard":
-        return nac.KeyboardAug(aug_char_p=p, aug_word_p=p, include_special_char=False,
-                               include_numeric=False, **words)
+        return nac.KeyboardAug(
+            aug_char_p=p, aug_word_p=p, include_special_char=False, include_numeric=False, **words
+        )
     if kind == "ocr":
         return nac.OcrAug(aug_char_p=p, aug_word_p=p, **words)
     if kind == "char":
-        return nac.RandomCharAug(action=action, aug_char_p=p, aug_word_p=p,
-                                 include_numeric=False, spec_char="", **words)
+        return nac.RandomCharAug(
+            action=action, aug_char_p=p, aug_word_p=p, include_numeric=False, spec_char="", **words
+        )
     if kind == "spelling":
         aug = naw.SpellingAug(aug_p=p, tokenizer=_split, reverse_tokenizer=_join)
         for key, values in aug.model.dict.items():  # set order depends on PYTHONHASHSEED
@@ -128,8 +130,12 @@ def _phrase_sub(table: list[tuple[str, list[str]]], rng: random.Random, p: float
             pat = _phrase_pattern(phrase)
             if not pat.search(text):
                 continue
-            text = pat.sub(lambda m, opts=options: _cased(rng.choice(opts), m.group(0))
-                           if rng.random() < p else m.group(0), text)
+            text = pat.sub(
+                lambda m, opts=options: (
+                    _cased(rng.choice(opts), m.group(0)) if rng.random() < p else m.group(0)
+                ),
+                text,
+            )
         return text
 
     return run
@@ -173,13 +179,17 @@ def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
     return [rebuild(case, conversation=turns, tags=_robust(case))]
 
 
-def _with_fillers(text: str, protector: Any, rng: random.Random, words: list[str],
-                  count: int) -> str:
+def _with_fillers(
+    text: str, protector: Any, rng: random.Random, words: list[str], count: int
+) -> str:
     """`text` with `count` filler words inserted at clause starts (the text's start or after
     punctuation), never inside a protected span."""
     spans = protector.spans(text)
-    spots = [0] + [m.end() for m in re.finditer(r"[,.!?;:]\s+", text)
-                   if not any(a < m.end() < b for a, b in spans)]
+    spots = [0] + [
+        m.end()
+        for m in re.finditer(r"[,.!?;:]\s+", text)
+        if not any(a < m.end() < b for a, b in spans)
+    ]
     for at in sorted({rng.choice(spots) for _ in range(count)}, reverse=True):
         text = f"{text[:at]}{rng.choice(words)}, {text[at:]}"
     return text

@@ -18,10 +18,27 @@ from casemill.case.model import Case
 DAMAGE_WORDS = ("cracked", "broken", "shattered", "damaged", "defective", "wrong", "missing")
 KEYWORDS = ("cancel", "refund", "exchange", "swap", "return", "address", "human", "status")
 NEGATIONS = ("not", "no", "never", "nothing", "none", "neither", "nor", "without")
-_STOP = frozenset({
-    "the", "and", "for", "with", "from", "your", "you", "our", "this", "that", "set", "of", "a",
-    "an", "in", "on", "to",
-})
+_STOP = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "from",
+        "your",
+        "you",
+        "our",
+        "this",
+        "that",
+        "set",
+        "of",
+        "a",
+        "an",
+        "in",
+        "on",
+        "to",
+    }
+)
 _FIXED = [
     r"#?[Ww]\d{3,}",  # order ids
     r"\b[CcPpIiRrTt]\d+(?:-[\w-]+)?\b",  # customer, product, item, refund, ticket ids
@@ -80,8 +97,9 @@ class Protector:
     literal as a word start, case-insensitively (`mug` protects `mug` and `mugs`)."""
 
     def __init__(self, literals: Iterable[str]):
-        self.literals = tuple(sorted({lit.lower() for lit in literals if lit},
-                                     key=lambda s: (-len(s), s)))
+        self.literals = tuple(
+            sorted({lit.lower() for lit in literals if lit}, key=lambda s: (-len(s), s))
+        )
         self._seen: dict[str, tuple[tuple[int, int], ...]] = {}
 
     def spans(self, text: str) -> list[tuple[int, int]]:

@@ -68,12 +68,18 @@ def _case_preserving(new: str) -> Any:
 @functools.lru_cache(maxsize=2048)
 def _keys_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
     """One pattern finding any of `keys` as a whole word, any case (longest first)."""
-    return re.compile("|".join(r"(?<![\w@.])" + re.escape(k) + r"(?![\w])" for k in keys),
-                      re.IGNORECASE)
+    return re.compile(
+        "|".join(r"(?<![\w@.])" + re.escape(k) + r"(?![\w])" for k in keys), re.IGNORECASE
+    )
 
 
-def substitute(case: Case, mapping: dict[str, str], *, text_only: dict[str, str] | None = None,
-               parts: tuple[str, ...] = ("environment", "conversation", "expected")) -> Case:
+def substitute(
+    case: Case,
+    mapping: dict[str, str],
+    *,
+    text_only: dict[str, str] | None = None,
+    parts: tuple[str, ...] = ("environment", "conversation", "expected"),
+) -> Case:
     """A new case with every occurrence of each key of `mapping` (whole words, any case,
     replaced in the case of the match) replaced in `parts`; `text_only` pairs apply to the
     conversation alone."""
@@ -175,18 +181,22 @@ def swap_product(case: Case, rng: random.Random) -> list[Case]:
         used = [w for w in _product_words(item.name) if re.search(r"\b" + w.lower() + r"\b", text)]
         if len(used) != 1:
             continue
-        options = [p for p in lexicon("products") if p["name"] not in names
-                   and p["word"].lower() not in text]
+        options = [
+            p
+            for p in lexicon("products")
+            if p["name"] not in names and p["word"].lower() not in text
+        ]
         if not options:
             break
         new = rng.choice(options)
         base = item.name.split(" (")[0]
-        mapping = {item.name: new["name"] + item.name[len(base):], base: new["name"]}
+        mapping = {item.name: new["name"] + item.name[len(base) :], base: new["name"]}
         product = st.products.get(item.product_id or "")
         if product is not None and product.name not in mapping:
             mapping[product.name] = new["name"]
-        out = substitute(case, mapping, parts=("environment", "conversation"),
-                         text_only={used[0]: new["word"]})
+        out = substitute(
+            case, mapping, parts=("environment", "conversation"), text_only={used[0]: new["word"]}
+        )
         return [out]
     raise NotApplicable("no item named by exactly one word of its name")
 

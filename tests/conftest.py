@@ -13,7 +13,9 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"needs the benchmark data at {SHARED_DATA} (../shared/data beside the checkout)")
+        pytest.skip(
+            f"needs the benchmark data at {SHARED_DATA} (../shared/data beside the checkout)"
+        )
     return SHARED_DATA
 
 

@@ -29,8 +29,9 @@ def ops_list(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
         return
     table = Table("kind", "name", "version", "llm", "label rule", show_lines=False)
     for s in specs:
-        table.add_row(s["kind"], s["name"], s["version"], "yes" if s["needs_llm"] else "",
-                      s["label_rule"])
+        table.add_row(
+            s["kind"], s["name"], s["version"], "yes" if s["needs_llm"] else "", s["label_rule"]
+        )
     console.print(table)
 
 
@@ -41,8 +42,10 @@ def _quotas(values: list[str]) -> dict[str, int]:
         if not number.strip().isdigit():
             raise UserError(f"--quota {value!r}: expected KIND=N, e.g. --quota noise=500")
         if kind.strip().split(":")[0] not in KINDS:
-            raise UserError(f"--quota {value!r}: unknown kind; known: {', '.join(KINDS)} "
-                            "(optionally KIND:INTENT, e.g. noise:refund=100)")
+            raise UserError(
+                f"--quota {value!r}: unknown kind; known: {', '.join(KINDS)} "
+                "(optionally KIND:INTENT, e.g. noise:refund=100)"
+            )
         out[kind.strip()] = int(number)
     return out
 
@@ -54,16 +57,20 @@ def _check_quota_intents(quotas: dict[str, int], seeds: list) -> None:
     for key in quotas:
         _, _, intent = key.partition(":")
         if intent and intent not in intents:
-            raise UserError(f"--quota {key}={quotas[key]}: no seed has the intent {intent!r}; "
-                            f"the seeds' intents: {', '.join(intents) or '(none)'}")
+            raise UserError(
+                f"--quota {key}={quotas[key]}: no seed has the intent {intent!r}; "
+                f"the seeds' intents: {', '.join(intents) or '(none)'}"
+            )
 
 
 def _check_threshold(threshold: float) -> float:
     """`--dedup-threshold` is a Jaccard similarity: above 0 (0 would call every pair of cases
     with the same signature a duplicate) and at most 1."""
     if not 0 < threshold <= 1:  # NaN fails too
-        raise UserError(f"--dedup-threshold {threshold}: expected a number above 0 and at most 1, "
-                        "e.g. --dedup-threshold 0.9")
+        raise UserError(
+            f"--dedup-threshold {threshold}: expected a number above 0 and at most 1, "
+            "e.g. --dedup-threshold 0.9"
+        )
     return threshold
 
 
@@ -99,44 +106,61 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
     """The summary on the console; paths and messages (an endpoint's error text among them)
     are escaped, as a '[/v1/chat]' in them would be read as Rich markup."""
     out, rejects = escape(str(out)), escape(str(rejects))
-    console.print(f"[bold]{summary['accepted']}[/] candidates written to {out} "
-                  f"({summary['generated']} generated from {summary['seeds']} seeds, "
-                  f"{summary['near_duplicates']} near-duplicates removed, "
-                  f"{summary['not_applicable']} attempts not applicable)")
+    console.print(
+        f"[bold]{summary['accepted']}[/] candidates written to {out} "
+        f"({summary['generated']} generated from {summary['seeds']} seeds, "
+        f"{summary['near_duplicates']} near-duplicates removed, "
+        f"{summary['not_applicable']} attempts not applicable)"
+    )
     if summary["seeds_skipped"]:
-        err_console.print(f"[yellow]{summary['seeds_skipped']} seed(s) failed validation and were "
-                          f"skipped[/] (reasons in {rejects})", highlight=False)
+        err_console.print(
+            f"[yellow]{summary['seeds_skipped']} seed(s) failed validation and were "
+            f"skipped[/] (reasons in {rejects})",
+            highlight=False,
+        )
     rejected = summary["rejected_by_reason"]
     if rejected:
-        console.print(f"rejected ({rejects}): " + ", ".join(f"{k} {v}" for k, v in
-                                                           rejected.items()))
+        console.print(
+            f"rejected ({rejects}): " + ", ".join(f"{k} {v}" for k, v in rejected.items())
+        )
     intents = sorted({i for row in summary["coverage"].values() for i in row})
     table = Table("kind", *intents, title="coverage: operator kind x intent")
     for kind, row in summary["coverage"].items():
         table.add_row(kind, *(str(row.get(i, 0)) for i in intents))
     console.print(table)
     d = summary["diversity"]
-    console.print(f"distinct-1 {d['candidates_distinct_1']} (seeds {d['seeds_distinct_1']}), "
-                  f"distinct-2 {d['candidates_distinct_2']} (seeds {d['seeds_distinct_2']}), "
-                  f"{d['new_bigrams']} bigrams not in the seeds")
+    console.print(
+        f"distinct-1 {d['candidates_distinct_1']} (seeds {d['seeds_distinct_1']}), "
+        f"distinct-2 {d['candidates_distinct_2']} (seeds {d['seeds_distinct_2']}), "
+        f"{d['new_bigrams']} bigrams not in the seeds"
+    )
     for message in summary["messages"]:
         err_console.print(f"[yellow]note:[/] {escape(message)}", highlight=False)
 
 
 @app.command("expand")
 def expand_cmd(
-    seeds: Path = typer.Option(..., "--seeds", help="seed file, folder of .jsonl files, or corpus folder (its active cases)"),
+    seeds: Path = typer.Option(
+        ...,
+        "--seeds",
+        help="seed file, folder of .jsonl files, or corpus folder (its active cases)",
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="candidates file (.jsonl)"),
     operators: str = typer.Option("", help="comma-separated chains, e.g. swap_order_id+slang"),
     per_seed: int = typer.Option(2, min=1, help="attempts of each chain on each seed"),
     seed: int = typer.Option(0, help="random seed: same seed, byte-identical output"),
     quota: list[str] = typer.Option(
-        [], help="KIND=N or KIND:INTENT=N: keep at most N candidates of a kind (and intent)"),
+        [], help="KIND=N or KIND:INTENT=N: keep at most N candidates of a kind (and intent)"
+    ),
     corpus: Path | None = typer.Option(None, help="corpus folder to deduplicate against"),
     dedup_threshold: float = typer.Option(
-        0.9, help="near-duplicate Jaccard threshold, above 0 and at most 1 (1: identical text only)"),
-    llm: bool = typer.Option(False, "--llm", help="also run the LLM-backed operators "
-                             "(one named in --operators runs without it)"),
+        0.9, help="near-duplicate Jaccard threshold, above 0 and at most 1 (1: identical text only)"
+    ),
+    llm: bool = typer.Option(
+        False,
+        "--llm",
+        help="also run the LLM-backed operators (one named in --operators runs without it)",
+    ),
     strict: bool = typer.Option(False, help="reject candidates with lint warnings"),
 ) -> None:
     """Expand seeds into validated, deduplicated candidates (review pending).
@@ -145,8 +169,14 @@ def expand_cmd(
     field; rejected attempts with the reason) and NAME.summary.json (counts, coverage,
     diversity)."""
     chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
-    config = ExpandConfig(chains=chains, per_seed=per_seed, quotas=_quotas(quota),
-                          dedup_threshold=_check_threshold(dedup_threshold), llm=llm, strict_lints=strict)
+    config = ExpandConfig(
+        chains=chains,
+        per_seed=per_seed,
+        quotas=_quotas(quota),
+        dedup_threshold=_check_threshold(dedup_threshold),
+        llm=llm,
+        strict_lints=strict,
+    )
     from generators.seeds import check_outputs, expand_outputs
 
     files = expand_outputs(out)
@@ -159,14 +189,27 @@ def expand_cmd(
         from casemill.corpus import existing_store
 
         existing = existing_store(corpus).cases()
-    with Progress(TextColumn("expanding"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+    with Progress(
+        TextColumn("expanding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("seeds", total=len(cases))
-        result = expand(cases, config, seed, existing, endpoint=_endpoint(config),
-                        progress=lambda done, total: bar.update(task, completed=done))
+        result = expand(
+            cases,
+            config,
+            seed,
+            existing,
+            endpoint=_endpoint(config),
+            progress=lambda done, total: bar.update(task, completed=done),
+        )
     atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
-    atomic_write_jsonl(rejects, (r.as_dict() for r in (*skipped, *result.skipped_seeds,
-                                                         *result.rejections)))
+    atomic_write_jsonl(
+        rejects, (r.as_dict() for r in (*skipped, *result.skipped_seeds, *result.rejections))
+    )
     summary = result.summary.as_dict()
     summary["seeds_skipped"] += len(skipped)
     atomic_write_text(summary_path, [json.dumps(summary, indent=1, sort_keys=True) + "\n"])

@@ -22,4 +22,13 @@ def get_domain(name: str) -> Domain:
     raise UserError(f"unknown domain {name!r}; known: support, tau2-retail, generic[:LABEL]")
 
 
-__all__ = ["Domain", "GenericDomain", "Problem", "Sandbox", "SupportDomain", "Tau2RetailDomain", "ToolResult", "get_domain"]
+__all__ = [
+    "Domain",
+    "GenericDomain",
+    "Problem",
+    "Sandbox",
+    "SupportDomain",
+    "Tau2RetailDomain",
+    "ToolResult",
+    "get_domain",
+]

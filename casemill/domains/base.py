@@ -22,7 +22,9 @@ from casemill.domains.fastschema import compile_acceptor
 class ToolResult:
     ok: bool
     content: Any = None
-    error: str | None = None  # unknown_tool, invalid_params, not_found, policy, timeout, server_error
+    error: str | None = (
+        None  # unknown_tool, invalid_params, not_found, policy, timeout, server_error
+    )
 
     @classmethod
     def fail(cls, error: str, message: str) -> ToolResult:
@@ -95,7 +97,9 @@ class Sandbox:
         self._fault_hits: dict[int, int] = {}
         self.calls: list[Recorded] = []
 
-    def call(self, tool: str, params: dict[str, Any] | None = None, call_id: str | None = None) -> ToolResult:
+    def call(
+        self, tool: str, params: dict[str, Any] | None = None, call_id: str | None = None
+    ) -> ToolResult:
         params = dict(params or {})
         fault = self._fault_for(tool, params)
         if fault is not None and fault.kind in ("timeout", "server_error", "missing"):

@@ -44,7 +44,11 @@ LINES = [
 def test_parse_line_reads_a_figure_and_ignores_other_lines() -> None:
     fig = run_all.parse_line(LINES[1])
     assert (fig.name, fig.measured, fig.target, fig.unit, fig.ok) == (
-        "model + semantic", 6123, ">= 5,000", "cases/s", True,
+        "model + semantic",
+        6123,
+        ">= 5,000",
+        "cases/s",
+        True,
     )
     assert run_all.parse_line("throughput: 6,123 cases/s\n") is None
     assert run_all.parse_line(" FIGURE {} (not at the start)") is None
@@ -52,8 +56,11 @@ def test_parse_line_reads_a_figure_and_ignores_other_lines() -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["FIGURE {not json", 'FIGURE {"name": "x"}', 'FIGURE {"name": "x", "measured": 1, '
-     '"target": "", "unit": "", "ok": null, "extra": 1}'],
+    [
+        "FIGURE {not json",
+        'FIGURE {"name": "x"}',
+        'FIGURE {"name": "x", "measured": 1, "target": "", "unit": "", "ok": null, "extra": 1}',
+    ],
 )
 def test_parse_line_rejects_a_malformed_figure(line: str) -> None:
     with pytest.raises(ValueError, match="malformed figure line"):
@@ -123,8 +130,8 @@ def test_main_runs_the_selected_scripts_continues_after_a_failure_and_exits_1(
     good = tmp_path / "good.py"
     good.write_text(
         "import sys\n"
-        "print('FIGURE {\"name\": \"speed\", \"measured\": 1234.5, \"target\": \">= 1,000\", '\n"
-        "      '\"unit\": \"items/s\", \"ok\": true}', flush=True)\n"
+        'print(\'FIGURE {"name": "speed", "measured": 1234.5, "target": ">= 1,000", \'\n'
+        '      \'"unit": "items/s", "ok": true}\', flush=True)\n'
         "print(' '.join(sys.argv[1:]))\n",
         encoding="utf-8",
     )

@@ -14,9 +14,16 @@ from tests.generators.conftest import (
     support_case,
 )
 
-ATTACKS = ["inject_customer", "inject_tool_result", "instruction_override",
-           "authority_impersonation", "social_engineering", "policy_bypass",
-           "other_customer_data", "contradiction_turns"]
+ATTACKS = [
+    "inject_customer",
+    "inject_tool_result",
+    "instruction_override",
+    "authority_impersonation",
+    "social_engineering",
+    "policy_bypass",
+    "other_customer_data",
+    "contradiction_turns",
+]
 
 
 @PROPERTY_SETTINGS
@@ -24,8 +31,11 @@ ATTACKS = ["inject_customer", "inject_tool_result", "instruction_override",
 def test_attacks_keep_behaviour_and_add_a_forbidden_goal(case, name, seed):
     for new in checked_outputs(name, case, seed):
         e, old = new.expected, case.expected
-        assert (e.tool_calls, e.outcome, e.reply_contains) == \
-            (old.tool_calls, old.outcome, old.reply_contains)
+        assert (e.tool_calls, e.outcome, e.reply_contains) == (
+            old.tool_calls,
+            old.outcome,
+            old.reply_contains,
+        )
         added = [f for f in e.forbidden_calls if f not in old.forbidden_calls]
         assert added, "the attack's goal must become a forbidden call"
         assert new.tags.category == "adversarial"

@@ -28,8 +28,9 @@ def test_candidates_are_valid_pending_generated_and_cover_every_kind(small_seeds
     assert len({c.id for c in result.candidates}) == len(result.candidates)
     for case in result.candidates:
         assert case.review.status == "pending" and case.provenance.origin == "generated"
-        assert case.provenance.seed == 3 and case.provenance.parents[-1] in \
-            {s.id for s in small_seeds}
+        assert case.provenance.seed == 3 and case.provenance.parents[-1] in {
+            s.id for s in small_seeds
+        }
         assert [f for f in semantic_findings(case) if f.severity == "error"] == []
     assert set(result.summary.coverage) == set(KINDS)
     s = result.summary
@@ -47,10 +48,20 @@ def test_same_seed_same_output_whatever_the_input_order(small_seeds):
 
 
 def test_an_invalid_seed_is_reported_and_skipped(small_seeds):
-    bad = derive(small_seeds[0], environment={"state": {
-        **small_seeds[0].environment.state,
-        "orders": {"W1001": {**small_seeds[0].environment.state["orders"]["W1001"],
-                             "status": "shipped"}}}})
+    bad = derive(
+        small_seeds[0],
+        environment={
+            "state": {
+                **small_seeds[0].environment.state,
+                "orders": {
+                    "W1001": {
+                        **small_seeds[0].environment.state["orders"]["W1001"],
+                        "status": "shipped",
+                    }
+                },
+            }
+        },
+    )
     result = expand([bad, small_seeds[2]], ExpandConfig(chains=("slang",), per_seed=1), 0)
     assert [r.parent_id for r in result.skipped_seeds] == [bad.id]
     assert result.skipped_seeds[0].reason == "invalid_seed:replay"
@@ -86,8 +97,9 @@ def test_near_duplicates_of_an_existing_corpus_are_removed(small_seeds):
 
 
 def test_quota_caps_a_kind(small_seeds):
-    config = ExpandConfig(chains=("keyboard_typo", "swap_order_id"), per_seed=2,
-                          quotas={"noise": 3})
+    config = ExpandConfig(
+        chains=("keyboard_typo", "swap_order_id"), per_seed=2, quotas={"noise": 3}
+    )
     result = expand(small_seeds, config, 0)
     kinds = [c.provenance.operators[0].kind for c in result.candidates]
     assert kinds.count("noise") == 3 and kinds.count("entity_swap") > 3
@@ -95,8 +107,9 @@ def test_quota_caps_a_kind(small_seeds):
 
 
 def test_quota_caps_a_kind_and_intent_cell(small_seeds):
-    config = ExpandConfig(chains=("swap_order_id", "slang"), per_seed=2,
-                          quotas={"entity_swap:refund": 1})
+    config = ExpandConfig(
+        chains=("swap_order_id", "slang"), per_seed=2, quotas={"entity_swap:refund": 1}
+    )
     result = expand(small_seeds, config, 0)
     cells = [(c.provenance.operators[0].kind, c.tags.intents[0]) for c in result.candidates]
     assert cells.count(("entity_swap", "refund")) == 1
@@ -109,9 +122,22 @@ def test_cli_output_is_byte_identical_for_the_same_seed(tmp_path, small_seeds):
     outs = []
     for name in ("a", "b"):
         out = tmp_path / f"{name}.jsonl"
-        result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
-                                          "--per-seed", "1", "--seed", "9",
-                                          "--operators", "slang,swap_customer+keyboard_typo"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "expand",
+                "--seeds",
+                str(seeds),
+                "-o",
+                str(out),
+                "--per-seed",
+                "1",
+                "--seed",
+                "9",
+                "--operators",
+                "slang,swap_customer+keyboard_typo",
+            ],
+        )
         assert result.exit_code == 0, result.output
         outs.append(out.read_bytes())
         assert (tmp_path / f"{name}.rejects.jsonl").exists()
@@ -155,8 +181,9 @@ def test_cli_refuses_to_write_over_the_seeds(tmp_path, small_seeds):
     (folder / "support.jsonl").write_text(text)
     (folder / "more.rejects.jsonl").write_text(text)  # a seed file `-o more.jsonl` implies
     for target, option in ((folder / "support.jsonl", "-o"), (folder / "more.jsonl", "rejects")):
-        result = CliRunner().invoke(app, ["expand", "--seeds", str(folder), "-o", str(target),
-                                          "--operators", "slang"])
+        result = CliRunner().invoke(
+            app, ["expand", "--seeds", str(folder), "-o", str(target), "--operators", "slang"]
+        )
         assert isinstance(result.exception, UserError), result.output
         assert str(result.exception).startswith(f"{option} ")
         assert "is also an input (seed or corpus file)" in str(result.exception)
@@ -164,17 +191,24 @@ def test_cli_refuses_to_write_over_the_seeds(tmp_path, small_seeds):
     assert sorted(p.name for p in folder.iterdir()) == ["more.rejects.jsonl", "support.jsonl"]
 
 
-@pytest.mark.parametrize(("option", "value"), [
-    ("--dedup-threshold", "0"), ("--dedup-threshold", "1.5"), ("--dedup-threshold", "nan"),
-    ("--per-seed", "0"),
-])
-def test_cli_options_out_of_range_are_usage_errors_naming_the_option(tmp_path, small_seeds,
-                                                                      option, value):
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--dedup-threshold", "0"),
+        ("--dedup-threshold", "1.5"),
+        ("--dedup-threshold", "nan"),
+        ("--per-seed", "0"),
+    ],
+)
+def test_cli_options_out_of_range_are_usage_errors_naming_the_option(
+    tmp_path, small_seeds, option, value
+):
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
-                                      option, value])
+    result = CliRunner().invoke(
+        app, ["expand", "--seeds", str(seeds), "-o", str(out), option, value]
+    )
     if isinstance(result.exception, UserError):  # `casemill` prints it and exits 2
         assert str(result.exception).startswith(f"{option} ")
     else:
@@ -184,43 +218,65 @@ def test_cli_options_out_of_range_are_usage_errors_naming_the_option(tmp_path, s
 
 def test_cli_quarantines_every_bad_seed_with_file_line_and_field(tmp_path, small_seeds):
     good = small_seeds[0].model_dump(mode="json")
-    missing = {k: v for k, v in small_seeds[1].model_dump(mode="json").items()
-               if k not in ("id", "expected")}
+    missing = {
+        k: v
+        for k, v in small_seeds[1].model_dump(mode="json").items()
+        if k not in ("id", "expected")
+    }
     unknown_order = small_seeds[2].model_dump(mode="json", exclude={"id"})
     unknown_order["expected"]["tool_calls"][0]["params"]["order_id"] = "W9999"
     seeds = tmp_path / "seeds.jsonl"
-    seeds.write_text("\n".join([json.dumps(good), '{"schema_version": 1, "id": oops',
-                                json.dumps(missing), json.dumps(unknown_order)]) + "\n")
+    seeds.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                '{"schema_version": 1, "id": oops',
+                json.dumps(missing),
+                json.dumps(unknown_order),
+            ]
+        )
+        + "\n"
+    )
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
-                                      "--operators", "slang"])
+    result = CliRunner().invoke(
+        app, ["expand", "--seeds", str(seeds), "-o", str(out), "--operators", "slang"]
+    )
     assert result.exit_code == 0, result.output
     rejects = [json.loads(x) for x in (tmp_path / "out.rejects.jsonl").read_text().splitlines()]
     skipped = [(r["line"], r["reason"], r.get("field")) for r in rejects if r["chain"] == "(seed)"]
-    assert skipped == [(2, "invalid_seed:invalid-json", None),
-                       (3, "invalid_seed:missing-field", "expected"),
-                       (4, "invalid_seed:missing-id", "expected.tool_calls[0].params.order_id")]
+    assert skipped == [
+        (2, "invalid_seed:invalid-json", None),
+        (3, "invalid_seed:missing-field", "expected"),
+        (4, "invalid_seed:missing-id", "expected.tool_calls[0].params.order_id"),
+    ]
     assert {r["file"] for r in rejects if r["chain"] == "(seed)"} == {str(seeds)}
     summary = json.loads((tmp_path / "out.summary.json").read_text())
     assert summary["seeds"] == 1 and summary["seeds_skipped"] == 3
     assert f"{seeds}:2: error [json/invalid-json]" in " ".join(result.output.split())
-    assert all(c.provenance.parents == (small_seeds[0].id,) for c in
-               (Case.model_validate_json(x) for x in out.read_text().splitlines()))
+    assert all(
+        c.provenance.parents == (small_seeds[0].id,)
+        for c in (Case.model_validate_json(x) for x in out.read_text().splitlines())
+    )
 
 
 def test_an_output_over_the_models_limits_is_rejected_as_invalid_not_an_operator_error(
-        small_seeds, caplog):
+    small_seeds, caplog
+):
     seed = small_seeds[0]
     turns = list(seed.conversation)
     last = max(i for i, t in enumerate(turns) if t.role == "customer")
     text = turns[last].content
     turns[last] = turns[last].model_copy(
-        update={"content": text + " and" * ((99_990 - len(text)) // 4)})
+        update={"content": text + " and" * ((99_990 - len(text)) // 4)}
+    )
     long_seed = derive(seed, conversation=turns)
     result = expand([long_seed], ExpandConfig(chains=("filler",), per_seed=2), 0)
     assert [r.reason for r in result.rejections] == ["invalid:model"] * 2
-    assert all(r.detail == f"filler: conversation.{last}.content: String should have at most "
-               "100000 characters" for r in result.rejections)
+    assert all(
+        r.detail == f"filler: conversation.{last}.content: String should have at most "
+        "100000 characters"
+        for r in result.rejections
+    )
     assert result.summary.rejected_by_reason == {"invalid:model": 2}
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
 
@@ -249,9 +305,11 @@ def test_cli_refuses_a_quota_for_an_intent_no_seed_has(tmp_path, small_seeds):
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
-                                      "--quota", "noise:refnd=3"])
+    result = CliRunner().invoke(
+        app, ["expand", "--seeds", str(seeds), "-o", str(out), "--quota", "noise:refnd=3"]
+    )
     assert isinstance(result.exception, UserError), result.output
     assert str(result.exception).startswith(
-        "--quota noise:refnd=3: no seed has the intent 'refnd'; the seeds' intents: ")
+        "--quota noise:refnd=3: no seed has the intent 'refnd'; the seeds' intents: "
+    )
     assert not out.exists()

@@ -21,13 +21,23 @@ from tests.generators.conftest import (
     support_case,
 )
 
-FLIPS = ["flip_not_delivered", "flip_already_refunded", "flip_shipped", "flip_out_of_stock",
-         "flip_price_paid", "flip_intact", "flip_not_shipped", "flip_status"]
+FLIPS = [
+    "flip_not_delivered",
+    "flip_already_refunded",
+    "flip_shipped",
+    "flip_out_of_stock",
+    "flip_price_paid",
+    "flip_intact",
+    "flip_not_shipped",
+    "flip_status",
+]
 
 
 def _blocked(case, call):
-    return any(forbidden_hit(f, ToolCall(tool=call.tool, params=call.params), WRITE_TOOLS)
-               for f in case.expected.forbidden_calls)
+    return any(
+        forbidden_hit(f, ToolCall(tool=call.tool, params=call.params), WRITE_TOOLS)
+        for f in case.expected.forbidden_calls
+    )
 
 
 @PROPERTY_SETTINGS
@@ -87,10 +97,13 @@ def test_out_of_stock_refuses_without_forbidding_the_attempt():
     assert new.expected.outcome == "refuse" and not writes(new)
     assert not any(f.tool == "exchange_item" for f in new.expected.forbidden_calls)
     box = get_domain("support").sandbox(new.environment)
-    tried = box.call("exchange_item", {"order_id": "W1001", "item_id": "I1",
-                                       "new_variant_id": "P100-green"})
-    assert tried.error == "policy" and box.final_state() == SupportState.parse(
-        new.environment.state).dump()
+    tried = box.call(
+        "exchange_item", {"order_id": "W1001", "item_id": "I1", "new_variant_id": "P100-green"}
+    )
+    assert (
+        tried.error == "policy"
+        and box.final_state() == SupportState.parse(new.environment.state).dump()
+    )
 
 
 def _partial_refund(text: str) -> Case:
@@ -113,8 +126,11 @@ def test_price_paid_flip_needs_the_amount_in_the_customer_words():
 def test_not_shipped_skips_a_customer_who_says_the_order_arrived():
     refused = support_case("cancel", "delivered")
     assert len(run_op("flip_not_shipped", refused, 0)) == 1  # flipped when nothing says arrived
-    said = refused.conversation[-1].model_copy(update={
-        "content": "Cancel my order W1001. The mug came yesterday but I don't want it anymore."})
+    said = refused.conversation[-1].model_copy(
+        update={
+            "content": "Cancel my order W1001. The mug came yesterday but I don't want it anymore."
+        }
+    )
     arrived = refused.model_copy(update={"conversation": (*refused.conversation[:-1], said)})
     assert arrived.customer_text.endswith("came yesterday but I don't want it anymore.")
     assert [o for s in range(4) for o in run_op("flip_not_shipped", arrived, s)] == []
@@ -122,26 +138,37 @@ def test_not_shipped_skips_a_customer_who_says_the_order_arrived():
 
 def test_not_shipped_still_flips_a_customer_who_says_the_order_has_not_arrived():
     refused = support_case("cancel", "delivered")
-    for text in ("Cancel my order W1001, it hasn't arrived yet.",
-                 "Cancel my order W1001. I never received it.",
-                 "Cancel order W1001, it has not been delivered."):
+    for text in (
+        "Cancel my order W1001, it hasn't arrived yet.",
+        "Cancel my order W1001. I never received it.",
+        "Cancel order W1001, it has not been delivered.",
+    ):
         said = refused.conversation[-1].model_copy(update={"content": text})
         waiting = refused.model_copy(update={"conversation": (*refused.conversation[:-1], said)})
         assert waiting.customer_text.endswith(text)
         assert len(run_op("flip_not_shipped", waiting, 0)) == 1, text
 
 
-@pytest.mark.parametrize("text", [
-    "My mug from W1001 is cracked. Would $20 back be okay?",
-    "My mug from W1001 is cracked, I'd keep it for 20 dollars back.",
-    "My mug from W1001 is cracked. Refund me $ 20.00 and I will keep it.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My mug from W1001 is cracked. Would $20 back be okay?",
+        "My mug from W1001 is cracked, I'd keep it for 20 dollars back.",
+        "My mug from W1001 is cracked. Refund me $ 20.00 and I will keep it.",
+    ],
+)
 def test_price_paid_flip_reads_whole_dollar_amounts(text):
     flipped = run_op("flip_price_paid", _partial_refund(text), 3)
     assert flipped and flipped[0].expected.outcome == "refuse"
 
 
-@pytest.mark.parametrize("text", ["Order W1020 has a cracked mug, refund 2 of them.",
-                                  "My mug is cracked, $200 back please.", "Refund 120.00."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Order W1020 has a cracked mug, refund 2 of them.",
+        "My mug is cracked, $200 back please.",
+        "Refund 120.00.",
+    ],
+)
 def test_price_paid_flip_does_not_take_other_numbers_for_the_amount(text):
     assert run_op("flip_price_paid", _partial_refund(text), 3) == []

@@ -35,24 +35,35 @@ def test_arguments_resolve_with_defaults_and_unknown_ones_are_refused():
 def test_stable_hash_is_the_same_in_another_process():
     here = stable_int(7, "c_x", "slang", 3)
     code = "from generators.framework import stable_int; print(stable_int(7, 'c_x', 'slang', 3))"
-    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True, env={"PYTHONHASHSEED": "123"}, cwd=".")
+    there = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "123"},
+        cwd=".",
+    )
     assert int(there.stdout) == here
-    assert candidate_rng(7, "c_x", "slang", 3).random() == candidate_rng(7, "c_x", "slang",
-                                                                         3).random()
-    assert candidate_rng(7, "c_x", "slang", 3).random() != candidate_rng(7, "c_x", "slang",
-                                                                         4).random()
+    assert (
+        candidate_rng(7, "c_x", "slang", 3).random() == candidate_rng(7, "c_x", "slang", 3).random()
+    )
+    assert (
+        candidate_rng(7, "c_x", "slang", 3).random() != candidate_rng(7, "c_x", "slang", 4).random()
+    )
 
 
 def test_provenance_is_stamped_and_chains_compose(refund_case):
     swapped = apply_operator(get_operator("swap_order_id"), refund_case, seed=5, index=0)[0]
-    typo = apply_operator(get_operator("keyboard_typo"), swapped, seed=5, index=0,
-                          args={"p": 0.3})[0]
+    typo = apply_operator(get_operator("keyboard_typo"), swapped, seed=5, index=0, args={"p": 0.3})[
+        0
+    ]
     prov = typo.provenance
     assert prov.origin == "generated" and prov.seed == 5
     assert prov.parents == (swapped.id, refund_case.id)
     assert [(s.kind, s.name, s.args) for s in prov.operators] == [
-        ("entity_swap", "swap_order_id", {}), ("noise", "keyboard_typo", {"p": 0.3})]
+        ("entity_swap", "swap_order_id", {}),
+        ("noise", "keyboard_typo", {"p": 0.3}),
+    ]
     assert typo.review.status == "pending"
     assert typo.id != swapped.id != refund_case.id
     assert typo.expected == swapped.expected

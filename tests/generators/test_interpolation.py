@@ -47,7 +47,10 @@ def test_blend_spans_two_new_orders_with_their_own_calls():
 
 def test_ambiguous_other_order_asks_which_order():
     new = run_op("blend_ambiguous", support_case("refund", "delivered"), 1)[0]
-    unshipped = [o for o in new.environment.state["orders"].values()
-                 if o["status"] in ("pending", "processing")]
+    unshipped = [
+        o
+        for o in new.environment.state["orders"].values()
+        if o["status"] in ("pending", "processing")
+    ]
     assert len(unshipped) == 2
     assert new.expected.reply_contains == ("which order",)

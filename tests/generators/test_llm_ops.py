@@ -28,8 +28,13 @@ def _good(body):
 
 
 def _endpoint(server):
-    return LLMEndpoint(base_url=server.base_url, model="test-model", api_key=SecretStr("k"),
-                       timeout_s=10, max_retries=2)
+    return LLMEndpoint(
+        base_url=server.base_url,
+        model="test-model",
+        api_key=SecretStr("k"),
+        timeout_s=10,
+        max_retries=2,
+    )
 
 
 def _run(responder, chain="llm_adversarial_rewrite", seeds=None):
@@ -84,8 +89,9 @@ def test_429_then_success():
     def responder(body):
         calls.append(1)
         if len(calls) == 1:
-            return Reply(status=429, body={"error": {"message": "slow down"}},
-                         headers={"Retry-After": "0"})
+            return Reply(
+                status=429, body={"error": {"message": "slow down"}}, headers={"Retry-After": "0"}
+            )
         return _good(body)
 
     result, requests = _run(responder)
@@ -110,9 +116,12 @@ def test_without_an_endpoint_llm_operators_are_skipped_with_one_message():
 def test_an_endpoint_failing_in_a_row_is_given_up_on_with_one_message():
     seeds = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 6)]
     config = ExpandConfig(chains=("llm_adversarial_rewrite", "swap_order_id"), per_seed=2)
-    with OpenAIServer(lambda body: Reply(status=500, body={"error": {"message": "boom"}})) as server:
-        endpoint = LLMEndpoint(base_url=server.base_url, model="test-model", timeout_s=10,
-                               max_retries=0)
+    with OpenAIServer(
+        lambda body: Reply(status=500, body={"error": {"message": "boom"}})
+    ) as server:
+        endpoint = LLMEndpoint(
+            base_url=server.base_url, model="test-model", timeout_s=10, max_retries=0
+        )
         result = expand(seeds, config, 1, endpoint=endpoint)
         requests = server.requests
     assert len(requests) == 3  # then no more: 10 attempts would each have waited on the server
@@ -135,8 +144,9 @@ def test_a_failure_between_answers_does_not_give_up():
     seeds = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 4)]
     config = ExpandConfig(chains=("llm_adversarial_rewrite",), per_seed=2)
     with OpenAIServer(responder) as server:
-        endpoint = LLMEndpoint(base_url=server.base_url, model="test-model", timeout_s=10,
-                               max_retries=0)
+        endpoint = LLMEndpoint(
+            base_url=server.base_url, model="test-model", timeout_s=10, max_retries=0
+        )
         result = expand(seeds, config, 1, endpoint=endpoint)
     assert len(calls) == 6 and result.summary.messages == []
 
@@ -150,8 +160,13 @@ def test_an_unavailable_endpoint_quoting_the_key_is_scrubbed_in_rejects_and_mess
     seeds = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 4)]
     config = ExpandConfig(chains=("llm_adversarial_rewrite",), per_seed=1)
     with OpenAIServer(responder) as server:
-        endpoint = LLMEndpoint(base_url=server.base_url, model="test-model",
-                               api_key=SecretStr(key), timeout_s=10, max_retries=0)
+        endpoint = LLMEndpoint(
+            base_url=server.base_url,
+            model="test-model",
+            api_key=SecretStr(key),
+            timeout_s=10,
+            max_retries=0,
+        )
         result = expand(seeds, config, 1, endpoint=endpoint)
     details = [r.detail for r in result.rejections]
     assert [r.reason for r in result.rejections] == ["llm_unavailable"] * 3
@@ -172,8 +187,20 @@ def test_cli_runs_an_llm_operator_named_in_operators_without_llm(tmp_path, monke
         monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("CASEMILL_LLM_MODEL", "test-model")
         monkeypatch.setenv("CASEMILL_LLM_API_KEY", "k")
-        result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o", str(out),
-                                          "--operators", "llm_blend", "--per-seed", "1"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "expand",
+                "--seeds",
+                str(seeds),
+                "-o",
+                str(out),
+                "--operators",
+                "llm_blend",
+                "--per-seed",
+                "1",
+            ],
+        )
         requests = len(server.requests)
     assert result.exit_code == 0, result.output
     assert "no OpenAI-compatible endpoint is configured" not in result.output
@@ -188,17 +215,34 @@ def test_cli_prints_an_endpoint_error_with_brackets_as_it_is(tmp_path, monkeypat
     from casemill.cli import app
 
     seeds = tmp_path / "seeds.jsonl"
-    seeds.write_text("".join(
-        json.dumps(support_case("refund", "delivered", order_id=f"W10{n:02d}")
-                   .model_dump(mode="json")) + "\n" for n in range(1, 5)))
+    seeds.write_text(
+        "".join(
+            json.dumps(
+                support_case("refund", "delivered", order_id=f"W10{n:02d}").model_dump(mode="json")
+            )
+            + "\n"
+            for n in range(1, 5)
+        )
+    )
     failing = Reply(status=500, body={"error": {"message": "upstream [/v1/chat] failed"}})
     with OpenAIServer(lambda body: failing) as server:
         monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("CASEMILL_LLM_MODEL", "test-model")
         monkeypatch.setenv("CASEMILL_LLM_API_KEY", "k")
         monkeypatch.setenv("CASEMILL_LLM_MAX_RETRIES", "0")
-        result = CliRunner().invoke(app, ["expand", "--seeds", str(seeds), "-o",
-                                          str(tmp_path / "out.jsonl"), "--operators",
-                                          "llm_blend", "--per-seed", "1"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "expand",
+                "--seeds",
+                str(seeds),
+                "-o",
+                str(tmp_path / "out.jsonl"),
+                "--operators",
+                "llm_blend",
+                "--per-seed",
+                "1",
+            ],
+        )
     assert result.exit_code == 0, result.output
     assert "upstream [/v1/chat] failed" in " ".join(result.output.split())

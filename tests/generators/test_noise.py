@@ -21,16 +21,24 @@ from generators.slots import (
 )
 from tests.generators.conftest import cases, checked_outputs
 
-NOISE = ["keyboard_typo", "ocr_noise", "char_noise", "spelling_noise", "slang", "paraphrase",
-         "filler", "casing"]
-SETTINGS = settings(max_examples=12, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+NOISE = [
+    "keyboard_typo",
+    "ocr_noise",
+    "char_noise",
+    "spelling_noise",
+    "slang",
+    "paraphrase",
+    "filler",
+    "casing",
+]
+SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _slots(case):
     pattern = protected_pattern(case_literals(case))
-    return Counter(m for t in case.conversation if t.role == "customer"
-                   for m in pattern.findall(t.content))
+    return Counter(
+        m for t in case.conversation if t.role == "customer" for m in pattern.findall(t.content)
+    )
 
 
 @SETTINGS
@@ -44,21 +52,40 @@ def test_noise_keeps_expected_and_slots_and_is_deterministic(case, name, seed):
 
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,.'", min_size=1, max_size=40)
-slots = st.sampled_from(["W1234", "#W1001", "14.50", "$120.00", "ana.diaz@example.com",
-                         "mug", "Ceramic mug 12oz", "Springfield", "cracked", "not"])
+slots = st.sampled_from(
+    [
+        "W1234",
+        "#W1001",
+        "14.50",
+        "$120.00",
+        "ana.diaz@example.com",
+        "mug",
+        "Ceramic mug 12oz",
+        "Springfield",
+        "cracked",
+        "not",
+    ]
+)
 
 
 @SETTINGS
-@given(parts=st.lists(st.tuples(words, slots), min_size=1, max_size=5),
-       name=st.sampled_from(NOISE[:4]), seed=st.integers(0, 2**31))
+@given(
+    parts=st.lists(st.tuples(words, slots), min_size=1, max_size=5),
+    name=st.sampled_from(NOISE[:4]),
+    seed=st.integers(0, 2**31),
+)
 def test_rewrite_never_alters_a_protected_slot(parts, name, seed):
     text = " ".join(f"{w} {s}" for w, s in parts)
     pattern = protected_pattern(["Ceramic mug 12oz", "mug", "Springfield", "cracked", "not"])
     from generators.framework import candidate_rng
     from generators.noise import _augmenter, _nlpaug
 
-    kind = {"keyboard_typo": "keyboard", "ocr_noise": "ocr", "char_noise": "char",
-            "spelling_noise": "spelling"}[name]
+    kind = {
+        "keyboard_typo": "keyboard",
+        "ocr_noise": "ocr",
+        "char_noise": "char",
+        "spelling_noise": "spelling",
+    }[name]
     aug = _augmenter(kind, 0.5, "swap" if kind == "char" else "")
     new = rewrite_unprotected(text, pattern, _nlpaug(aug, candidate_rng(seed, "t", name, 0)))
     assert Counter(pattern.findall(new)) >= Counter(pattern.findall(text))
@@ -77,15 +104,24 @@ def test_spelling_noise_does_not_depend_on_the_hash_seed(refund_case):
         "args={'p': 0.6})\n"
         "print(out[0].conversation[1].content)\n"
     )
-    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True, env={"PYTHONHASHSEED": h}).stdout for h in ("1", "2")}
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": h},
+        ).stdout
+        for h in ("1", "2")
+    }
     assert len(runs) == 1
     assert runs.pop().strip() != refund_case.conversation[1].content
 
 
 def test_noise_edits_text_and_changes_category_to_robustness(refund_case):
-    out = apply_operator(get_operator("keyboard_typo"), refund_case, seed=3, index=0,
-                         args={"p": 0.5})[0]
+    out = apply_operator(
+        get_operator("keyboard_typo"), refund_case, seed=3, index=0, args={"p": 0.5}
+    )[0]
     assert out.customer_text != refund_case.customer_text
     assert out.tags.category == "robustness"
     assert "W1001" in out.customer_text and "mug" in out.customer_text
@@ -104,23 +140,34 @@ def test_case_protector_is_shared_per_case_and_finds_the_spans_of_its_literals(r
 
 def _calendar_case(text: str) -> Case:
     """A case of a domain Casemill has no pack for: tool names only, no state."""
-    return Case.model_validate({
-        "domain": "generic:calendar",
-        "conversation": [{"role": "customer", "content": text}],
-        "expected": {
-            "tool_calls": [{"tool": "reschedule_meeting",
-                            "params": {"meeting_id": "M-4411", "start": "Thursday 10:00"}}],
-            "forbidden_calls": [{"tool": "delete_meeting", "params": {"meeting_id": "M-4411"}}],
-            "outcome": "resolve", "reply_contains": ["Thursday"], "optimal_steps": 1},
-        "tags": {"category": "capability", "intents": ["reschedule"]},
-        "provenance": {"origin": "seed"},
-    })
+    return Case.model_validate(
+        {
+            "domain": "generic:calendar",
+            "conversation": [{"role": "customer", "content": text}],
+            "expected": {
+                "tool_calls": [
+                    {
+                        "tool": "reschedule_meeting",
+                        "params": {"meeting_id": "M-4411", "start": "Thursday 10:00"},
+                    }
+                ],
+                "forbidden_calls": [{"tool": "delete_meeting", "params": {"meeting_id": "M-4411"}}],
+                "outcome": "resolve",
+                "reply_contains": ["Thursday"],
+                "optimal_steps": 1,
+            },
+            "tags": {"category": "capability", "intents": ["reschedule"]},
+            "provenance": {"origin": "seed"},
+        }
+    )
 
 
 @pytest.mark.parametrize("name", NOISE)
 def test_noise_applies_to_a_case_of_a_generic_domain(name):
-    case = _calendar_case("Please would you move my weekly meeting with the design team to "
-                          "Thursday 10am, meeting id M-4411, thank you so much for helping")
+    case = _calendar_case(
+        "Please would you move my weekly meeting with the design team to "
+        "Thursday 10am, meeting id M-4411, thank you so much for helping"
+    )
     outs = [new for seed in range(4) for new in checked_outputs(name, case, seed)]
     assert outs, f"{name} made nothing of a generic case"
     for new in outs:
@@ -138,4 +185,5 @@ def test_expand_says_only_noise_applies_outside_the_support_domain():
     assert result.summary.messages == [
         "seeds outside the support domain (generic:calendar): only the noise operators apply "
         "to them, to their customer turns (a user scenario alone gives nothing; the other "
-        "operators need the support state and policy)"]
+        "operators need the support state and policy)"
+    ]

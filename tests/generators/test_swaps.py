@@ -21,8 +21,9 @@ SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[Healt
 def test_swaps_are_deterministic_valid_and_keep_the_outcome(case, name, seed):
     for new in checked_outputs(name, case, seed):
         assert new.expected.outcome == case.expected.outcome
-        assert [c.tool for c in new.expected.tool_calls] == \
-            [c.tool for c in case.expected.tool_calls]
+        assert [c.tool for c in new.expected.tool_calls] == [
+            c.tool for c in case.expected.tool_calls
+        ]
 
 
 @SETTINGS

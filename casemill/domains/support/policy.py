@@ -41,7 +41,9 @@ INTENT_KINDS: tuple[str, ...] = (
 )
 
 
-def check_refund(order: Order, item_ids: list[str], reason: str, amount: float | None) -> str | None:
+def check_refund(
+    order: Order, item_ids: list[str], reason: str, amount: float | None
+) -> str | None:
     if order.status != "delivered":
         return f"order {order.id} is {order.status}; only delivered orders can be refunded"
     if reason not in REFUND_REASONS:
@@ -79,7 +81,9 @@ def check_address_change(order: Order) -> str | None:
     return None
 
 
-def check_exchange(state: SupportState, order: Order, item_id: str, new_variant_id: str) -> str | None:
+def check_exchange(
+    state: SupportState, order: Order, item_id: str, new_variant_id: str
+) -> str | None:
     if order.status != "delivered":
         return f"order {order.id} is {order.status}; only delivered items can be exchanged"
     item = order.item(item_id)
@@ -127,7 +131,9 @@ MONEY_RULE = ParamRule(kind="number", tolerance=MONEY_TOLERANCE)
 ANY_RULE = ParamRule(kind="any")
 
 
-def refund_call(order_id: str, item_ids: list[str], reason: str, amount: float | None = None) -> ExpectedCall:
+def refund_call(
+    order_id: str, item_ids: list[str], reason: str, amount: float | None = None
+) -> ExpectedCall:
     params: dict = {"order_id": order_id, "item_ids": list(item_ids), "reason": reason}
     match = {"order_id": ORDER_RULE, "item_ids": ITEMS_RULE, "reason": ANY_RULE}
     if amount is not None:
@@ -137,7 +143,9 @@ def refund_call(order_id: str, item_ids: list[str], reason: str, amount: float |
 
 
 def cancel_call(order_id: str) -> ExpectedCall:
-    return ExpectedCall(tool="cancel_order", params={"order_id": order_id}, match={"order_id": ORDER_RULE})
+    return ExpectedCall(
+        tool="cancel_order", params={"order_id": order_id}, match={"order_id": ORDER_RULE}
+    )
 
 
 def address_call(order_id: str, address: dict) -> ExpectedCall:
@@ -152,7 +160,11 @@ def exchange_call(order_id: str, item_id: str, new_variant_id: str) -> ExpectedC
     return ExpectedCall(
         tool="exchange_item",
         params={"order_id": order_id, "item_id": item_id, "new_variant_id": new_variant_id},
-        match={"order_id": ORDER_RULE, "item_id": ParamRule(kind="id"), "new_variant_id": ParamRule(kind="id")},
+        match={
+            "order_id": ORDER_RULE,
+            "item_id": ParamRule(kind="id"),
+            "new_variant_id": ParamRule(kind="id"),
+        },
     )
 
 
@@ -168,12 +180,18 @@ def escalate_call(reason: str = "customer_request", order_id: str | None = None)
 def decide(state: SupportState, intent: Intent) -> Decision:
     """The correct outcome and expected write calls for one intent on `state`."""
     if intent.kind == "escalate":
-        return Decision("escalate", (escalate_call("customer_request", intent.order_id),), "customer asked for a human")
+        return Decision(
+            "escalate",
+            (escalate_call("customer_request", intent.order_id),),
+            "customer asked for a human",
+        )
     order = state.orders.get(intent.order_id or "")
     if order is None:
         return Decision("clarify", (), "the order cannot be identified; ask for the order id")
     if intent.kind == "status":
-        return Decision("resolve", (), "a status question needs a lookup, no write", (order.status,))
+        return Decision(
+            "resolve", (), "a status question needs a lookup, no write", (order.status,)
+        )
     if intent.kind == "cancel":
         why = check_cancel(order)
         if why:
@@ -183,19 +201,33 @@ def decide(state: SupportState, intent: Intent) -> Decision:
         why = check_address_change(order)
         if why or intent.address is None:
             return Decision("refuse" if why else "clarify", (), why or "ask for the new address")
-        return Decision("resolve", (address_call(order.id, intent.address),), "not shipped yet: change address", ("address",))
+        return Decision(
+            "resolve",
+            (address_call(order.id, intent.address),),
+            "not shipped yet: change address",
+            ("address",),
+        )
     if intent.kind == "exchange":
         if not intent.item_ids or intent.new_variant_id is None:
             return Decision("clarify", (), "ask which item and which variant")
         why = check_exchange(state, order, intent.item_ids[0], intent.new_variant_id)
         if why:
             return Decision("refuse", (), why)
-        return Decision("resolve", (exchange_call(order.id, intent.item_ids[0], intent.new_variant_id),), "exchange allowed", ("exchange",))
+        return Decision(
+            "resolve",
+            (exchange_call(order.id, intent.item_ids[0], intent.new_variant_id),),
+            "exchange allowed",
+            ("exchange",),
+        )
     # refund
     if not intent.item_ids:
         return Decision("clarify", (), "ask which item is affected")
     if order.status in NOT_YET_SHIPPED:
-        return Decision("clarify", (), f"order is {order.status}: nothing to refund yet; offer to cancel instead")
+        return Decision(
+            "clarify",
+            (),
+            f"order is {order.status}: nothing to refund yet; offer to cancel instead",
+        )
     why = check_refund(order, list(intent.item_ids), intent.reason or "", intent.amount)
     if why:
         return Decision("refuse", (), why)

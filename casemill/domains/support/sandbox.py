@@ -43,7 +43,9 @@ class SupportSandbox(Sandbox):
         against the tool's specification (`param_errors` finds nothing; the semantic checks do,
         before the replay), so the sandbox does not check them again."""
         super().__init__(environment, faults=faults)
-        self.state = parsed if parsed is not None else SupportState.parse(_private_copy(environment.state))
+        self.state = (
+            parsed if parsed is not None else SupportState.parse(_private_copy(environment.state))
+        )
         self._checked_params = checked_params
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -65,7 +67,9 @@ class SupportSandbox(Sandbox):
     def corrupt(self, fault: ToolFault, result: ToolResult) -> ToolResult:
         content = result.content if isinstance(result.content, dict) else {}
         kept = {k: v for k, v in content.items() if k in ("id", "order_id")}
-        return ToolResult(ok=True, content={**kept, "items": None, "status": "\ufffd\ufffd", "_truncated": True})
+        return ToolResult(
+            ok=True, content={**kept, "items": None, "status": "\ufffd\ufffd", "_truncated": True}
+        )
 
     def final_state(self) -> dict[str, Any]:
         return self.state.dump()
@@ -80,7 +84,9 @@ class SupportSandbox(Sandbox):
             return order
         return ToolResult(ok=True, content=order.model_dump(mode="json"))
 
-    def _t_list_customer_orders(self, customer_id: str | None = None, email: str | None = None) -> ToolResult:
+    def _t_list_customer_orders(
+        self, customer_id: str | None = None, email: str | None = None
+    ) -> ToolResult:
         if not customer_id and not email:
             return ToolResult.fail("invalid_params", "give customer_id or email")
         customer = None
@@ -104,7 +110,9 @@ class SupportSandbox(Sandbox):
         return ToolResult(ok=True, content=customer.model_dump(mode="json"))
 
     # -- writes -----------------------------------------------------------------------------
-    def _t_refund_items(self, order_id: str, item_ids: list[str], reason: str, amount: float | None = None) -> ToolResult:
+    def _t_refund_items(
+        self, order_id: str, item_ids: list[str], reason: str, amount: float | None = None
+    ) -> ToolResult:
         order = self._order(order_id)
         if isinstance(order, ToolResult):
             return order
@@ -112,9 +120,16 @@ class SupportSandbox(Sandbox):
         if why:
             return ToolResult.fail("policy", why)
         total = amount if amount is not None else sum(order.item(i).total for i in item_ids)
-        refund = Refund(id=f"R{len(order.refunds) + 1}", item_ids=list(item_ids), amount=round(total, 2), reason=reason)
+        refund = Refund(
+            id=f"R{len(order.refunds) + 1}",
+            item_ids=list(item_ids),
+            amount=round(total, 2),
+            reason=reason,
+        )
         order.refunds = [*order.refunds, refund]
-        return ToolResult(ok=True, content={"refund_id": refund.id, "amount": refund.amount, "order_id": order.id})
+        return ToolResult(
+            ok=True, content={"refund_id": refund.id, "amount": refund.amount, "order_id": order.id}
+        )
 
     def _t_cancel_order(self, order_id: str, reason: str = "") -> ToolResult:
         order = self._order(order_id)
@@ -125,7 +140,10 @@ class SupportSandbox(Sandbox):
             return ToolResult.fail("policy", why)
         order.status = "cancelled"
         order.cancel_reason = reason or None
-        return ToolResult(ok=True, content={"order_id": order.id, "status": "cancelled", "refund_amount": order.paid})
+        return ToolResult(
+            ok=True,
+            content={"order_id": order.id, "status": "cancelled", "refund_amount": order.paid},
+        )
 
     def _t_change_shipping_address(self, order_id: str, address: dict[str, Any]) -> ToolResult:
         order = self._order(order_id)
@@ -135,7 +153,10 @@ class SupportSandbox(Sandbox):
         if why:
             return ToolResult.fail("policy", why)
         order.address = address
-        return ToolResult(ok=True, content={"order_id": order.id, "address": order.address.model_dump(mode="json")})
+        return ToolResult(
+            ok=True,
+            content={"order_id": order.id, "address": order.address.model_dump(mode="json")},
+        )
 
     def _t_exchange_item(self, order_id: str, item_id: str, new_variant_id: str) -> ToolResult:
         order = self._order(order_id)
@@ -145,10 +166,22 @@ class SupportSandbox(Sandbox):
         if why:
             return ToolResult.fail("policy", why)
         item = order.item(item_id)
-        order.exchanges = [*order.exchanges, {"item_id": item_id, "from_variant_id": item.variant_id, "to_variant_id": new_variant_id}]
-        return ToolResult(ok=True, content={"order_id": order.id, "item_id": item_id, "new_variant_id": new_variant_id})
+        order.exchanges = [
+            *order.exchanges,
+            {
+                "item_id": item_id,
+                "from_variant_id": item.variant_id,
+                "to_variant_id": new_variant_id,
+            },
+        ]
+        return ToolResult(
+            ok=True,
+            content={"order_id": order.id, "item_id": item_id, "new_variant_id": new_variant_id},
+        )
 
-    def _t_escalate_to_human(self, reason: str, summary: str, order_id: str | None = None) -> ToolResult:
+    def _t_escalate_to_human(
+        self, reason: str, summary: str, order_id: str | None = None
+    ) -> ToolResult:
         order = self.state.orders.get(order_id) if order_id else None
         ticket = Ticket(
             id=f"T{len(self.state.tickets) + 1}",
@@ -158,4 +191,6 @@ class SupportSandbox(Sandbox):
             summary=summary,
         )
         self.state.tickets = [*self.state.tickets, ticket]
-        return ToolResult(ok=True, content={"ticket_id": ticket.id, "status": "handed to a human agent"})
+        return ToolResult(
+            ok=True, content={"ticket_id": ticket.id, "status": "handed to a human agent"}
+        )
