@@ -354,11 +354,33 @@ def serve(
         on_batch_decided=lambda b: _resume_quietly(store, b, "web"),
         secure_cookie=secure_cookie,
     )
+    _check_free(host, port)
     console.print(
         f"review app on http://{host}:{port}/ "
         "(sign in with a token from `casemill review token create`)"
     )
     uvicorn.run(app_, host=host, port=port, log_level="warning")
+
+
+def _check_free(host: str, port: int) -> None:
+    """A `UserError` when `host:port` cannot be bound (before the app's address is printed as
+    if it were serving there)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise UserError(f"--host {host}: not an address of this machine ({exc.strerror})") from exc
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise UserError(
+                f"cannot serve on {host}:{port} ({exc.strerror}): is another review app running "
+                "there? Pick another port with --port"
+            ) from exc
 
 
 @review_app.command("resume")

@@ -256,3 +256,17 @@ def test_cli_a_mistyped_batch_filter_is_named_not_matched_by_nothing(tmp_path):
     assert store.batch_status("b1").pending == 1
     r = invoke("review", "approve", "--filter", "batch=b1", "--reviewer", "ana", "--db", db)
     assert "1 approved, 0 skipped" in r.stdout
+
+
+def test_serve_on_a_port_in_use_says_so_before_printing_an_address(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        db = f"sqlite:///{tmp_path / 'q.db'}"
+        result = runner.invoke(app, ["review", "serve", "--port", str(port), "--db", db])
+    assert isinstance(result.exception, UserError)
+    assert str(result.exception).startswith(f"cannot serve on 127.0.0.1:{port} (")
+    assert "review app on" not in result.output
