@@ -30,7 +30,14 @@ from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from flows import _artifacts as artifacts
 from flows._logging import not_user_error
 from flows._runtime import code_fingerprint, default_task_runner
-from generators.seeds import check_outputs, expand_outputs, load_seeds, seed_rejections
+from generators.seeds import (
+    check_outputs,
+    check_quotas,
+    check_threshold,
+    expand_outputs,
+    load_seeds,
+    seed_rejections,
+)
 
 
 @task(name="expand-batch", cache_policy=INPUTS + TASK_SOURCE, persist_result=True)
@@ -199,8 +206,12 @@ def expand_corpus(
             "summary": outputs["summary"],
         },
     )
-    logger = get_run_logger()
     seed_cases, skipped = load_seeds(seeds)
+    check_threshold(dedup_threshold, "dedup_threshold")  # as `casemill expand` checks them
+    check_quotas(quotas or {}, seed_cases, "quotas")
+    if per_seed < 1 or batch_size < 1:
+        raise UserError(f"per_seed ({per_seed}) and batch_size ({batch_size}) must be at least 1")
+    logger = get_run_logger()
     for finding in skipped:
         logger.warning("skipped seed: %s", finding)
     corpus = _corpus_cases(corpus_dir)
@@ -211,8 +222,6 @@ def expand_corpus(
         dedup_threshold=dedup_threshold,
         llm=llm,
     )
-    if batch_size < 1:
-        raise UserError("batch_size must be at least 1")
     target, note = llm_target(config)
     if note:
         logger.warning(note)

@@ -93,3 +93,36 @@ def check_outputs(seeds: str | Path, corpus: str | Path | None, targets: dict[st
     # quiet: the seeds' loader warns of an empty seed folder; an empty corpus is a valid one
     files = expand_paths(inputs, quiet=True)
     check_targets(files, targets, inputs="an input (seed or corpus file)")
+
+
+def check_quotas(quotas: dict[str, int], seeds: list[Case], name: str = "--quota") -> None:
+    """Each quota names a known operator kind (`KIND` or `KIND:INTENT`) and a count of at
+    least 0, and its intent is one some seed has: a typo (noise:refnd) would cap nothing,
+    silently. `name` is how the caller calls the setting, in the message."""
+    from generators import KINDS
+
+    intents = sorted({i for case in seeds for i in case.tags.intents})
+    for key, number in quotas.items():
+        kind, _, intent = key.partition(":")
+        if kind not in KINDS:
+            raise UserError(
+                f"{name} {key}={number}: unknown kind; known: {', '.join(KINDS)} "
+                "(optionally KIND:INTENT, e.g. noise:refund=100)"
+            )
+        if type(number) is not int or number < 0:
+            raise UserError(f"{name} {key}={number!r}: expected a whole number, at least 0")
+        if intent and intent not in intents:
+            raise UserError(
+                f"{name} {key}={number}: no seed has the intent {intent!r}; "
+                f"the seeds' intents: {', '.join(intents) or '(none)'}"
+            )
+
+
+def check_threshold(threshold: float, name: str = "--dedup-threshold") -> float:
+    """The near-duplicate threshold is a Jaccard similarity: above 0 (0 would call every pair of
+    cases with the same signature a duplicate) and at most 1."""
+    if not 0 < threshold <= 1:  # NaN fails too
+        raise UserError(
+            f"{name} {threshold}: expected a number above 0 and at most 1, e.g. {name} 0.9"
+        )
+    return threshold

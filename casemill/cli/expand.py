@@ -14,7 +14,8 @@ from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import EndpointNotConfigured, UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
-from generators import DETERMINISTIC_CHAINS, KINDS, ExpandConfig, all_operators, expand
+from generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
+from generators.seeds import check_threshold
 
 ops_app = typer.Typer(help="The generator operators.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
@@ -41,37 +42,8 @@ def _quotas(values: list[str]) -> dict[str, int]:
         kind, _, number = value.partition("=")
         if not number.strip().isdigit():
             raise UserError(f"--quota {value!r}: expected KIND=N, e.g. --quota noise=500")
-        if kind.strip().split(":")[0] not in KINDS:
-            raise UserError(
-                f"--quota {value!r}: unknown kind; known: {', '.join(KINDS)} "
-                "(optionally KIND:INTENT, e.g. noise:refund=100)"
-            )
         out[kind.strip()] = int(number)
     return out
-
-
-def _check_quota_intents(quotas: dict[str, int], seeds: list) -> None:
-    """A KIND:INTENT quota whose intent no seed has (a typo: noise:refnd) would cap nothing,
-    silently."""
-    intents = sorted({i for case in seeds for i in case.tags.intents})
-    for key in quotas:
-        _, _, intent = key.partition(":")
-        if intent and intent not in intents:
-            raise UserError(
-                f"--quota {key}={quotas[key]}: no seed has the intent {intent!r}; "
-                f"the seeds' intents: {', '.join(intents) or '(none)'}"
-            )
-
-
-def _check_threshold(threshold: float) -> float:
-    """`--dedup-threshold` is a Jaccard similarity: above 0 (0 would call every pair of cases
-    with the same signature a duplicate) and at most 1."""
-    if not 0 < threshold <= 1:  # NaN fails too
-        raise UserError(
-            f"--dedup-threshold {threshold}: expected a number above 0 and at most 1, "
-            "e.g. --dedup-threshold 0.9"
-        )
-    return threshold
 
 
 def _load_seeds(seeds: Path) -> tuple[list, list]:
@@ -173,17 +145,17 @@ def expand_cmd(
         chains=chains,
         per_seed=per_seed,
         quotas=_quotas(quota),
-        dedup_threshold=_check_threshold(dedup_threshold),
+        dedup_threshold=check_threshold(dedup_threshold),
         llm=llm,
         strict_lints=strict,
     )
-    from generators.seeds import check_outputs, expand_outputs
+    from generators.seeds import check_outputs, check_quotas, expand_outputs
 
     files = expand_outputs(out)
     rejects, summary_path = files["rejects"], files["summary"]
     check_outputs(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
     cases, skipped = _load_seeds(seeds)
-    _check_quota_intents(config.quotas, cases)
+    check_quotas(config.quotas, cases)
     existing = []
     if corpus is not None:
         from casemill.corpus import existing_store

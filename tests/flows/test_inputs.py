@@ -145,3 +145,23 @@ def test_run_dir_gets_the_runs_date_and_time_in_utc():
 def test_run_dir_with_another_placeholder_is_refused(run_dir):
     with pytest.raises(UserError, match=r"only \{date\} and \{datetime\} can be filled in"):
         dated_run_dir(run_dir)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"dedup_threshold": 0}, r"^dedup_threshold 0: expected a number above 0 and at most 1"),
+        ({"quotas": {"nois": 3}}, r"^quotas nois=3: unknown kind; known: noise, "),
+        ({"quotas": {"noise:refnd": 3}}, r"^quotas noise:refnd=3: no seed has the intent 'refnd'"),
+        ({"quotas": {"noise": -1}}, r"^quotas noise=-1: expected a whole number, at least 0"),
+        ({"per_seed": 0}, r"^per_seed \(0\) and batch_size \(25\) must be at least 1"),
+    ],
+)
+def test_expand_settings_get_the_checks_of_casemill_expand(tmp_path: Path, kwargs, message):
+    from flows.expand import expand_corpus
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(UserError, match=message):
+        expand_corpus.fn(seeds=str(root / "seeds"), out=str(out), corpus_dir=None, **kwargs)
+    assert not out.exists()
