@@ -1,14 +1,15 @@
-"""The expected-calls form of the web review: parse what the reviewer typed, check each call
-against the domain's tool schemas, and build the edited case data. Problems come back as messages
-naming the call and the field."""
+"""The expected-state form of the web review: parse what the reviewer typed (the calls, the
+outcome, the phrases the reply must and must not hold), check each call against the domain's
+tool schemas, and build the edited case data. Problems come back as messages naming the call or
+the field."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
-from casemill.case.model import Case
+from casemill.case.model import Case, Outcome
 from casemill.domains import get_domain
 from casemill.domains.base import param_errors
 
@@ -67,7 +68,32 @@ def parse_calls(case: Case, form: Mapping[str, str]) -> tuple[list[dict[str, Any
     return calls, problems
 
 
-def with_calls(case: Case, calls: list[dict[str, Any]]) -> dict[str, Any]:
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+PHRASES = ("reply_contains", "reply_excludes")
+
+
+def parse_expected(form: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """The other expected fields the form holds, each only when it holds it: `outcome`, and
+    `reply_contains` / `reply_excludes` written a phrase a line. Returns (updates, problems)."""
+    updates: dict[str, Any] = {}
+    problems: list[str] = []
+    if "outcome" in form:
+        outcome = form["outcome"].strip()
+        if outcome in OUTCOMES:
+            updates["outcome"] = outcome
+        else:
+            problems.append(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+    for name in PHRASES:
+        if name in form:
+            updates[name] = [line.strip() for line in form[name].splitlines() if line.strip()]
+    return updates, problems
+
+
+def with_calls(
+    case: Case, calls: list[dict[str, Any]], updates: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The case's data with these expected calls and other expected fields."""
     data = case.model_dump(mode="json")
     data["expected"]["tool_calls"] = calls
+    data["expected"].update(updates or {})
     return data

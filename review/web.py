@@ -22,7 +22,7 @@ from fastapi.templating import Jinja2Templates
 from casemill.errors import UserError
 from review import auth
 from review.errors import EditRefused, NotFound, ReviewError, StaleWrite
-from review.forms import parse_calls, tool_names, with_calls
+from review.forms import OUTCOMES, parse_calls, parse_expected, tool_names, with_calls
 from review.items import STATUSES, Item, ItemFilter
 from review.present import first_change, item_view, needs_label, params_text
 from review.schema import now_iso
@@ -255,6 +255,7 @@ def create_app(
             prev_id=prev_id,
             next_id=next_id,
             tools=tool_names(item.case),
+            outcomes=OUTCOMES,
             params_text=params_text,
             errors=list(errors),
             form=form or {},
@@ -309,9 +310,13 @@ def create_app(
         item = store.get(case_id)
         version = _version(form)
         calls, problems = parse_calls(item.case, form)
+        updates, more = parse_expected(form)
+        problems += more
         if not problems:
             try:
-                store.edit(case_id, session.reviewer, version, with_calls(item.case, calls))
+                store.edit(
+                    case_id, session.reviewer, version, with_calls(item.case, calls, updates)
+                )
             except EditRefused as exc:
                 problems = [str(f) for f in exc.findings]
             except UserError as exc:

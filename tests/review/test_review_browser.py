@@ -179,6 +179,24 @@ def test_edit_expected_call_invalid_refused_then_valid(page, served):
     assert "expected.tool_calls[0].params.reason" in page.locator("#edits").inner_text()
 
 
+def test_edit_the_outcome_and_reply_phrases_in_the_browser(page, served):
+    store, base = served
+    case = batch(store, "edit-outcome", n=1)[0]
+    sign_in(page, served)
+    page.goto(f"{base}/case/{case.id}")
+    page.keyboard.press("e")
+    page.check("#delete_0")
+    page.select_option("#outcome", "clarify")
+    page.fill("#reply_contains", "which item\nW1001")
+    page.click("#save-calls")
+    page.wait_for_selector("#notice, #errors")
+    assert page.locator("#errors").count() == 0, page.locator("#errors").inner_text()
+    assert page.locator("#notice").inner_text() == "Edit saved and validated."
+    expected = store.get(case.id).case.expected
+    assert (expected.outcome, expected.reply_contains) == ("clarify", ("which item", "W1001"))
+    assert expected.tool_calls == ()
+
+
 def test_bulk_approve_a_filter(page, served):
     store, base = served
     mine = batch(store, "bulk", n=3, operator="slang")

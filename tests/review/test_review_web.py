@@ -177,6 +177,30 @@ def test_edit_calls_invalid_refused_valid_saved(client, sqlite_store, children):
     assert item.case.expected.tool_calls[0].match["order_id"].kind == "id"  # rules kept
 
 
+def test_edit_the_outcome_and_the_reply_phrases_with_the_calls(client, sqlite_store, children):
+    """A guessed label is fixed on the web as in the terminal: here the refund becomes a
+    clarifying question (no call, outcome clarify, phrases a line each)."""
+    csrf = sign_in(client, sqlite_store)
+    case = children[2]
+    page = client.get(f"/case/{case.id}").text
+    assert '<select name="outcome" id="outcome">' in page
+    phrases = "\n".join(case.expected.reply_contains)
+    assert f'id="reply_contains" rows="2" spellcheck="false">{phrases}</textarea>' in page
+    version = str(sqlite_store.get(case.id).version)  # (opening the page took the lease)
+    form = {"csrf": csrf, "version": version, "tool_0": "refund_items", "delete_0": "1"}
+    r = client.post(f"/case/{case.id}/calls", data={**form, "outcome": "shrug"})
+    assert r.status_code == 422 and "outcome &#39;shrug&#39; is not one of resolve, " in r.text
+    assert sqlite_store.get(case.id).case == case
+    form |= {"outcome": "clarify", "reply_contains": "which item\n\n  order W1001 ",
+             "reply_excludes": "refunded"}  # fmt: skip
+    r = client.post(f"/case/{case.id}/calls", data=form, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    expected = sqlite_store.get(case.id).case.expected
+    assert (expected.tool_calls, expected.outcome) == ((), "clarify")
+    assert expected.reply_contains == ("which item", "order W1001")
+    assert expected.reply_excludes == ("refunded",)
+
+
 def test_bulk_approve_by_filter_skips_invalid(client, sqlite_store, parent, children):
     bad = invalid_case(parent, 4)
     sqlite_store.enqueue([bad], "b2", parents={parent.id: parent})
