@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from casemill.errors import UserError
 from review.errors import DecisionBlocked, NotFound
 from review.items import DECISIONS, Item
 from review.schema import items, now_iso, second_opinions
@@ -46,7 +47,10 @@ def cohen_kappa(pairs: Iterable[tuple[str, str]]) -> Agreement:
 def sample_double(
     store: ReviewStore, batch_id: str, fraction: float, rng: random.Random
 ) -> list[str]:
-    """Flag a random `fraction` (at least one) of the batch's items for double review."""
+    """Flag a random `fraction` (above 0, at most 1; at least one item) of the batch's items for
+    double review."""
+    if not 0 < fraction <= 1:  # NaN fails too
+        raise UserError(f"fraction {fraction}: expected a number above 0 and at most 1, e.g. 0.1")
     with store.engine.begin() as conn:
         ids = sorted(
             conn.execute(select(items.c.case_id).where(items.c.batch_id == batch_id)).scalars()

@@ -51,3 +51,12 @@ def test_a_second_opinion_waits_for_the_first_decision(sqlite_store, parent, chi
     with pytest.raises(DecisionBlocked, match="bob made the first decision"):
         second_opinion(store, children[0].id, "bob", "approved")
     assert agreement(store, "b1").n == 0
+
+
+def test_a_fraction_outside_0_to_1_is_refused(sqlite_store, children):
+    from casemill.errors import UserError
+
+    sqlite_store.enqueue(children, "frac")
+    for fraction in (0, 1.5, float("nan")):
+        with pytest.raises(UserError, match=r"^fraction .*: expected a number above 0 and at most"):
+            sample_double(sqlite_store, "frac", fraction, random.Random(0))
