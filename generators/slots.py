@@ -1,7 +1,8 @@
 """Protected slots: the spans of customer text that carry the label and must never be edited by
 a noise operator (order ids, amounts and other numbers, emails, item and product names and the
 words the customer uses for them, customer names, address parts, phrases the expected reply is
-checked against, damage words, negations).
+checked against, damage words, negations; outside the support domain, every short value of the
+environment's records and its words).
 
 `rewrite_unprotected(text, pattern, fn)` masks the protected spans, lets `fn` edit only the text
 between them, and restores the spans verbatim, so a slot can never be altered, whatever `fn` does.
@@ -74,6 +75,11 @@ def case_literals(case: Case) -> list[str]:
         names.append(product.get("name", ""))
         for variant in product.get("variants", []):
             out.update(_strings(variant.get("options") or {}))
+    if case.domain != "support":  # a state of records the pack does not know: every short
+        # value in it, and its words, may be what the case is about (a name, a city, an id)
+        for value in _strings(st):
+            if len(value.split()) <= 5:
+                names.append(value)
     for name in names:
         out.add(name)
         out.update(w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in _STOP)

@@ -176,6 +176,24 @@ def test_noise_applies_to_a_case_of_a_generic_domain(name):
     assert any(new.customer_text != case.customer_text for new in outs)
 
 
+@pytest.mark.parametrize("name", NOISE)
+def test_noise_keeps_the_values_of_a_generic_cases_records(name):
+    """Outside the support domain the environment's records are unknown to the pack: the names
+    and values they hold (an attendee, a room) are protected in the customer's text too."""
+    case = _calendar_case(
+        "Hi, this is Dana Whitfield. Please move my weekly meeting in the Orchid room to "
+        "Thursday 10am, meeting id M-4411, thank you so much for helping me with this"
+    )
+    state = {"meetings": {"M-4411": {"organiser": "Dana Whitfield", "room": "Orchid"}}}
+    case = Case.model_validate(
+        {**case.model_dump(mode="json"), "id": "", "environment": {"state": state}}
+    )
+    outs = [new for seed in range(6) for new in checked_outputs(name, case, seed)]
+    assert outs, f"{name} made nothing of a generic case"
+    for new in outs:
+        assert "Dana Whitfield" in new.customer_text and "Orchid" in new.customer_text
+
+
 def test_expand_says_only_noise_applies_outside_the_support_domain():
     from generators import ExpandConfig, expand
 
