@@ -244,3 +244,34 @@ def test_a_closed_port_is_a_connection_error_naming_the_host(tmp_path: Path):
     [traj] = run(agent, [mug_case()], tmp_path, retry=NO_CASE_RETRY)
     assert traj.error_kind == "connection"
     assert traj.error.startswith("connection failed: ") and f"127.0.0.1:{port}" in traj.error
+
+
+def test_tool_call_without_a_name_is_malformed_and_the_loop_goes_on(tmp_path: Path):
+    """A model that answers `function: null` (or a non-object call) made a malformed call: it is
+    recorded and answered like bad arguments, not a crash that ends the trial unscored."""
+
+    def respond(body):
+        if not tool_messages(body):
+            return Reply(
+                body={
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {
+                                "role": "assistant",
+                                "content": None,
+                                "tool_calls": [{"id": "n", "function": None}, "garbage"],
+                            },
+                        }
+                    ]
+                }
+            )
+        return {"content": "Sorry, which order?"}
+
+    with OpenAIServer(respond) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path, retry=NO_CASE_RETRY)
+        fed_back = [json.loads(m["content"]) for m in tool_messages(server.requests[-1])]
+    assert traj.error_kind == "malformed_tool_call" and "without a tool name" in traj.error
+    assert [(c.tool, c.ok, c.error) for c in traj.calls] == [("", False, "malformed_tool_call")] * 2
+    assert [f["error"] for f in fed_back] == ["malformed_tool_call"] * 2
+    assert traj.final_reply == "Sorry, which order?"
