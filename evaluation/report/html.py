@@ -20,6 +20,7 @@ from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import describe
 from evaluation.scoring.context import context_for
 from evaluation.scoring.model import CaseScore, RunSummary
+from evaluation.scoring.registry import spec
 from evaluation.trajectory import Trajectory
 
 REPORT_FORMAT = 1
@@ -163,7 +164,7 @@ def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str
     if summary.comparison is not None:
         rows = []
         for d in summary.comparison.deltas:
-            if d.delta is None or d.metric not in HEADLINE:
+            if d.delta is None or d.metric not in HEADLINE or not _charted_delta(d.metric):
                 continue
             lo, hi = d.ci_low, d.ci_high
             note = "regression" if d.significant_regression else ""
@@ -175,8 +176,18 @@ def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str
             ):
                 note = "improvement"
             rows.append(charts.Bar(d.metric, d.delta, lo, hi, note))
-        out["deltas"] = charts.delta_chart(rows, "Current minus baseline (paired 95% CI)")
+        out["deltas"] = charts.delta_chart(
+            rows, "Current minus baseline (paired 95% CI; latency and tokens in the table)"
+        )
     return out
+
+
+def _charted_delta(metric: str) -> bool:
+    """Whether `metric`'s delta goes in the deltas chart: rates and counts only. The chart draws
+    every delta on one scale, so a delta in seconds or tokens (+39 tokens) would shrink a rate's
+    (-0.40 task success) to nothing; those stay in the table under the chart."""
+    found = spec(metric)
+    return found is not None and found.unit in ("ratio", "count")
 
 
 def render_html(

@@ -231,3 +231,39 @@ def test_a_summary_from_before_case_sets_still_reads_as_not_recorded(tmp_path):
     (run_dir / "summary.json").write_text(json.dumps(newer))
     with pytest.raises(UserError, match="summary format 3 is not one this Casemill reads"):
         load_run(run_dir)
+
+
+def _delta_bars(html: str) -> dict[str, float]:
+    """Bar widths by metric in the report's deltas chart."""
+    import re
+
+    svg = re.search(r'<svg[^>]*aria-label="Current minus baseline.*?</svg>', html, re.S).group(0)
+    pairs = re.findall(r'text-anchor="end">([a-z_]+)</text><rect [^>]*width="([\d.]+)"', svg)
+    return {label: float(width) for label, width in pairs}
+
+
+def test_delta_chart_keeps_rates_visible_next_to_large_token_deltas(tmp_path):
+    """A run that spends far more tokens than its baseline: the tokens delta (+thousands) must
+    not flatten the task success delta (-1/3) to an invisible bar on the chart's shared scale."""
+    refund, clarify, cancel = refund_case(), clarify_case(), cancel_case()
+    cases = [refund, clarify, cancel]
+
+    def run(name: str, clarify_calls, tokens: tuple[int, int]) -> Path:
+        trajectories = [
+            trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY, tokens=tokens),
+            trajectory(clarify, clarify_calls, "Which order do you mean?", tokens=tokens),
+            trajectory(
+                cancel, [("cancel_order", {"order_id": "W1002"})], "Cancelled.", tokens=tokens
+            ),
+        ]
+        baseline = tmp_path / "base" if name != "base" else None
+        evaluate_run(tmp_path / name, cases, trajectories, baseline_dir=baseline)
+        return tmp_path / name
+
+    run("base", [], (100, 20))
+    current = run("run", [("cancel_order", {"order_id": "W1002"})], (5000, 900))
+    html = (current / "report.html").read_text()
+    bars = _delta_bars(html)
+    assert "tokens" not in bars and "latency_s" not in bars
+    assert bars["task_success"] > 50  # a third of the way down a half-plot of 185 px
+    assert bars["tool_recall"] == 0.0
