@@ -151,7 +151,12 @@ class OpenAIAgent:
 
 
 def _message(response: Any, usage: _Usage) -> dict[str, Any]:
-    """The assistant message of a chat completion (a JSON object), checked; usage added up."""
+    """The assistant message of a chat completion (a JSON object), checked; usage added up.
+
+    The SDK hands back the body as text when the server did not label it JSON: a JSON object
+    sent as `text/plain` is read as one; any other text is a reply that is not JSON."""
+    if isinstance(response, str | bytes):
+        response = _json_text(response)
     if not isinstance(response, dict):
         raise AgentError(
             "invalid_reply", f"the endpoint answered {type(response).__name__}, not a JSON object"
@@ -177,6 +182,16 @@ def _message(response: Any, usage: _Usage) -> dict[str, Any]:
             raise AgentError("invalid_reply", f"tool_calls is not a list: {str(calls)[:200]}")
         out["tool_calls"] = [_tool_call(call, index) for index, call in enumerate(calls)]
     return out
+
+
+def _json_text(text: str | bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        shown = text[:200].decode(errors="replace") if isinstance(text, bytes) else text[:200]
+        raise AgentError(
+            "invalid_json", f"the endpoint's reply is not valid JSON ({exc}): {shown!r}"
+        ) from None
 
 
 def _tool_call(call: Any, index: int) -> dict[str, Any]:
@@ -208,6 +223,6 @@ def _classify(exc: Exception) -> AgentError:
             f"HTTP {exc.status_code}: {exc.message}",
             retry_after_s=retry_after,
         )
-    if isinstance(exc, json.JSONDecodeError | ValueError):
+    if isinstance(exc, json.JSONDecodeError):
         return AgentError("invalid_json", f"the endpoint's reply is not valid JSON: {exc}")
     return AgentError("exception", f"{type(exc).__name__}: {exc}")

@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from casemill.llm import LLMEndpoint
 from evaluation.agents import RetryPolicy, load_agent
 from evaluation.agents.openai_agent import OpenAIAgent
 from evaluation.runner import run
 from tests.evaluation.agents.support_cases import mug_case
-from tests.support.openai_server import OpenAIServer, Reply
+from tests.support.openai_server import OpenAIServer, Reply, completion
 
 FAST = RetryPolicy(attempts=3, base_s=0.01, max_s=0.02)
 NO_CASE_RETRY = RetryPolicy(attempts=1)
@@ -275,3 +276,28 @@ def test_tool_call_without_a_name_is_malformed_and_the_loop_goes_on(tmp_path: Pa
     assert [(c.tool, c.ok, c.error) for c in traj.calls] == [("", False, "malformed_tool_call")] * 2
     assert [f["error"] for f in fed_back] == ["malformed_tool_call"] * 2
     assert traj.final_reply == "Sorry, which order?"
+
+
+def test_a_reply_in_plain_text_is_invalid_json_and_a_json_object_as_text_is_read(tmp_path: Path):
+    """The SDK returns a body not labelled JSON as text: prose is a reply that is not JSON
+    (`invalid_json`, the text quoted), a JSON object sent as text/plain is still the answer."""
+    plain = {"Content-Type": "text/plain"}
+    with OpenAIServer(lambda body: Reply(body="upstream said hello", headers=plain)) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path / "prose", retry=NO_CASE_RETRY)
+    assert traj.error_kind == "invalid_json" and "upstream said hello" in traj.error
+
+    as_text = json.dumps(completion({"content": "All good."}))
+    with OpenAIServer(lambda body: Reply(body=as_text, headers=plain)) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path / "object", retry=NO_CASE_RETRY)
+    assert traj.error is None and traj.final_reply == "All good."
+
+
+def test_a_client_side_value_error_is_not_called_invalid_json(tmp_path: Path):
+    """A base URL with credentials in it makes the HTTP client refuse to send (a ValueError
+    before any reply): that is not the endpoint answering badly, so not `invalid_json`."""
+    with OpenAIServer(lambda body: {"content": "hi"}) as server:
+        url = server.base_url.replace("http://", "http://user:pw@")
+        endpoint = LLMEndpoint(base_url=url, model="m", timeout_s=10, api_key=SecretStr("sk-k"))
+        agent = OpenAIAgent(endpoint=endpoint, retry=FAST, sleep=lambda s: None)
+        [traj] = run(agent, [mug_case()], tmp_path, retry=NO_CASE_RETRY)
+    assert traj.error_kind == "exception" and "ValueError" in traj.error
