@@ -25,6 +25,9 @@ from evaluation.trajectory import Trajectory
 
 REPORT_FORMAT = 1
 MAX_FAILING = 300
+# characters of one turn, call or reply shown in a failing case: a runaway agent's megabyte
+# replies, up to MAX_FAILING of them, would make a page no browser or mail opens
+MAX_TEXT = 4000
 
 
 @dataclass
@@ -51,14 +54,22 @@ def _env() -> Environment:
     return env
 
 
+def _clip(text: str) -> str:
+    """`text` cut to MAX_TEXT characters, saying how much was left out and where it is."""
+    if len(text) <= MAX_TEXT:
+        return text
+    left = len(text) - MAX_TEXT
+    return f"{text[:MAX_TEXT]} ... ({left:,} more characters; all of it in trajectories.jsonl)"
+
+
 def _call_text(tool: str, params: dict[str, Any], suffix: str = "") -> str:
-    return f"{tool}({json.dumps(params, ensure_ascii=False, sort_keys=True)}){suffix}"
+    return _clip(f"{tool}({json.dumps(params, ensure_ascii=False, sort_keys=True)})") + suffix
 
 
 def _conversation(case: Case | None, trajectory: Trajectory | None) -> list[dict[str, str]]:
     turns = []
     if case is not None:
-        turns += [{"role": t.role, "content": t.content or ""} for t in case.conversation]
+        turns += [{"role": t.role, "content": _clip(t.content or "")} for t in case.conversation]
     if trajectory is not None:
         for call in trajectory.calls:
             status = "" if call.ok else f" -> error {call.error or ''}"
@@ -66,7 +77,7 @@ def _conversation(case: Case | None, trajectory: Trajectory | None) -> list[dict
                 {"role": "agent tool call", "content": _call_text(call.tool, call.params, status)}
             )
         if trajectory.final_reply:
-            turns.append({"role": "agent reply", "content": trajectory.final_reply})
+            turns.append({"role": "agent reply", "content": _clip(trajectory.final_reply)})
     return turns
 
 
@@ -110,7 +121,7 @@ def _failing(
                 conversation=_conversation(case, t),
                 expected_calls=expected,
                 actual_calls=actual,
-                reply=(t.final_reply or "") if t else "",
+                reply=_clip(t.final_reply or "") if t else "",
                 diff=diff,
                 diff_note=note,
             )

@@ -267,3 +267,15 @@ def test_delta_chart_keeps_rates_visible_next_to_large_token_deltas(tmp_path):
     assert "tokens" not in bars and "latency_s" not in bars
     assert bars["task_success"] > 50  # a third of the way down a half-plot of 185 px
     assert bars["tool_recall"] == 0.0
+
+
+def test_a_huge_reply_is_clipped_in_the_html_report_and_kept_whole_elsewhere(tmp_path):
+    """An agent that answers with megabytes: the report shows the start of the reply and says
+    how much was left out; the trajectory keeps it all."""
+    refund = refund_case()
+    huge = "x" * 2_000_000
+    run_dir = tmp_path / "run"
+    evaluate_run(run_dir, [refund], [trajectory(refund, GOOD_REFUND, huge)])
+    html = (run_dir / "report.html").read_text()
+    assert len(html) < 200_000
+    assert "1,996,000 more characters; all of it in trajectories.jsonl" in html
