@@ -463,3 +463,33 @@ def test_runs_list_says_which_run_it_skipped_whatever_its_folder_is_called(tmp_p
     assert result.exit_code == 0, result.output
     said = "".join(result.output.split())  # long paths are wrapped
     assert "".join(f"skipped {bad / 'summary.json'}:1: not valid JSON".split()) in said
+
+
+def test_a_python_agent_quoting_the_api_key_leaves_it_in_no_file_of_the_run(
+    tmp_path, cases_file, monkeypatch
+):
+    """A Python agent's own client fails quoting the key it was given, or the agent echoes it:
+    the configured key is masked in the trajectory, so in no file of the run and not printed."""
+    agent_dir = tmp_path / "agentpkg"
+    agent_dir.mkdir()
+    (agent_dir / "leaky_agent.py").write_text(
+        "import os\n\n"
+        "def run(episode):\n"
+        "    key = os.environ['OPENAI_API_KEY']\n"
+        "    if 'W1001' in str(episode.messages):\n"
+        "        raise RuntimeError(f'401 from upstream: bad key {key}')\n"
+        "    return f'Which order? (debug: {key})'\n"
+    )
+    monkeypatch.syspath_prepend(str(agent_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    run = tmp_path / "run"
+    result = _eval("--agent", "python:leaky_agent:run", "--cases", str(cases_file), "-o", str(run))
+    assert result.exit_code == 0, result.output
+    assert KEY not in result.output
+    for path in run.iterdir():
+        assert KEY not in path.read_text(), path.name
+    trajectories = [
+        json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()
+    ]
+    assert any(t["error"] == "RuntimeError: 401 from upstream: bad key ***" for t in trajectories)
+    assert any(t["final_reply"] == "Which order? (debug: ***)" for t in trajectories)
