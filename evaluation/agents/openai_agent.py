@@ -93,13 +93,21 @@ class OpenAIAgent:
             if not tool_calls:
                 messages.append({"role": "assistant", "content": message.get("content") or ""})
                 return AgentReply(message.get("content"), messages, usage.prompt, usage.completion)
-            messages.append(
-                {"role": "assistant", "content": message.get("content"), "tool_calls": tool_calls}
-            )
+            answers, limit = [], False
             try:
                 for call in tool_calls:
-                    messages.append(self._execute(episode, call))
+                    answers.append(self._execute(episode, call))
             except StepLimitReached:
+                limit = True
+            # at the step limit only the calls made are kept: every call in the transcript has
+            # its tool message, as a chat conversation must
+            made = tool_calls[: len(answers)]
+            if made:
+                messages.append(
+                    {"role": "assistant", "content": message.get("content"), "tool_calls": made}
+                )
+            messages.extend(answers)
+            if limit:
                 break
         return AgentReply(None, messages, usage.prompt, usage.completion, hit_step_limit=True)
 

@@ -301,3 +301,28 @@ def test_a_client_side_value_error_is_not_called_invalid_json(tmp_path: Path):
         agent = OpenAIAgent(endpoint=endpoint, retry=FAST, sleep=lambda s: None)
         [traj] = run(agent, [mug_case()], tmp_path, retry=NO_CASE_RETRY)
     assert traj.error_kind == "exception" and "ValueError" in traj.error
+
+
+def _answered(messages) -> bool:
+    """Every tool call in the transcript has its tool message (a valid chat conversation)."""
+    ids = [c["id"] for m in messages for c in m.get("tool_calls") or []]
+    return ids == [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+
+
+def test_at_the_step_limit_the_transcript_keeps_only_the_calls_made(tmp_path: Path):
+    """Two calls a step, a limit of 3 calls: the second step's second call is not made, so the
+    transcript does not carry it without an answer."""
+
+    def respond(body):
+        n = len(body["messages"])
+        calls = [
+            {"id": f"a{n}", "name": "get_order", "arguments": {"order_id": "W1001"}},
+            {"id": f"b{n}", "name": "get_order", "arguments": {"order_id": "W1001"}},
+        ]
+        return {"tool_calls": calls}
+
+    with OpenAIServer(respond) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path, max_steps=4, retry=NO_CASE_RETRY)
+    assert traj.hit_step_limit and len(traj.calls) == 3
+    assert _answered(traj.messages)
+    assert [len(m["tool_calls"]) for m in traj.messages if m.get("tool_calls")] == [2, 1]
