@@ -493,3 +493,25 @@ def test_a_python_agent_quoting_the_api_key_leaves_it_in_no_file_of_the_run(
     ]
     assert any(t["error"] == "RuntimeError: 401 from upstream: bad key ***" for t in trajectories)
     assert any(t["final_reply"] == "Which order? (debug: ***)" for t in trajectories)
+
+
+def test_a_run_whose_python_agent_always_raises_points_at_the_agent_not_the_network(
+    tmp_path, cases_file, monkeypatch
+):
+    """Every trial raised: nothing was scored (exit 1), and the hint says to look at the agent's
+    errors; 'reachable' is for agents that could not be reached."""
+    agent_dir = tmp_path / "agentpkg"
+    agent_dir.mkdir()
+    (agent_dir / "raising_agent.py").write_text(
+        "def run(episode):\n    raise KeyError('order_id')\n"
+    )
+    monkeypatch.syspath_prepend(str(agent_dir))
+    run = tmp_path / "run"
+    result = _eval(
+        "--agent", "python:raising_agent:run", "--cases", str(cases_file), "-o", str(run)
+    )
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1, result.output
+    assert "3 of 3 trials ended in an error (exception 3)" in err
+    assert "Check the agent's errors; every trial is in" in err
+    assert "reachable" not in err
