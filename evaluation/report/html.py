@@ -19,6 +19,7 @@ from evaluation.report.diff import DiffRow, state_diff
 from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import describe
 from evaluation.scoring.context import context_for
+from evaluation.scoring.errors import unmeasured
 from evaluation.scoring.model import CaseScore, RunSummary
 from evaluation.scoring.registry import spec
 from evaluation.trajectory import Trajectory
@@ -218,6 +219,7 @@ def render_html(
         summary=summary,
         headline=[n for n in HEADLINE if n in summary.metrics],
         cases_line=describe(summary.case_set),
+        unmeasured=unmeasured(summary),
         charts=_charts(summary, trajectories),
         failing=failing,
         anchors=_first_anchors(failing),

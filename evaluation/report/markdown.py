@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evaluation.scoring.caseset import describe
+from evaluation.scoring.errors import unmeasured
 from evaluation.scoring.model import RunSummary, Stat
 
 HEADLINE = (
@@ -101,6 +102,9 @@ def render_markdown(summary: RunSummary) -> str:
         f"Task success **{rate}** over {summary.cases} cases x {summary.trials} trials "
         f"({summary.results} results, {summary.errors} errors); mode `{summary.mode}`."
     )
+    warning = unmeasured(summary)
+    if warning is not None:
+        lines.append(f":warning: **{cell(warning)}**.")
     lines.append(f"cases: {cell(describe(summary.case_set))}")
     if summary.pass_k:
         lines.append("pass^k: " + ", ".join(f"k={k}: {fmt(v)}" for k, v in summary.pass_k.items()))

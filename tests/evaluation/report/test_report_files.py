@@ -279,3 +279,27 @@ def test_a_huge_reply_is_clipped_in_the_html_report_and_kept_whole_elsewhere(tmp
     html = (run_dir / "report.html").read_text()
     assert len(html) < 200_000
     assert "1,996,000 more characters; all of it in trajectories.jsonl" in html
+
+
+def test_reports_of_a_run_in_which_no_trial_could_be_scored_say_so_up_front(tmp_path):
+    """Every trial timed out: report.html and summary.md (pasted as a CI comment) warn that
+    their task success 0.000 measures nothing about the agent; a scored run has no warning."""
+    refund, clarify = refund_case(), clarify_case()
+    timed_out = [
+        trajectory(c, [], None, error="no reply within the 60s time limit").model_copy(
+            update={"error_kind": "timeout"}
+        )
+        for c in (refund, clarify)
+    ]
+    evaluate_run(tmp_path / "down", [refund, clarify], timed_out)
+    warning = (
+        "no trial could be scored: 2 of 2 trials ended in an error (timeout 2); "
+        "the figures below measure nothing about the agent"
+    )
+    assert f"Warning: {warning}." in (tmp_path / "down" / "report.html").read_text()
+    assert f":warning: **{warning}**." in (tmp_path / "down" / "summary.md").read_text()
+
+    scored = [trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY), timed_out[1]]
+    evaluate_run(tmp_path / "up", [refund, clarify], scored)
+    assert "no trial could be scored" not in (tmp_path / "up" / "report.html").read_text()
+    assert "no trial could be scored" not in (tmp_path / "up" / "summary.md").read_text()
