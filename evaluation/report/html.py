@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from casemill.case.model import Case
+from casemill.text import count
 from evaluation.report import charts
 from evaluation.report.diff import DiffRow, state_diff
 from evaluation.report.markdown import HEADLINE
@@ -52,6 +53,7 @@ def _env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = lambda v, d=3: "n/a" if v is None else f"{v:.{d}f}"
+    env.filters["count"] = count
     return env
 
 

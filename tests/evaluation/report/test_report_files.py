@@ -303,3 +303,13 @@ def test_reports_of_a_run_in_which_no_trial_could_be_scored_say_so_up_front(tmp_
     evaluate_run(tmp_path / "up", [refund, clarify], scored)
     assert "no trial could be scored" not in (tmp_path / "up" / "report.html").read_text()
     assert "no trial could be scored" not in (tmp_path / "up" / "summary.md").read_text()
+
+
+def test_reports_count_one_case_and_one_trial_in_the_singular(tmp_path):
+    """'1 case x 1 trial (1 result, 0 errors)', as `casemill eval` prints it."""
+    refund = refund_case()
+    evaluate_run(tmp_path / "run", [refund], [trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY)])
+    md = (tmp_path / "run" / "summary.md").read_text()
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "over 1 case x 1 trial (1 result, 0 errors)" in md
+    assert "1 case x 1 trial, 1 result, 0 errors." in html
