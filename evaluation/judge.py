@@ -255,6 +255,10 @@ def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:
         if line.error:
             raise RecordError(str(path), line.number, None, line.error)
         value = line.value
+        if not isinstance(value, dict):
+            raise RecordError(
+                str(path), line.number, None, f"expected a JSON object, got {type(value).__name__}"
+            )
         for key in ("case_id", "criterion", "pass"):
             if key not in value:
                 raise RecordError(
@@ -267,9 +271,15 @@ def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:
             raise RecordError(
                 str(path), line.number, "pass", f"expected true or false, got {value['pass']!r}"
             )
-        out[(str(value["case_id"]), int(value.get("trial", 0)), str(value["criterion"]))] = value[
-            "pass"
-        ]
+        trial = value.get("trial", 0)
+        if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
+            raise RecordError(
+                str(path),
+                line.number,
+                "trial",
+                f"expected a trial number (0, 1, ...), got {trial!r}",
+            )
+        out[(str(value["case_id"]), trial, str(value["criterion"]))] = value["pass"]
     return out
 
 
