@@ -248,8 +248,13 @@ def load_rubric(path: str | Path) -> tuple[Criterion, ...]:
     return tuple(out)
 
 
-def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:
-    """Human labels from JSONL: {"case_id": ..., "trial": 0, "criterion": ..., "pass": true}."""
+def load_human_labels(
+    path: str | Path, criteria: Iterable[str] | None = None
+) -> dict[tuple[str, int, str], bool]:
+    """Human labels from JSONL: {"case_id": ..., "trial": 0, "criterion": ..., "pass": true}.
+    With `criteria` (the rubric's names), a label for another criterion is a mistake in the
+    file (a typo would be left out of every agreement without a word)."""
+    known = sorted(criteria) if criteria is not None else None
     out = {}
     for line in read_jsonl(path):
         if line.error:
@@ -270,6 +275,13 @@ def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:
         if not isinstance(value["pass"], bool):
             raise RecordError(
                 str(path), line.number, "pass", f"expected true or false, got {value['pass']!r}"
+            )
+        if known is not None and value["criterion"] not in known:
+            raise RecordError(
+                str(path),
+                line.number,
+                "criterion",
+                f"unknown criterion {value['criterion']!r}; the rubric has: {', '.join(known)}",
             )
         trial = value.get("trial", 0)
         if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:

@@ -311,8 +311,9 @@ def _judge(wanted: bool, labels: Path | None, rubric: Path | None) -> Any:
     from casemill.llm import LLMEndpoint
     from evaluation.judge import DEFAULT_RUBRIC, Judge, load_human_labels, load_rubric
 
-    human = load_human_labels(labels) if labels is not None else {}
     criteria = load_rubric(rubric) if rubric is not None else DEFAULT_RUBRIC
+    names = [c.name for c in criteria]
+    human = load_human_labels(labels, names) if labels is not None else {}
     try:
         return Judge(LLMEndpoint.from_settings(), rubric=criteria, human_labels=human)
     except EndpointNotConfigured as exc:

@@ -186,6 +186,19 @@ def test_a_human_label_of_another_shape_names_line_and_field(tmp_path, line, fie
     assert message in str(info.value)
 
 
+def test_a_human_label_for_a_criterion_the_rubric_lacks_names_line_and_field(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    path.write_text(
+        '{"case_id": "c", "criterion": "truthful", "pass": true}\n'
+        '{"case_id": "c", "criterion": "truthfull", "pass": true}\n'
+    )
+    assert len(load_human_labels(path)) == 2  # without a rubric every criterion is taken
+    with pytest.raises(RecordError) as info:
+        load_human_labels(path, [c.name for c in DEFAULT_RUBRIC])
+    assert (info.value.line, info.value.field) == (2, "criterion")
+    assert "unknown criterion 'truthfull'; the rubric has: addresses_request," in str(info.value)
+
+
 def test_without_an_endpoint_the_judge_says_how_to_configure_one(monkeypatch):
     for name in (
         "OPENAI_BASE_URL",
