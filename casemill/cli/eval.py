@@ -263,6 +263,12 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if opts.gate is not None:
         load_gate(opts.gate)
     if opts.baseline is not None:
+        if opts.baseline.resolve() == opts.output.resolve():
+            # the run rewrites results.jsonl and summary.json there: the baseline would be lost
+            raise UserError(
+                f"--baseline {opts.baseline} is the run directory -o {opts.output}: this run "
+                "would overwrite the baseline's results; write the run to another directory"
+            )
         load_run(opts.baseline)  # a bad run directory is said before the cases are read
     config = load_scoring_config(opts.scoring) if opts.scoring else ScoringConfig()
     loaded = load_eval_cases(opts.cases)

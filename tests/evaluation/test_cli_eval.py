@@ -515,3 +515,17 @@ def test_a_run_whose_python_agent_always_raises_points_at_the_agent_not_the_netw
     assert "3 of 3 trials ended in an error (exception 3)" in err
     assert "Check the agent's errors; every trial is in" in err
     assert "reachable" not in err
+
+
+def test_a_baseline_that_is_the_run_directory_is_refused_before_anything_is_written(
+    tmp_path, cases_file
+):
+    """`-o runs/x --baseline runs/x` would overwrite the baseline's results with the run's."""
+    run = tmp_path / "run"
+    assert _eval("--agent", "reference", "--cases", str(cases_file), "-o", str(run)).exit_code == 0
+    before = (run / "results.jsonl").read_text()
+    argv = ["--agent", "reference:no_confirmation", "--cases", str(cases_file), "-o", str(run)]
+    result = _eval(*argv, "--baseline", str(tmp_path / "." / "run"))
+    assert result.exit_code == 2, result.output
+    assert "is the run directory" in " ".join(result.output.split())
+    assert (run / "results.jsonl").read_text() == before
