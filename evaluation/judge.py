@@ -248,13 +248,22 @@ def load_rubric(path: str | Path) -> tuple[Criterion, ...]:
     return tuple(out)
 
 
-def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:
-    """Human labels from JSONL: {"case_id": ..., "trial": 0, "criterion": ..., "pass": true}."""
+def load_human_labels(
+    path: str | Path, criteria: Iterable[str] | None = None
+) -> dict[tuple[str, int, str], bool]:
+    """Human labels from JSONL: {"case_id": ..., "trial": 0, "criterion": ..., "pass": true}.
+    With `criteria` (the rubric's names), a label for another criterion is a mistake in the
+    file (a typo would be left out of every agreement without a word)."""
+    known = sorted(criteria) if criteria is not None else None
     out = {}
     for line in read_jsonl(path):
         if line.error:
             raise RecordError(str(path), line.number, None, line.error)
         value = line.value
+        if not isinstance(value, dict):
+            raise RecordError(
+                str(path), line.number, None, f"expected a JSON object, got {type(value).__name__}"
+            )
         for key in ("case_id", "criterion", "pass"):
             if key not in value:
                 raise RecordError(
@@ -267,9 +276,22 @@ def load_human_labels(path: str | Path) -> dict[tuple[str, int, str], bool]:
             raise RecordError(
                 str(path), line.number, "pass", f"expected true or false, got {value['pass']!r}"
             )
-        out[(str(value["case_id"]), int(value.get("trial", 0)), str(value["criterion"]))] = value[
-            "pass"
-        ]
+        if known is not None and value["criterion"] not in known:
+            raise RecordError(
+                str(path),
+                line.number,
+                "criterion",
+                f"unknown criterion {value['criterion']!r}; the rubric has: {', '.join(known)}",
+            )
+        trial = value.get("trial", 0)
+        if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
+            raise RecordError(
+                str(path),
+                line.number,
+                "trial",
+                f"expected a trial number (0, 1, ...), got {trial!r}",
+            )
+        out[(str(value["case_id"]), trial, str(value["criterion"]))] = value["pass"]
     return out
 
 

@@ -126,6 +126,7 @@ async def run_async(
         len(unique) * trials,
         len(unique) * trials - len(todo),
     )
+    secrets = _secrets(settings)
     report = _progress_reporter(progress, len(todo))
     semaphore = asyncio.Semaphore(concurrency)
     writer = GroupWriter(store)
@@ -137,6 +138,7 @@ async def run_async(
             trajectory = await run_case(
                 agent, case, trial, timeout_s=timeout_s, max_steps=max_steps, retry=retry, seed=seed
             )
+        trajectory = _masked(trajectory, secrets)
         await writer.append(trajectory)  # durable before it counts as done
         results[(case.id, trial)] = trajectory
         finished += 1
@@ -148,6 +150,42 @@ async def run_async(
         writer.close()  # finished trajectories still queued are written before returning
         report(-1, len(todo))
     return [results[(case.id, trial)] for case in cases for trial in range(trials)]
+
+
+def _secrets(settings: Settings | None) -> tuple[str, ...]:
+    """The configured API keys (Casemill's own and `OPENAI_API_KEY`), to mask in trajectories."""
+    import os
+
+    _, _, key = (settings or Settings()).resolved_llm()
+    found = {key.get_secret_value() if key else "", os.environ.get("OPENAI_API_KEY", "")}
+    return tuple(sorted(k for k in found if len(k) >= 4))
+
+
+def _masked(trajectory: Trajectory, secrets: tuple[str, ...]) -> Trajectory:
+    """`trajectory` with every configured API key in its error, reply and message texts as
+    `***`: any agent (a Python agent's exception quoting its client's key, a reply echoing it)
+    may carry one, and trajectories feed every file of the run and the logs."""
+    if not secrets:
+        return trajectory
+
+    def mask(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    messages = tuple(
+        {**m, "content": mask(m.get("content"))} if isinstance(m.get("content"), str) else m
+        for m in trajectory.messages
+    )
+    return trajectory.model_copy(
+        update={
+            "error": mask(trajectory.error),
+            "final_reply": mask(trajectory.final_reply),
+            "messages": messages,
+        }
+    )
 
 
 class GroupWriter:

@@ -209,10 +209,15 @@ def _print_errors(scores: Any) -> None:
 
 def _fail_unscored(scores: Any, output: Path) -> None:
     """Exit 1 with the errors when no trial could be scored (a gate cannot pass such a run)."""
-    from evaluation.scoring.errors import NothingScored, check_scored
+    from evaluation.agents import TRANSIENT_KINDS
+    from evaluation.scoring.errors import NothingScored, check_scored, error_counts
 
+    # "reachable" only when the errors say so: an agent that raised or answered in another
+    # shape was reached, and it is the agent that needs looking at
+    unreached = set(error_counts(scores)) <= TRANSIENT_KINDS
+    check = "Check that the agent is reachable" if unreached else "Check the agent's errors"
     hint = (
-        f"Check that the agent is reachable; every trial is in {output / 'results.jsonl'}, and "
+        f"{check}; every trial is in {output / 'results.jsonl'}, and "
         f"'casemill eval ... -o {output} --rerun-failed' runs them again"
     )
     try:
@@ -258,6 +263,12 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if opts.gate is not None:
         load_gate(opts.gate)
     if opts.baseline is not None:
+        if opts.baseline.resolve() == opts.output.resolve():
+            # the run rewrites results.jsonl and summary.json there: the baseline would be lost
+            raise UserError(
+                f"--baseline {opts.baseline} is the run directory -o {opts.output}: this run "
+                "would overwrite the baseline's results; write the run to another directory"
+            )
         load_run(opts.baseline)  # a bad run directory is said before the cases are read
     config = load_scoring_config(opts.scoring) if opts.scoring else ScoringConfig()
     loaded = load_eval_cases(opts.cases)
@@ -306,8 +317,9 @@ def _judge(wanted: bool, labels: Path | None, rubric: Path | None) -> Any:
     from casemill.llm import LLMEndpoint
     from evaluation.judge import DEFAULT_RUBRIC, Judge, load_human_labels, load_rubric
 
-    human = load_human_labels(labels) if labels is not None else {}
     criteria = load_rubric(rubric) if rubric is not None else DEFAULT_RUBRIC
+    names = [c.name for c in criteria]
+    human = load_human_labels(labels, names) if labels is not None else {}
     try:
         return Judge(LLMEndpoint.from_settings(), rubric=criteria, human_labels=human)
     except EndpointNotConfigured as exc:

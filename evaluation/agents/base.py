@@ -104,8 +104,8 @@ class Episode:
     def call(
         self, tool: str, params: dict[str, Any] | None = None, call_id: str | None = None
     ) -> ToolResult:
-        """Execute `tool` on the sandbox and record it. Unknown tools and bad parameters come
-        back as a failed `ToolResult` (and an unknown tool is noted as an agent fault)."""
+        """Execute `tool` on the sandbox and record it. Unknown tools, a missing tool name and
+        bad parameters come back as a failed `ToolResult` (and are noted as agent faults)."""
         with self._lock:
             if self._closed:
                 raise EpisodeClosed(f"episode {self.case_id} was closed (time limit)")
@@ -113,6 +113,16 @@ class Episode:
                 raise StepLimitReached(f"more than {self.max_tool_calls} tool calls")
             self._ids += 1
             call_id = call_id or f"call_{self._ids}"
+            if not isinstance(tool, str) or not tool.strip():
+                # a call without a tool name (a model's `function: null`, a list entry that is
+                # not an object) names nothing to execute: the agent's fault, like bad arguments
+                return self._record_fault(
+                    "",
+                    {},
+                    call_id,
+                    "malformed_tool_call",
+                    "a tool call without a tool name",
+                )
             if not isinstance(params, dict):
                 return self._record_fault(
                     tool,

@@ -109,9 +109,9 @@ class HTTPAgent:
                 return AgentReply(reply, messages, prompt, completion)
             if not isinstance(calls, list):
                 raise AgentError("invalid_reply", f"'tool_calls' is not a list: {_clip(body)}")
-            try:
-                messages.extend(_execute(episode, calls, step))
-            except StepLimitReached:
+            made, limit = _execute(episode, calls, step)
+            messages.extend(made)
+            if limit:
                 break
         return AgentReply(None, messages, prompt, completion, hit_step_limit=True)
 
@@ -152,9 +152,10 @@ class HTTPAgent:
         return body
 
 
-def _execute(episode: Episode, calls: list[Any], step: int) -> list[dict[str, Any]]:
-    """Run the agent's tool calls; the assistant message with the calls, then one tool message
-    per call."""
+def _execute(episode: Episode, calls: list[Any], step: int) -> tuple[list[dict[str, Any]], bool]:
+    """Run the agent's tool calls: the assistant message with the calls, then one tool message
+    per call, and whether the step limit stopped them. At the limit the messages hold only the
+    calls made, each with its tool message, as a chat conversation must."""
     shaped, out = [], []
     for index, call in enumerate(calls):
         call = call if isinstance(call, dict) else {}
@@ -162,6 +163,14 @@ def _execute(episode: Episode, calls: list[Any], step: int) -> list[dict[str, An
         name = str(fn.get("name") or "")
         raw = fn.get("arguments", {})
         call_id = str(call.get("id") or f"call_{step}_{index}")
+        args = parse_arguments(raw)
+        try:
+            if args is None:
+                result = episode.record_malformed(name, str(raw), call_id)
+            else:
+                result = episode.call(name, args, call_id=call_id)
+        except StepLimitReached:
+            return _step_messages(shaped, out), True
         shaped.append(
             {
                 "id": call_id,
@@ -172,13 +181,12 @@ def _execute(episode: Episode, calls: list[Any], step: int) -> list[dict[str, An
                 },
             }
         )
-        args = parse_arguments(raw)
-        if args is None:
-            result = episode.record_malformed(name, str(raw), call_id)
-        else:
-            result = episode.call(name, args, call_id=call_id)
         out.append({"role": "tool", "tool_call_id": call_id, "content": result.as_text()})
-    return [{"role": "assistant", "content": None, "tool_calls": shaped}, *out]
+    return _step_messages(shaped, out), False
+
+
+def _step_messages(shaped: list[dict[str, Any]], out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"role": "assistant", "content": None, "tool_calls": shaped}, *out] if shaped else []
 
 
 def _clip(value: Any) -> str:

@@ -93,13 +93,21 @@ class OpenAIAgent:
             if not tool_calls:
                 messages.append({"role": "assistant", "content": message.get("content") or ""})
                 return AgentReply(message.get("content"), messages, usage.prompt, usage.completion)
-            messages.append(
-                {"role": "assistant", "content": message.get("content"), "tool_calls": tool_calls}
-            )
+            answers, limit = [], False
             try:
                 for call in tool_calls:
-                    messages.append(self._execute(episode, call))
+                    answers.append(self._execute(episode, call))
             except StepLimitReached:
+                limit = True
+            # at the step limit only the calls made are kept: every call in the transcript has
+            # its tool message, as a chat conversation must
+            made = tool_calls[: len(answers)]
+            if made:
+                messages.append(
+                    {"role": "assistant", "content": message.get("content"), "tool_calls": made}
+                )
+            messages.extend(answers)
+            if limit:
                 break
         return AgentReply(None, messages, usage.prompt, usage.completion, hit_step_limit=True)
 
@@ -151,7 +159,12 @@ class OpenAIAgent:
 
 
 def _message(response: Any, usage: _Usage) -> dict[str, Any]:
-    """The assistant message of a chat completion (a JSON object), checked; usage added up."""
+    """The assistant message of a chat completion (a JSON object), checked; usage added up.
+
+    The SDK hands back the body as text when the server did not label it JSON: a JSON object
+    sent as `text/plain` is read as one; any other text is a reply that is not JSON."""
+    if isinstance(response, str | bytes):
+        response = _json_text(response)
     if not isinstance(response, dict):
         raise AgentError(
             "invalid_reply", f"the endpoint answered {type(response).__name__}, not a JSON object"
@@ -177,6 +190,16 @@ def _message(response: Any, usage: _Usage) -> dict[str, Any]:
             raise AgentError("invalid_reply", f"tool_calls is not a list: {str(calls)[:200]}")
         out["tool_calls"] = [_tool_call(call, index) for index, call in enumerate(calls)]
     return out
+
+
+def _json_text(text: str | bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        shown = text[:200].decode(errors="replace") if isinstance(text, bytes) else text[:200]
+        raise AgentError(
+            "invalid_json", f"the endpoint's reply is not valid JSON ({exc}): {shown!r}"
+        ) from None
 
 
 def _tool_call(call: Any, index: int) -> dict[str, Any]:
@@ -208,6 +231,6 @@ def _classify(exc: Exception) -> AgentError:
             f"HTTP {exc.status_code}: {exc.message}",
             retry_after_s=retry_after,
         )
-    if isinstance(exc, json.JSONDecodeError | ValueError):
+    if isinstance(exc, json.JSONDecodeError):
         return AgentError("invalid_json", f"the endpoint's reply is not valid JSON: {exc}")
     return AgentError("exception", f"{type(exc).__name__}: {exc}")

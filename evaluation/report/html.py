@@ -14,16 +14,22 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from casemill.case.model import Case
+from casemill.text import count
 from evaluation.report import charts
 from evaluation.report.diff import DiffRow, state_diff
 from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import describe
 from evaluation.scoring.context import context_for
+from evaluation.scoring.errors import unmeasured
 from evaluation.scoring.model import CaseScore, RunSummary
+from evaluation.scoring.registry import spec
 from evaluation.trajectory import Trajectory
 
 REPORT_FORMAT = 1
 MAX_FAILING = 300
+# characters of one turn, call or reply shown in a failing case: a runaway agent's megabyte
+# replies, up to MAX_FAILING of them, would make a page no browser or mail opens
+MAX_TEXT = 4000
 
 
 @dataclass
@@ -47,17 +53,26 @@ def _env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = lambda v, d=3: "n/a" if v is None else f"{v:.{d}f}"
+    env.filters["count"] = count
     return env
 
 
+def _clip(text: str) -> str:
+    """`text` cut to MAX_TEXT characters, saying how much was left out and where it is."""
+    if len(text) <= MAX_TEXT:
+        return text
+    left = len(text) - MAX_TEXT
+    return f"{text[:MAX_TEXT]} ... ({left:,} more characters; all of it in trajectories.jsonl)"
+
+
 def _call_text(tool: str, params: dict[str, Any], suffix: str = "") -> str:
-    return f"{tool}({json.dumps(params, ensure_ascii=False, sort_keys=True)}){suffix}"
+    return _clip(f"{tool}({json.dumps(params, ensure_ascii=False, sort_keys=True)})") + suffix
 
 
 def _conversation(case: Case | None, trajectory: Trajectory | None) -> list[dict[str, str]]:
     turns = []
     if case is not None:
-        turns += [{"role": t.role, "content": t.content or ""} for t in case.conversation]
+        turns += [{"role": t.role, "content": _clip(t.content or "")} for t in case.conversation]
     if trajectory is not None:
         for call in trajectory.calls:
             status = "" if call.ok else f" -> error {call.error or ''}"
@@ -65,7 +80,7 @@ def _conversation(case: Case | None, trajectory: Trajectory | None) -> list[dict
                 {"role": "agent tool call", "content": _call_text(call.tool, call.params, status)}
             )
         if trajectory.final_reply:
-            turns.append({"role": "agent reply", "content": trajectory.final_reply})
+            turns.append({"role": "agent reply", "content": _clip(trajectory.final_reply)})
     return turns
 
 
@@ -109,7 +124,7 @@ def _failing(
                 conversation=_conversation(case, t),
                 expected_calls=expected,
                 actual_calls=actual,
-                reply=(t.final_reply or "") if t else "",
+                reply=_clip(t.final_reply or "") if t else "",
                 diff=diff,
                 diff_note=note,
             )
@@ -163,7 +178,7 @@ def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str
     if summary.comparison is not None:
         rows = []
         for d in summary.comparison.deltas:
-            if d.delta is None or d.metric not in HEADLINE:
+            if d.delta is None or d.metric not in HEADLINE or not _charted_delta(d.metric):
                 continue
             lo, hi = d.ci_low, d.ci_high
             note = "regression" if d.significant_regression else ""
@@ -175,8 +190,18 @@ def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str
             ):
                 note = "improvement"
             rows.append(charts.Bar(d.metric, d.delta, lo, hi, note))
-        out["deltas"] = charts.delta_chart(rows, "Current minus baseline (paired 95% CI)")
+        out["deltas"] = charts.delta_chart(
+            rows, "Current minus baseline (paired 95% CI; latency and tokens in the table)"
+        )
     return out
+
+
+def _charted_delta(metric: str) -> bool:
+    """Whether `metric`'s delta goes in the deltas chart: rates and counts only. The chart draws
+    every delta on one scale, so a delta in seconds or tokens (+39 tokens) would shrink a rate's
+    (-0.40 task success) to nothing; those stay in the table under the chart."""
+    found = spec(metric)
+    return found is not None and found.unit in ("ratio", "count")
 
 
 def render_html(
@@ -196,6 +221,7 @@ def render_html(
         summary=summary,
         headline=[n for n in HEADLINE if n in summary.metrics],
         cases_line=describe(summary.case_set),
+        unmeasured=unmeasured(summary),
         charts=_charts(summary, trajectories),
         failing=failing,
         anchors=_first_anchors(failing),

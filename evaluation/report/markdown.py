@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from casemill.text import count
 from evaluation.scoring.caseset import describe
+from evaluation.scoring.errors import unmeasured
 from evaluation.scoring.model import RunSummary, Stat
 
 HEADLINE = (
@@ -98,9 +100,13 @@ def render_markdown(summary: RunSummary) -> str:
     lines += _gate(summary)
     rate = fmt(summary.task_success_rate)
     lines.append(
-        f"Task success **{rate}** over {summary.cases} cases x {summary.trials} trials "
-        f"({summary.results} results, {summary.errors} errors); mode `{summary.mode}`."
+        f"Task success **{rate}** over {count(summary.cases, 'case')} x "
+        f"{count(summary.trials, 'trial')} ({count(summary.results, 'result')}, "
+        f"{count(summary.errors, 'error')}); mode `{summary.mode}`."
     )
+    warning = unmeasured(summary)
+    if warning is not None:
+        lines.append(f":warning: **{cell(warning)}**.")
     lines.append(f"cases: {cell(describe(summary.case_set))}")
     if summary.pass_k:
         lines.append("pass^k: " + ", ".join(f"k={k}: {fmt(v)}" for k, v in summary.pass_k.items()))

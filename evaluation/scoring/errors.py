@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from casemill.errors import UserError
 from evaluation.agents.base import AGENT_FAULT_KINDS
-from evaluation.scoring.model import CaseScore
+from evaluation.scoring.model import CaseScore, RunSummary
 
 CLIP = 300  # characters of the first error message shown
 
@@ -62,6 +62,19 @@ def unscored(scores: Sequence[CaseScore]) -> str | None:
     if not scores or any(s.error is None or s.error_kind in AGENT_FAULT_KINDS for s in scores):
         return None
     return f"no trial could be scored: {describe_errors(scores)}"
+
+
+def unmeasured(summary: RunSummary) -> str | None:
+    """For the reports: a warning when every trial of `summary` ended in an error that is not
+    the agent's own doing, so its figures (task success 0.000, ...) measure nothing about the
+    agent; None otherwise."""
+    kinds = {k: v for k, v in summary.error_kinds.items() if k not in AGENT_FAULT_KINDS}
+    if not summary.results or sum(kinds.values()) < summary.results:
+        return None
+    return (
+        f"no trial could be scored: {counted(kinds, summary.results)}; "
+        "the figures below measure nothing about the agent"
+    )
 
 
 def check_scored(scores: Sequence[CaseScore], hint: str) -> None:

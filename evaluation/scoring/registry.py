@@ -7,6 +7,7 @@ runs can tell when it compares different things.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,7 +153,29 @@ def load_scoring_config(path: str | Path) -> ScoringConfig:
         )
         where = f"{path}:{line}" if line else str(path)
         raise UserError(f"{where}: field '{'.'.join(loc)}': {err['msg']}") from exc
-    unknown = sorted(n for n in config.weights if spec(n) is None)
-    if unknown:
-        raise UserError(f"{path}: field 'weights': unknown metrics {unknown}")
+    _check_weights(config.weights, text, path)
     return config
+
+
+def _check_weights(weights: dict[str, float], text: str, path: Path) -> None:
+    """Weights name known metrics, none is negative (a negative weight turns the weighted mean
+    into nonsense: `task_success = -1` alone gives overall 1 to every trial), and one is above 0
+    (else overall is n/a everywhere)."""
+
+    def where(name: str) -> str:
+        line = next(
+            (n for n, row in enumerate(text.splitlines(), 1) if re.match(rf"\s*{name}\s*=", row)),
+            None,
+        )
+        return f"{path}:{line}" if line else str(path)
+
+    unknown = sorted(n for n in weights if spec(n) is None)
+    if unknown:
+        raise UserError(f"{where(unknown[0])}: field 'weights': unknown metrics {unknown}")
+    for name, weight in weights.items():
+        if weight < 0:
+            raise UserError(
+                f"{where(name)}: field 'weights.{name}': a weight is 0 or more, not {weight:g}"
+            )
+    if weights and not any(weights.values()):
+        raise UserError(f"{path}: field 'weights': every weight is 0; 'overall' needs one above 0")

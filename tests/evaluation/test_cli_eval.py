@@ -463,3 +463,69 @@ def test_runs_list_says_which_run_it_skipped_whatever_its_folder_is_called(tmp_p
     assert result.exit_code == 0, result.output
     said = "".join(result.output.split())  # long paths are wrapped
     assert "".join(f"skipped {bad / 'summary.json'}:1: not valid JSON".split()) in said
+
+
+def test_a_python_agent_quoting_the_api_key_leaves_it_in_no_file_of_the_run(
+    tmp_path, cases_file, monkeypatch
+):
+    """A Python agent's own client fails quoting the key it was given, or the agent echoes it:
+    the configured key is masked in the trajectory, so in no file of the run and not printed."""
+    agent_dir = tmp_path / "agentpkg"
+    agent_dir.mkdir()
+    (agent_dir / "leaky_agent.py").write_text(
+        "import os\n\n"
+        "def run(episode):\n"
+        "    key = os.environ['OPENAI_API_KEY']\n"
+        "    if 'W1001' in str(episode.messages):\n"
+        "        raise RuntimeError(f'401 from upstream: bad key {key}')\n"
+        "    return f'Which order? (debug: {key})'\n"
+    )
+    monkeypatch.syspath_prepend(str(agent_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    run = tmp_path / "run"
+    result = _eval("--agent", "python:leaky_agent:run", "--cases", str(cases_file), "-o", str(run))
+    assert result.exit_code == 0, result.output
+    assert KEY not in result.output
+    for path in run.iterdir():
+        assert KEY not in path.read_text(), path.name
+    trajectories = [
+        json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()
+    ]
+    assert any(t["error"] == "RuntimeError: 401 from upstream: bad key ***" for t in trajectories)
+    assert any(t["final_reply"] == "Which order? (debug: ***)" for t in trajectories)
+
+
+def test_a_run_whose_python_agent_always_raises_points_at_the_agent_not_the_network(
+    tmp_path, cases_file, monkeypatch
+):
+    """Every trial raised: nothing was scored (exit 1), and the hint says to look at the agent's
+    errors; 'reachable' is for agents that could not be reached."""
+    agent_dir = tmp_path / "agentpkg"
+    agent_dir.mkdir()
+    (agent_dir / "raising_agent.py").write_text(
+        "def run(episode):\n    raise KeyError('order_id')\n"
+    )
+    monkeypatch.syspath_prepend(str(agent_dir))
+    run = tmp_path / "run"
+    result = _eval(
+        "--agent", "python:raising_agent:run", "--cases", str(cases_file), "-o", str(run)
+    )
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1, result.output
+    assert "3 of 3 trials ended in an error (exception 3)" in err
+    assert "Check the agent's errors; every trial is in" in err
+    assert "reachable" not in err
+
+
+def test_a_baseline_that_is_the_run_directory_is_refused_before_anything_is_written(
+    tmp_path, cases_file
+):
+    """`-o runs/x --baseline runs/x` would overwrite the baseline's results with the run's."""
+    run = tmp_path / "run"
+    assert _eval("--agent", "reference", "--cases", str(cases_file), "-o", str(run)).exit_code == 0
+    before = (run / "results.jsonl").read_text()
+    argv = ["--agent", "reference:no_confirmation", "--cases", str(cases_file), "-o", str(run)]
+    result = _eval(*argv, "--baseline", str(tmp_path / "." / "run"))
+    assert result.exit_code == 2, result.output
+    assert "is the run directory" in " ".join(result.output.split())
+    assert (run / "results.jsonl").read_text() == before

@@ -157,6 +157,14 @@ def test_a_where_value_no_case_has_is_named_in_the_rule_note():
             'where = { outcome = ["clarify", "refused"] }\n',
             ":4: rule 1, field 'where': unknown outcome 'refused'; known: resolve,",
         ),
+        (
+            '[[rule]]\nmetric = "tool_recall"\nmin = 95\n',
+            ":3: rule 1, field 'min': tool_recall is a ratio from 0 to 1; 95 is outside it",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 0.9\nmax = 0.5\n',
+            ":4: rule 1, field 'max': 'max' 0.5 is below 'min' 0.9: no value can pass",
+        ),
         ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),
         ("", ": no rules"),

@@ -167,6 +167,38 @@ def test_bad_human_label_names_line_and_field(tmp_path):
     assert (info.value.line, info.value.field) == (2, "pass")
 
 
+@pytest.mark.parametrize(
+    ("line", "field", "message"),
+    [
+        ('{"case_id": "c", "trial": "zero", "criterion": "x", "pass": true}', "trial", "'zero'"),
+        ('{"case_id": "c", "trial": -1, "criterion": "x", "pass": true}', "trial", "-1"),
+        ('["c", 0, "x", true]', None, "expected a JSON object, got list"),
+    ],
+)
+def test_a_human_label_of_another_shape_names_line_and_field(tmp_path, line, field, message):
+    """A trial that is not a number, a line that is not an object: an error naming the line
+    and field (`casemill eval --human-labels` printed a ValueError traceback)."""
+    path = tmp_path / "labels.jsonl"
+    path.write_text('{"case_id": "c", "criterion": "x", "pass": true}\n' + line + "\n")
+    with pytest.raises(RecordError) as info:
+        load_human_labels(path)
+    assert (info.value.line, info.value.field) == (2, field)
+    assert message in str(info.value)
+
+
+def test_a_human_label_for_a_criterion_the_rubric_lacks_names_line_and_field(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    path.write_text(
+        '{"case_id": "c", "criterion": "truthful", "pass": true}\n'
+        '{"case_id": "c", "criterion": "truthfull", "pass": true}\n'
+    )
+    assert len(load_human_labels(path)) == 2  # without a rubric every criterion is taken
+    with pytest.raises(RecordError) as info:
+        load_human_labels(path, [c.name for c in DEFAULT_RUBRIC])
+    assert (info.value.line, info.value.field) == (2, "criterion")
+    assert "unknown criterion 'truthfull'; the rubric has: addresses_request," in str(info.value)
+
+
 def test_without_an_endpoint_the_judge_says_how_to_configure_one(monkeypatch):
     for name in (
         "OPENAI_BASE_URL",

@@ -116,7 +116,8 @@ class OpenAIServer:
                     time.sleep(reply.delay_s)
                 data = reply.payload()
                 self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
+                if "Content-Type" not in reply.headers:
+                    self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in reply.headers.items():
                     self.send_header(k, v)

@@ -226,3 +226,20 @@ def test_load_agent_specs():
     ):
         with pytest.raises(UserError):
             load_agent(bad)
+
+
+def test_http_agent_at_the_step_limit_keeps_the_calls_made_with_their_answers(tmp_path: Path):
+    """Two calls a step, a limit of 3 calls: the last step's one call made is in the transcript
+    with its tool message (it was dropped with the step), the call not made is not."""
+
+    def looping(body: dict) -> tuple[int, Any, dict]:
+        n = len(body["messages"])
+        call = {"name": "get_order", "arguments": {"order_id": "W1001"}}
+        return 200, {"tool_calls": [{"id": f"a{n}", **call}, {"id": f"b{n}", **call}]}, {}
+
+    with HTTPAgentServer(looping) as server:
+        [traj] = run(HTTPAgent(server.url, retry=FAST), [mug_case()], tmp_path, max_steps=4)
+    assert traj.hit_step_limit and len(traj.calls) == 3
+    called = [c["id"] for m in traj.messages for c in m.get("tool_calls") or []]
+    answered = [m["tool_call_id"] for m in traj.messages if m["role"] == "tool"]
+    assert called == answered == [c.call_id for c in traj.calls]

@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from casemill.llm import LLMEndpoint
 from evaluation.agents import RetryPolicy, load_agent
 from evaluation.agents.openai_agent import OpenAIAgent
 from evaluation.runner import run
 from tests.evaluation.agents.support_cases import mug_case
-from tests.support.openai_server import OpenAIServer, Reply
+from tests.support.openai_server import OpenAIServer, Reply, completion
 
 FAST = RetryPolicy(attempts=3, base_s=0.01, max_s=0.02)
 NO_CASE_RETRY = RetryPolicy(attempts=1)
@@ -244,3 +245,84 @@ def test_a_closed_port_is_a_connection_error_naming_the_host(tmp_path: Path):
     [traj] = run(agent, [mug_case()], tmp_path, retry=NO_CASE_RETRY)
     assert traj.error_kind == "connection"
     assert traj.error.startswith("connection failed: ") and f"127.0.0.1:{port}" in traj.error
+
+
+def test_tool_call_without_a_name_is_malformed_and_the_loop_goes_on(tmp_path: Path):
+    """A model that answers `function: null` (or a non-object call) made a malformed call: it is
+    recorded and answered like bad arguments, not a crash that ends the trial unscored."""
+
+    def respond(body):
+        if not tool_messages(body):
+            return Reply(
+                body={
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {
+                                "role": "assistant",
+                                "content": None,
+                                "tool_calls": [{"id": "n", "function": None}, "garbage"],
+                            },
+                        }
+                    ]
+                }
+            )
+        return {"content": "Sorry, which order?"}
+
+    with OpenAIServer(respond) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path, retry=NO_CASE_RETRY)
+        fed_back = [json.loads(m["content"]) for m in tool_messages(server.requests[-1])]
+    assert traj.error_kind == "malformed_tool_call" and "without a tool name" in traj.error
+    assert [(c.tool, c.ok, c.error) for c in traj.calls] == [("", False, "malformed_tool_call")] * 2
+    assert [f["error"] for f in fed_back] == ["malformed_tool_call"] * 2
+    assert traj.final_reply == "Sorry, which order?"
+
+
+def test_a_reply_in_plain_text_is_invalid_json_and_a_json_object_as_text_is_read(tmp_path: Path):
+    """The SDK returns a body not labelled JSON as text: prose is a reply that is not JSON
+    (`invalid_json`, the text quoted), a JSON object sent as text/plain is still the answer."""
+    plain = {"Content-Type": "text/plain"}
+    with OpenAIServer(lambda body: Reply(body="upstream said hello", headers=plain)) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path / "prose", retry=NO_CASE_RETRY)
+    assert traj.error_kind == "invalid_json" and "upstream said hello" in traj.error
+
+    as_text = json.dumps(completion({"content": "All good."}))
+    with OpenAIServer(lambda body: Reply(body=as_text, headers=plain)) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path / "object", retry=NO_CASE_RETRY)
+    assert traj.error is None and traj.final_reply == "All good."
+
+
+def test_a_client_side_value_error_is_not_called_invalid_json(tmp_path: Path):
+    """A base URL with credentials in it makes the HTTP client refuse to send (a ValueError
+    before any reply): that is not the endpoint answering badly, so not `invalid_json`."""
+    with OpenAIServer(lambda body: {"content": "hi"}) as server:
+        url = server.base_url.replace("http://", "http://user:pw@")
+        endpoint = LLMEndpoint(base_url=url, model="m", timeout_s=10, api_key=SecretStr("sk-k"))
+        agent = OpenAIAgent(endpoint=endpoint, retry=FAST, sleep=lambda s: None)
+        [traj] = run(agent, [mug_case()], tmp_path, retry=NO_CASE_RETRY)
+    assert traj.error_kind == "exception" and "ValueError" in traj.error
+
+
+def _answered(messages) -> bool:
+    """Every tool call in the transcript has its tool message (a valid chat conversation)."""
+    ids = [c["id"] for m in messages for c in m.get("tool_calls") or []]
+    return ids == [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+
+
+def test_at_the_step_limit_the_transcript_keeps_only_the_calls_made(tmp_path: Path):
+    """Two calls a step, a limit of 3 calls: the second step's second call is not made, so the
+    transcript does not carry it without an answer."""
+
+    def respond(body):
+        n = len(body["messages"])
+        calls = [
+            {"id": f"a{n}", "name": "get_order", "arguments": {"order_id": "W1001"}},
+            {"id": f"b{n}", "name": "get_order", "arguments": {"order_id": "W1001"}},
+        ]
+        return {"tool_calls": calls}
+
+    with OpenAIServer(respond) as server:
+        [traj] = run(agent_for(server), [mug_case()], tmp_path, max_steps=4, retry=NO_CASE_RETRY)
+    assert traj.hit_step_limit and len(traj.calls) == 3
+    assert _answered(traj.messages)
+    assert [len(m["tool_calls"]) for m in traj.messages if m.get("tool_calls")] == [2, 1]

@@ -231,3 +231,85 @@ def test_a_summary_from_before_case_sets_still_reads_as_not_recorded(tmp_path):
     (run_dir / "summary.json").write_text(json.dumps(newer))
     with pytest.raises(UserError, match="summary format 3 is not one this Casemill reads"):
         load_run(run_dir)
+
+
+def _delta_bars(html: str) -> dict[str, float]:
+    """Bar widths by metric in the report's deltas chart."""
+    import re
+
+    svg = re.search(r'<svg[^>]*aria-label="Current minus baseline.*?</svg>', html, re.S).group(0)
+    pairs = re.findall(r'text-anchor="end">([a-z_]+)</text><rect [^>]*width="([\d.]+)"', svg)
+    return {label: float(width) for label, width in pairs}
+
+
+def test_delta_chart_keeps_rates_visible_next_to_large_token_deltas(tmp_path):
+    """A run that spends far more tokens than its baseline: the tokens delta (+thousands) must
+    not flatten the task success delta (-1/3) to an invisible bar on the chart's shared scale."""
+    refund, clarify, cancel = refund_case(), clarify_case(), cancel_case()
+    cases = [refund, clarify, cancel]
+
+    def run(name: str, clarify_calls, tokens: tuple[int, int]) -> Path:
+        trajectories = [
+            trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY, tokens=tokens),
+            trajectory(clarify, clarify_calls, "Which order do you mean?", tokens=tokens),
+            trajectory(
+                cancel, [("cancel_order", {"order_id": "W1002"})], "Cancelled.", tokens=tokens
+            ),
+        ]
+        baseline = tmp_path / "base" if name != "base" else None
+        evaluate_run(tmp_path / name, cases, trajectories, baseline_dir=baseline)
+        return tmp_path / name
+
+    run("base", [], (100, 20))
+    current = run("run", [("cancel_order", {"order_id": "W1002"})], (5000, 900))
+    html = (current / "report.html").read_text()
+    bars = _delta_bars(html)
+    assert "tokens" not in bars and "latency_s" not in bars
+    assert bars["task_success"] > 50  # a third of the way down a half-plot of 185 px
+    assert bars["tool_recall"] == 0.0
+
+
+def test_a_huge_reply_is_clipped_in_the_html_report_and_kept_whole_elsewhere(tmp_path):
+    """An agent that answers with megabytes: the report shows the start of the reply and says
+    how much was left out; the trajectory keeps it all."""
+    refund = refund_case()
+    huge = "x" * 2_000_000
+    run_dir = tmp_path / "run"
+    evaluate_run(run_dir, [refund], [trajectory(refund, GOOD_REFUND, huge)])
+    html = (run_dir / "report.html").read_text()
+    assert len(html) < 200_000
+    assert "1,996,000 more characters; all of it in trajectories.jsonl" in html
+
+
+def test_reports_of_a_run_in_which_no_trial_could_be_scored_say_so_up_front(tmp_path):
+    """Every trial timed out: report.html and summary.md (pasted as a CI comment) warn that
+    their task success 0.000 measures nothing about the agent; a scored run has no warning."""
+    refund, clarify = refund_case(), clarify_case()
+    timed_out = [
+        trajectory(c, [], None, error="no reply within the 60s time limit").model_copy(
+            update={"error_kind": "timeout"}
+        )
+        for c in (refund, clarify)
+    ]
+    evaluate_run(tmp_path / "down", [refund, clarify], timed_out)
+    warning = (
+        "no trial could be scored: 2 of 2 trials ended in an error (timeout 2); "
+        "the figures below measure nothing about the agent"
+    )
+    assert f"Warning: {warning}." in (tmp_path / "down" / "report.html").read_text()
+    assert f":warning: **{warning}**." in (tmp_path / "down" / "summary.md").read_text()
+
+    scored = [trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY), timed_out[1]]
+    evaluate_run(tmp_path / "up", [refund, clarify], scored)
+    assert "no trial could be scored" not in (tmp_path / "up" / "report.html").read_text()
+    assert "no trial could be scored" not in (tmp_path / "up" / "summary.md").read_text()
+
+
+def test_reports_count_one_case_and_one_trial_in_the_singular(tmp_path):
+    """'1 case x 1 trial (1 result, 0 errors)', as `casemill eval` prints it."""
+    refund = refund_case()
+    evaluate_run(tmp_path / "run", [refund], [trajectory(refund, GOOD_REFUND, GOOD_REFUND_REPLY)])
+    md = (tmp_path / "run" / "summary.md").read_text()
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "over 1 case x 1 trial (1 result, 0 errors)" in md
+    assert "1 case x 1 trial, 1 result, 0 errors." in html

@@ -37,7 +37,15 @@ def test_scoring_config_from_toml(tmp_path):
     [
         ("usd_per_prompt_token = -1\n", ":1: field 'usd_per_prompt_token': Input should be"),
         ("price = 1\n", ":1: field 'price': Extra inputs are not permitted"),
-        ("[weights]\ntask_sucess = 1.0\n", "field 'weights': unknown metrics ['task_sucess']"),
+        ("[weights]\ntask_sucess = 1.0\n", ":2: field 'weights': unknown metrics ['task_sucess']"),
+        (
+            "[weights]\ntask_success = 1.0\nparam_accuracy = -0.5\n",
+            ":3: field 'weights.param_accuracy': a weight is 0 or more, not -0.5",
+        ),
+        (
+            "[weights]\ntask_success = 0\n",
+            ": field 'weights': every weight is 0; 'overall' needs one above 0",
+        ),
         ("[weights\n", "not valid TOML"),
     ],
 )
