@@ -255,11 +255,11 @@ def evaluate_agent(
         summary.errors,
         root / "report.html",
     )
-    from evaluation.scoring.errors import check_scored, describe_errors
+    from evaluation.scoring.errors import check_scored, describe_errors, what_to_check
 
     check_scored(
         outcome.scores,
-        f"Check that the agent is reachable, then run the flow again with rerun_failed=true "
+        f"{what_to_check(outcome.scores)}, then run the flow again with rerun_failed=true "
         f"to redo them; every trial is in {root / 'report.html'}",
     )
     errors = describe_errors(outcome.scores)

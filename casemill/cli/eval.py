@@ -209,15 +209,10 @@ def _print_errors(scores: Any) -> None:
 
 def _fail_unscored(scores: Any, output: Path) -> None:
     """Exit 1 with the errors when no trial could be scored (a gate cannot pass such a run)."""
-    from evaluation.agents import TRANSIENT_KINDS
-    from evaluation.scoring.errors import NothingScored, check_scored, error_counts
+    from evaluation.scoring.errors import NothingScored, check_scored, what_to_check
 
-    # "reachable" only when the errors say so: an agent that raised or answered in another
-    # shape was reached, and it is the agent that needs looking at
-    unreached = set(error_counts(scores)) <= TRANSIENT_KINDS
-    check = "Check that the agent is reachable" if unreached else "Check the agent's errors"
     hint = (
-        f"{check}; every trial is in {output / 'results.jsonl'}, and "
+        f"{what_to_check(scores)}; every trial is in {output / 'results.jsonl'}, and "
         f"'casemill eval ... -o {output} --rerun-failed' runs them again"
     )
     try:

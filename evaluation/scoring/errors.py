@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from casemill.errors import UserError
-from evaluation.agents.base import AGENT_FAULT_KINDS
+from evaluation.agents.base import AGENT_FAULT_KINDS, TRANSIENT_KINDS
 from evaluation.scoring.model import CaseScore, RunSummary
 
 CLIP = 300  # characters of the first error message shown
@@ -75,6 +75,15 @@ def unmeasured(summary: RunSummary) -> str | None:
         f"no trial could be scored: {counted(kinds, summary.results)}; "
         "the figures below measure nothing about the agent"
     )
+
+
+def what_to_check(scores: Sequence[CaseScore]) -> str:
+    """The first words of the hint when nothing was scored: "reachable" only when every error
+    is a transport one (an agent that raised or answered in another shape was reached, and it
+    is the agent that needs looking at)."""
+    if set(error_counts(scores)) <= TRANSIENT_KINDS:
+        return "Check that the agent is reachable"
+    return "Check the agent's errors"
 
 
 def check_scored(scores: Sequence[CaseScore], hint: str) -> None:

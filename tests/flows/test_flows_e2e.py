@@ -212,8 +212,9 @@ def test_an_evaluation_in_which_no_trial_was_scored_fails(
         )
     assert state.is_failed()
     message = r"no trial could be scored: 12 of 12 trials ended in an error \(http_5xx 12\); first"
-    with pytest.raises(NothingScored, match=message):
+    with pytest.raises(NothingScored, match=message) as failed:
         state.result()
+    assert "Check that the agent is reachable, then run the flow again" in str(failed.value)
     assert (tmp_path / "run" / "report.html").is_file()  # the report is still written
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.scoring.errors import NothingScored, check_scored, describe_errors, unscored
+from evaluation.scoring.errors import (
+    NothingScored,
+    check_scored,
+    describe_errors,
+    unscored,
+    what_to_check,
+)
 from evaluation.scoring.model import CaseScore
 
 
@@ -38,3 +44,10 @@ def test_errors_are_described_clipped_on_one_line():
     assert described.startswith("1 of 2 trials ended in an error (exception 1); first: case b")
     assert "\n" not in described and described.endswith("...")
     assert describe_errors([_score("a", None)]) is None
+
+
+def test_the_hint_sends_to_the_network_only_when_every_error_is_a_transport_one():
+    unreached = [_score("a", "timeout"), _score("b", "connection"), _score("c", "http_5xx")]
+    assert what_to_check(unreached) == "Check that the agent is reachable"
+    raised = [_score("a", "timeout"), _score("b", "exception")]
+    assert what_to_check(raised) == "Check the agent's errors"
