@@ -33,6 +33,11 @@ NOT_CONFIGURED = (
     "no OpenAI-compatible endpoint is configured: set CASEMILL_LLM_BASE_URL (or OPENAI_BASE_URL), "
     "CASEMILL_LLM_MODEL and, if the endpoint needs one, CASEMILL_LLM_API_KEY (or OPENAI_API_KEY)"
 )
+# the same, for a caller that names its model (`--agent openai:MODEL`): no CASEMILL_LLM_MODEL
+NOT_CONFIGURED_FOR_MODEL = (
+    "no OpenAI-compatible endpoint is configured for model {model!r}: set CASEMILL_LLM_BASE_URL "
+    "(or OPENAI_BASE_URL) and, if the endpoint needs one, CASEMILL_LLM_API_KEY (or OPENAI_API_KEY)"
+)
 
 
 def _closed_with_loop(client: Any) -> Any:
@@ -79,9 +84,10 @@ class LLMEndpoint:
         model is then not needed)."""
         settings = settings or Settings()
         base, configured, key = settings.resolved_llm()
+        if not base or not (model or configured):
+            named = NOT_CONFIGURED_FOR_MODEL.format(model=model) if model else ""
+            raise EndpointNotConfigured(named or NOT_CONFIGURED)
         model = model or configured or ""
-        if not base or not model:
-            raise EndpointNotConfigured(NOT_CONFIGURED)
         return cls(
             base_url=base,
             model=model,

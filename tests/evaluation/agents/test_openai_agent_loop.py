@@ -187,8 +187,11 @@ def test_load_agent_openai_reads_the_endpoint_from_settings(monkeypatch):
 
     for var in ("CASEMILL_LLM_BASE_URL", "OPENAI_BASE_URL", "CASEMILL_LLM_MODEL"):
         monkeypatch.delenv(var, raising=False)
-    with pytest.raises(EndpointNotConfigured):
+    with pytest.raises(EndpointNotConfigured) as missing:
         load_agent("openai:m", Settings(_env_file=None))
+    said = str(missing.value)  # the model is named: only the address (and a key) are asked for
+    assert said.startswith("no OpenAI-compatible endpoint is configured for model 'm': set ")
+    assert "CASEMILL_LLM_MODEL" not in said
     agent = load_agent(
         "openai:my-model",
         Settings(_env_file=None, llm_base_url="http://127.0.0.1:9/v1", llm_model="x"),
