@@ -336,6 +336,8 @@ def runs_list(
     """List evaluated runs under a folder (default runs/)."""
     from evaluation.report.results import read_summary
 
+    if not root.is_dir() and root != Path("runs"):  # a mistyped --root lists nothing, silently
+        raise UserError(f"--root {root}: no such folder")
     rows = []
     for path in _run_dirs(root):
         try:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from casemill.cli import app
 from casemill.cli.console import console
 from casemill.corpus.store import CorpusStore
+from casemill.errors import UserError
 from evaluation.scoring.caseset import digest
 from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case, variant_of
 
@@ -529,3 +530,12 @@ def test_a_baseline_that_is_the_run_directory_is_refused_before_anything_is_writ
     assert result.exit_code == 2, result.output
     assert "is the run directory" in " ".join(result.output.split())
     assert (run / "results.jsonl").read_text() == before
+
+
+def test_runs_list_of_a_folder_that_does_not_exist_is_an_input_error(tmp_path, monkeypatch):
+    result = runner.invoke(app, ["runs", "list", "--root", str(tmp_path / "rnus")])
+    assert isinstance(result.exception, UserError)
+    assert str(result.exception) == f"--root {tmp_path / 'rnus'}: no such folder"
+    monkeypatch.chdir(tmp_path)  # the default, runs/, is simply empty before the first run
+    result = runner.invoke(app, ["runs", "list"])
+    assert result.exit_code == 0 and "no evaluated runs under runs" in result.output
