@@ -123,11 +123,12 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
         console.print(
             f"rejected ({rejects}): " + ", ".join(f"{k} {v}" for k, v in rejected.items())
         )
-    intents = sorted({i for row in summary["coverage"].values() for i in row})
-    table = Table("kind", *intents, title="coverage: operator kind x intent")
-    for kind, row in summary["coverage"].items():
-        table.add_row(kind, *(str(row.get(i, 0)) for i in intents))
-    console.print(table)
+    if summary["coverage"]:  # with no candidate, an empty table would be a column of letters
+        intents = sorted({i for row in summary["coverage"].values() for i in row})
+        table = Table("kind", *intents, title="coverage: operator kind x intent")
+        for kind, row in summary["coverage"].items():
+            table.add_row(kind, *(str(row.get(i, 0)) for i in intents))
+        console.print(table)
     d = summary["diversity"]
     console.print(
         f"distinct-1 {d['candidates_distinct_1']} (seeds {d['seeds_distinct_1']}), "
