@@ -20,3 +20,10 @@ def figure(
         ),
         flush=True,
     )
+
+
+def description(doc: str | None) -> str:
+    """The first paragraph of a script's docstring on one line, for its `--help` (the first
+    line alone would cut a sentence that runs on)."""
+    first = (doc or "").strip().split("\n\n", 1)[0]
+    return " ".join(first.split())

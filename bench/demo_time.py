@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 TARGET_S = 120.0
 
@@ -38,7 +38,7 @@ def run_demo(home: Path, workdir: Path, extra: list[str]) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--agents", help="passed to `casemill demo --agents` (default: its own)")
     parser.add_argument("--per-seed", type=int, help="passed to `casemill demo --per-seed`")
     args = parser.parse_args(argv)

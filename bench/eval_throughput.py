@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 from casemill.case.model import Case, Turn, derive  # noqa: E402
 from casemill.llm import LLMEndpoint  # noqa: E402
@@ -124,7 +124,7 @@ def timed_run(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument(

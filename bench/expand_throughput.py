@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import peak_rss_mb  # noqa: E402
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
 from casemill.dedup import NearDuplicateIndex  # noqa: E402
@@ -84,7 +84,7 @@ def timed(label: str, n: int, fn):  # noqa: ANN001, ANN201
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--per-seed", type=int, default=100)
     parser.add_argument(

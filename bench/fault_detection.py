@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
@@ -77,7 +77,7 @@ def caught(reference: list[bool], variant: list[bool]) -> list[int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--seeds", type=Path, default=ROOT / "seeds" / "support.jsonl")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--cases", type=Path, default=None, help="generated candidates (JSONL)")

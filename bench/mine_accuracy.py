@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 from mining import MineOptions, mine  # noqa: E402
 from mining.derive.common import is_read  # noqa: E402
@@ -149,7 +149,7 @@ def report(totals: Counter, specs: bool) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument(
         "--data", type=Path, default=ROOT.parent / "shared" / "data" / "tau-bench-airline-logs"
     )

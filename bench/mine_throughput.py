@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import python_speed  # noqa: E402
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 PEAK_LIMIT_MB = 300
 PEAK_GROWTH = (
@@ -180,7 +180,7 @@ def parallel(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--sizes-mb", type=int, nargs="+", default=[100, 1024])
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep the files")
     parser.add_argument(

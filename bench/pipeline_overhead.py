@@ -11,6 +11,7 @@ server's start-up.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 
 def plain(work: Path) -> int:
@@ -76,6 +77,7 @@ def fresh(base: Path, name: str) -> Path:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=description(__doc__)).parse_args()
     base = Path(tempfile.mkdtemp(prefix="casemill-overhead-"))
     os.environ.setdefault("PREFECT_HOME", str(base / "prefect"))
     from flows._runtime import configure_prefect_env

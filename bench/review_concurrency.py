@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "review")
 from review_factory import child_case, seed_case  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 from review.schema import make_engine  # noqa: E402
 from review.store import ReviewStore  # noqa: E402
@@ -62,7 +62,7 @@ def run(url: str, reviewers: int, decisions: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--reviewers", type=int, default=10)
     parser.add_argument("--decisions", type=int, default=1000)
     parser.add_argument("--pg", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -57,7 +57,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from _report import PREFIX  # noqa: E402
+from _report import PREFIX, description  # noqa: E402
 
 PASS, SHORT, NONE, FAILED = "pass", "falls short", "—", "failed"
 
@@ -323,7 +323,7 @@ def select(only: str | None) -> list[Bench]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument(
         "--only", help="comma-separated short names: " + ",".join(b.name for b in BENCHES)
     )

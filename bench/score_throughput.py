@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import generate_cases  # noqa: E402
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 from evaluation import similarity  # noqa: E402
 from evaluation.scoring import clear_cache, score, summarize  # noqa: E402
@@ -106,7 +106,7 @@ def measure(cases, pairs) -> tuple[list, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--cases", type=int, default=5000)
     parser.add_argument("--trials", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)

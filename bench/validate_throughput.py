@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import generate_cases, peak_rss_mb  # noqa: E402
-from _report import figure  # noqa: E402
+from _report import description, figure  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
 from casemill.domains import get_domain  # noqa: E402
@@ -66,7 +66,7 @@ def write_cases(path: Path, n: int, seed: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-batch", action="store_true", help="skip the GX layer")

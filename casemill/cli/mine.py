@@ -21,6 +21,7 @@ from rich.table import Table
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
+from casemill.text import count
 
 FORMAT_HELP = "log format: openai-jsonl, transcript, csv or otel"
 
@@ -179,9 +180,9 @@ def _size(n: int) -> str:
 
 def _print_summary(summary, out: Path) -> None:
     console.print(
-        f"[bold]{summary.conversations_read:,}[/] conversations read from "
-        f"{len(summary.files)} file(s), {_size(summary.bytes_read)}; "
-        f"{summary.cases_total:,} candidate cases written to {out}"
+        f"[bold]{count(summary.conversations_read, 'conversation')}[/] read from "
+        f"{count(len(summary.files), 'file')}, {_size(summary.bytes_read)}; "
+        f"{count(summary.cases_total, 'candidate case')} written to {escape(str(out))}"
     )
     table = Table(show_header=True, header_style="bold", box=None)
     table.add_column("what")

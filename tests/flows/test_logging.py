@@ -121,3 +121,17 @@ def test_a_user_error_is_not_retried_other_errors_are(prefect_harness, run_logs)
     assert len(run_logs.failures()) == 1
     _failed_on(calls_the_retried_task(ValueError, return_state=True), ValueError)
     assert ATTEMPTS == ["UserError", "ValueError", "ValueError", "ValueError"]
+
+
+def test_the_evaluate_flow_logs_counts_singular_for_one(prefect_harness, run_logs, tmp_path):
+    """One case, one trial, one batch, one result read so in the run's log, not '1 trials'."""
+    from casemill.io.jsonl import atomic_write_jsonl
+    from flows.evaluate import evaluate_agent
+    from tests.flows.conftest import seed_cases
+
+    cases = tmp_path / "one.jsonl"
+    atomic_write_jsonl(cases, [seed_cases(1)[0].model_dump(mode="json")])
+    evaluate_agent(agent="reference", cases=str(cases), run_dir=str(tmp_path / "run"))
+    said = [r.getMessage() for r in run_logs.records]
+    assert "evaluating reference on 1 case x 1 trial in 1 batch" in said
+    assert any(" over 1 result (0 errors); report " in m for m in said), said

@@ -313,3 +313,33 @@ def test_cli_refuses_a_quota_for_an_intent_no_seed_has(tmp_path, small_seeds):
         "--quota noise:refnd=3: no seed has the intent 'refnd'; the seeds' intents: "
     )
     assert not out.exists()
+
+
+def test_cli_prints_no_coverage_table_when_nothing_was_kept(tmp_path, small_seeds):
+    """With no candidate the coverage table had no intent column, and its title wrapped into a
+    column of word fragments; now it is left out and the rest of the summary still prints."""
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))
+    out = tmp_path / "out.jsonl"
+    args = ["expand", "--seeds", str(seeds), "-o", str(out), "--operators", "slang"]
+    result = CliRunner().invoke(app, [*args, "--quota", "noise=0"])
+    assert result.exit_code == 0, result.output
+    assert result.output.lstrip().startswith("0 candidates written to")
+    assert "intent" not in result.output and "┃ kind" not in result.output
+    assert "bigrams not in" in result.output
+
+
+def test_cli_summary_counts_read_singular_for_one(tmp_path, small_seeds):
+    """One seed, one skipped seed: '1 seed', '1 seed failed validation and was skipped', not
+    '1 seeds' or '1 seed(s) ... were skipped'."""
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text(json.dumps(small_seeds[0].model_dump(mode="json")) + "\n" + '{"id": "x"}\n')
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(
+        app, ["expand", "--seeds", str(seeds), "-o", str(out), "--operators", "slang"]
+    )
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "generated from 1 seed," in said
+    assert "1 seed failed validation and was skipped" in said
+    assert "(s)" not in said and "1 seeds" not in said

