@@ -27,6 +27,7 @@ from prefect.utilities.annotations import quote
 from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
+from casemill.text import count
 from flows import _artifacts as artifacts
 from flows._logging import not_user_error
 from flows._runtime import code_fingerprint, default_task_runner
@@ -229,11 +230,11 @@ def expand_corpus(
         logger.info("LLM-backed operators use %s", target)
     starts = list(range(0, len(seed_cases), batch_size))
     logger.info(
-        "expanding %d seeds in %d batches (%d chains, %d known cases)",
-        len(seed_cases),
-        len(starts),
-        len(config.all_chains()),
-        len({c.id for c in [*corpus, *seed_cases]}),
+        "expanding %s in %s (%s, %s)",
+        count(len(seed_cases), "seed"),
+        count(len(starts), "batch", "batches"),
+        count(len(config.all_chains()), "chain"),
+        count(len({c.id for c in [*corpus, *seed_cases]}), "known case"),
     )
     progress = artifacts.ProgressArtifact(len(starts), "seed batches expanded")
     known_fp = inputs_fingerprint(seeds, corpus_dir)
@@ -279,5 +280,5 @@ def expand_corpus(
         ],
         f"{len(candidates)} candidates from {len(seed_cases)} seeds",
     )
-    logger.info("%d candidates written to %s", len(candidates), out)
+    logger.info("%s written to %s", count(len(candidates), "candidate"), out)
     return {**paths, "accepted": len(candidates), "summary": summary}

@@ -16,6 +16,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from casemill.io.jsonl import atomic_write_text, read_jsonl
+from casemill.text import count
 from flows._runtime import default_task_runner
 from flows.evaluate import GateFailed, dated_run_dir, evaluate_agent
 from flows.expand import expand_corpus
@@ -96,8 +97,10 @@ def full_pipeline(
         seed=seed,
     )
     candidate_files.append(expanded["candidates"])
-    batch_id, count = gather_candidates(candidate_files, str(work / "candidates" / "batch.jsonl"))
-    logger.info("review batch %s: %d candidates, policy %s", batch_id, count, review)
+    batch_id, gathered = gather_candidates(
+        candidate_files, str(work / "candidates" / "batch.jsonl")
+    )
+    logger.info("review batch %s: %s, policy %s", batch_id, count(gathered, "candidate"), review)
     reviewed = review_batch(
         batch_id=batch_id,
         cases_path=str(work / "candidates" / "batch.jsonl"),

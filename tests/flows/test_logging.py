@@ -135,3 +135,17 @@ def test_the_evaluate_flow_logs_counts_singular_for_one(prefect_harness, run_log
     said = [r.getMessage() for r in run_logs.records]
     assert "evaluating reference on 1 case x 1 trial in 1 batch" in said
     assert any(" over 1 result (0 errors); report " in m for m in said), said
+
+
+def test_the_expand_flow_logs_counts_singular_for_one(prefect_harness, run_logs, tmp_path):
+    from casemill.io.jsonl import atomic_write_jsonl
+    from flows.expand import expand_corpus
+    from tests.flows.conftest import seed_cases
+
+    seeds = tmp_path / "seeds.jsonl"
+    atomic_write_jsonl(seeds, [seed_cases(1)[0].model_dump(mode="json")])
+    out = tmp_path / "out.jsonl"
+    expand_corpus(seeds=str(seeds), out=str(out), corpus_dir=None, chains=["keyboard_typo"])
+    said = [r.getMessage() for r in run_logs.records]
+    assert "expanding 1 seed in 1 batch (1 chain, 1 known case)" in said, said
+    assert any(m.endswith(f"written to {out}") for m in said), said
