@@ -78,8 +78,9 @@ class Rule(BaseModel):
     kind: Literal["threshold", "no_regression"] = "threshold"
     name: str = ""
     metric: str
-    min: float | None = None
-    max: float | None = None
+    # strict: a quoted bound (min = "0.9") is a mistake in the file, not a number to convert
+    min: float | None = Field(default=None, strict=True)
+    max: float | None = Field(default=None, strict=True)
     where: dict[str, str | list[str]] = Field(default_factory=dict)
     min_cases: int = Field(default=0, ge=0)
 

@@ -165,6 +165,10 @@ def test_a_where_value_no_case_has_is_named_in_the_rule_note():
             '[[rule]]\nmetric = "task_success"\nmin = 0.9\nmax = 0.5\n',
             ":4: rule 1, field 'max': 'max' 0.5 is below 'min' 0.9: no value can pass",
         ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = "0.9"\n',
+            ":3: rule 1, field 'min': Input should be a valid number",
+        ),
         ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),
         ("", ": no rules"),
