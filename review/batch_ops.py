@@ -111,7 +111,8 @@ class BatchOps:
 
     # -- batches -----------------------------------------------------------------------------
     def batch_status(self, batch_id: str) -> BatchStatus:
-        found = [s for s in self.batches() if s.batch_id == batch_id]
+        """One batch's status, counted over its own items only (flows poll it while waiting)."""
+        found = self._statuses(batch_id)
         if not found:
             raise NotFound(
                 f"no batch {batch_id!r} in the review queue; see `casemill review status`"
@@ -119,13 +120,20 @@ class BatchOps:
         return found[0]
 
     def batches(self) -> list[BatchStatus]:
+        return self._statuses()
+
+    def _statuses(self, batch_id: str | None = None) -> list[BatchStatus]:
+        """The status of every batch, or of `batch_id` alone."""
+        heads_q = select(batches)
+        counts_q = select(
+            items.c.batch_id, items.c.status, func.count(), func.count(items.c.exported_at)
+        ).group_by(items.c.batch_id, items.c.status)
+        if batch_id is not None:
+            heads_q = heads_q.where(batches.c.batch_id == batch_id)
+            counts_q = counts_q.where(items.c.batch_id == batch_id)
         with self.engine.connect() as conn:
-            heads = {r.batch_id: r for r in conn.execute(select(batches))}
-            counts = conn.execute(
-                select(
-                    items.c.batch_id, items.c.status, func.count(), func.count(items.c.exported_at)
-                ).group_by(items.c.batch_id, items.c.status)
-            ).all()
+            heads = {r.batch_id: r for r in conn.execute(heads_q)}
+            counts = conn.execute(counts_q).all()
         per: dict[str, dict[str, int]] = {b: {} for b in heads}
         for batch_id, status, n, exported in counts:
             per.setdefault(batch_id, {})[status] = n

@@ -33,6 +33,7 @@ from casemill.settings import Settings
 from casemill.text import count
 from flows import _artifacts as artifacts
 from flows._runtime import fill_dates
+from review.errors import NotFound
 from review.export import export_batch
 from review.intake import enqueue_file, find_parents
 from review.items import BatchStatus
@@ -190,7 +191,10 @@ def check_open(store: ReviewStore, batch_id: str) -> None:
     """Refuse a batch that was closed (decided and exported; its decisions are final): the new
     cases would join it pending, no reviewer could decide them, and the flow would wait for
     them until its timeout."""
-    closed = [b for b in store.batches() if b.batch_id == batch_id and b.closed]
+    try:
+        closed = store.batch_status(batch_id).closed
+    except NotFound:  # a new batch
+        return
     if closed:
         raise UserError(
             f"review batch {batch_id!r} is closed (decided and exported): new cases cannot join "
