@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -59,6 +60,15 @@ def _closed_with_loop(client: Any) -> Any:
     return generator
 
 
+def masked(text: str, secrets: Iterable[str]) -> str:
+    """`text` with each secret in it as `***` (secrets shorter than 4 characters, which would
+    mask ordinary text, are left: no real key is that short)."""
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
 class LLMReplyError(CasemillError):
     """The endpoint answered, but not with what was asked for, after every retry."""
 
@@ -99,8 +109,7 @@ class LLMEndpoint:
     def scrub(self, text: str) -> str:
         """`text` with the API key masked: some servers quote the key they were sent in an
         error message, and error messages land in trajectories, reports and logs."""
-        key = self.api_key.get_secret_value() if self.api_key else ""
-        return text.replace(key, "***") if len(key) >= 4 else text
+        return masked(text, [self.api_key.get_secret_value() if self.api_key else ""])
 
     @property
     def client(self) -> Any:

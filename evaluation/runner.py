@@ -27,6 +27,7 @@ from typing import Any
 
 from casemill.case.model import Case
 from casemill.gctune import fewer_collections
+from casemill.llm import masked
 from casemill.settings import Settings
 from evaluation.agents import (
     TRANSIENT_KINDS,
@@ -158,7 +159,7 @@ def _secrets(settings: Settings | None) -> tuple[str, ...]:
 
     _, _, key = (settings or Settings()).resolved_llm()
     found = {key.get_secret_value() if key else "", os.environ.get("OPENAI_API_KEY", "")}
-    return tuple(sorted(k for k in found if len(k) >= 4))
+    return tuple(sorted(k for k in found if k))
 
 
 def _masked(trajectory: Trajectory, secrets: tuple[str, ...]) -> Trajectory:
@@ -169,11 +170,7 @@ def _masked(trajectory: Trajectory, secrets: tuple[str, ...]) -> Trajectory:
         return trajectory
 
     def mask(text: Any) -> Any:
-        if not isinstance(text, str):
-            return text
-        for secret in secrets:
-            text = text.replace(secret, "***")
-        return text
+        return masked(text, secrets) if isinstance(text, str) else text
 
     messages = tuple(
         {**m, "content": mask(m.get("content"))} if isinstance(m.get("content"), str) else m
