@@ -175,32 +175,28 @@ def test_an_unavailable_endpoint_quoting_the_key_is_scrubbed_in_rejects_and_mess
     assert "bad key ***" in message and key not in message
 
 
-def test_cli_runs_an_llm_operator_named_in_operators_without_llm(tmp_path, monkeypatch):
+def _expand_llm_blend(server, monkeypatch, seeds, out, **env):
+    """`casemill expand --operators llm_blend --per-seed 1` against `server` (no --llm: naming
+    the operator asks for the endpoint), with `env` set beside the endpoint's settings."""
     from typer.testing import CliRunner
 
     from casemill.cli import app
 
+    monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("CASEMILL_LLM_MODEL", "test-model")
+    monkeypatch.setenv("CASEMILL_LLM_API_KEY", "k")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    args = ["expand", "--seeds", str(seeds), "-o", str(out), "--operators", "llm_blend"]
+    return CliRunner().invoke(app, [*args, "--per-seed", "1"])
+
+
+def test_cli_runs_an_llm_operator_named_in_operators_without_llm(tmp_path, monkeypatch):
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text(json.dumps(support_case("refund", "delivered").model_dump(mode="json")) + "\n")
     out = tmp_path / "out.jsonl"
     with OpenAIServer(_good) as server:
-        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
-        monkeypatch.setenv("CASEMILL_LLM_MODEL", "test-model")
-        monkeypatch.setenv("CASEMILL_LLM_API_KEY", "k")
-        result = CliRunner().invoke(
-            app,
-            [
-                "expand",
-                "--seeds",
-                str(seeds),
-                "-o",
-                str(out),
-                "--operators",
-                "llm_blend",
-                "--per-seed",
-                "1",
-            ],
-        )
+        result = _expand_llm_blend(server, monkeypatch, seeds, out)
         requests = len(server.requests)
     assert result.exit_code == 0, result.output
     assert "no OpenAI-compatible endpoint is configured" not in result.output
@@ -210,10 +206,6 @@ def test_cli_runs_an_llm_operator_named_in_operators_without_llm(tmp_path, monke
 
 
 def test_cli_prints_an_endpoint_error_with_brackets_as_it_is(tmp_path, monkeypatch):
-    from typer.testing import CliRunner
-
-    from casemill.cli import app
-
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text(
         "".join(
@@ -226,23 +218,8 @@ def test_cli_prints_an_endpoint_error_with_brackets_as_it_is(tmp_path, monkeypat
     )
     failing = Reply(status=500, body={"error": {"message": "upstream [/v1/chat] failed"}})
     with OpenAIServer(lambda body: failing) as server:
-        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
-        monkeypatch.setenv("CASEMILL_LLM_MODEL", "test-model")
-        monkeypatch.setenv("CASEMILL_LLM_API_KEY", "k")
-        monkeypatch.setenv("CASEMILL_LLM_MAX_RETRIES", "0")
-        result = CliRunner().invoke(
-            app,
-            [
-                "expand",
-                "--seeds",
-                str(seeds),
-                "-o",
-                str(tmp_path / "out.jsonl"),
-                "--operators",
-                "llm_blend",
-                "--per-seed",
-                "1",
-            ],
+        result = _expand_llm_blend(
+            server, monkeypatch, seeds, tmp_path / "out.jsonl", CASEMILL_LLM_MAX_RETRIES="0"
         )
     assert result.exit_code == 0, result.output
     assert "upstream [/v1/chat] failed" in " ".join(result.output.split())
