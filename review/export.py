@@ -16,12 +16,11 @@ from datetime import datetime
 
 from casemill.case.model import Case, Review
 from casemill.corpus import CorpusStore
-from review.items import Item, ItemFilter
+from review.items import NEEDS_LABEL, Item, ItemFilter
 from review.store import AUTO_REVIEWER, ReviewStore
 
 log = logging.getLogger(__name__)
 
-NEEDS_LABEL = "needs_label"  # a mined case whose expected state is the miner's guess
 LABELLED = "labelled_in_review"  # such a case once a person approved its label
 
 
