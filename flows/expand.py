@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,10 @@ def expand_batch(
     from casemill.llm import LLMEndpoint
     from generators import ExpandConfig, expand
 
-    seed_cases, _ = load_seeds(seeds)
-    known = [*_corpus_cases(corpus_dir), *seed_cases]
+    seed_cases, known = _inputs(seeds, corpus_dir, known_fingerprint)
     endpoint = LLMEndpoint.from_settings() if llm else None
     return expand(
-        seed_cases[start:stop],
+        list(seed_cases[start:stop]),
         ExpandConfig.model_validate(config),
         seed,
         existing=known,
@@ -94,6 +94,17 @@ def _address(url: str) -> str:
 
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+@lru_cache(maxsize=1)  # a run's batches share their inputs
+def _inputs(
+    seeds: str, corpus_dir: str | None, fingerprint: str
+) -> tuple[tuple[Case, ...], tuple[Case, ...]]:
+    """The valid seeds and every known case (corpus and seeds), read and checked once a process
+    for the inputs `fingerprint` names (`inputs_fingerprint`), not once a batch: every batch
+    task of a run needs all of them."""
+    seed_cases, _ = load_seeds(seeds)
+    return tuple(seed_cases), (*_corpus_cases(corpus_dir), *seed_cases)
 
 
 def _corpus_cases(corpus_dir: str | None) -> list[Case]:

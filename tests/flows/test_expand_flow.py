@@ -73,3 +73,29 @@ def test_flow_runs_llm_chains_against_the_configured_endpoint(
     assert step["model"] == "test-model" and len(endpoint_env.requests) == 1
     assert result["summary"]["messages"] == []
     assert KEY not in out.read_text() + json.dumps(result, default=str)
+
+
+def test_the_batches_of_a_run_read_and_check_the_seeds_once(tmp_path, monkeypatch):
+    """Every batch task needs all the seeds (and the corpus) to know what is a duplicate: they
+    are read and checked once a process for a run's inputs, not once a batch."""
+    import flows.expand as expand_flow
+
+    seeds = tmp_path / "seeds.jsonl"
+    cases = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 5)]
+    atomic_write_jsonl(seeds, [c.model_dump(mode="json") for c in cases])
+    reads = []
+    load = expand_flow.load_seeds
+    monkeypatch.setattr(expand_flow, "load_seeds", lambda s: reads.append(s) or load(s))
+    expand_flow._inputs.cache_clear()
+    fingerprint = expand_flow.inputs_fingerprint(str(seeds), None)
+    config = ExpandConfig(chains=("keyboard_typo",)).model_dump(mode="json")
+    run = expand_flow.expand_batch.fn
+    first = run(str(seeds), 0, 2, fingerprint, None, config, 0, "code")
+    second = run(str(seeds), 2, 4, fingerprint, None, config, 0, "code")
+    assert reads == [str(seeds)]
+    assert {c.provenance.parents[0] for c in first.candidates} <= {cases[0].id, cases[1].id}
+    assert {c.provenance.parents[0] for c in second.candidates} <= {cases[2].id, cases[3].id}
+    assert first.candidates and second.candidates
+    atomic_write_jsonl(seeds, [c.model_dump(mode="json") for c in cases[:2]])  # new inputs
+    run(str(seeds), 0, 2, expand_flow.inputs_fingerprint(str(seeds), None), None, config, 0, "c")
+    assert len(reads) == 2
