@@ -189,9 +189,16 @@ class CorpusStore:
         note: str = "",
     ) -> Manifest | None:
         """Write a new version adding `add` and retiring `retire`. Cases already active are not
-        added twice. Returns the new manifest, or None when nothing changes. Holds the corpus
-        folder's write lock throughout."""
+        added twice. Only approved cases enter the corpus: any other is a `UserError` and
+        nothing is written. Returns the new manifest, or None when nothing changes. Holds the
+        corpus folder's write lock throughout."""
         add = list(add)
+        unreviewed = [c.id for c in add if c.review.status != "approved"]
+        if unreviewed:
+            raise UserError(
+                f"only approved cases enter the corpus: {len(unreviewed)} case(s) are not "
+                f"(first: {', '.join(unreviewed[:3])})"
+            )
         with _write_lock(self.root):
             return self._add_version(add, retire, note)
 

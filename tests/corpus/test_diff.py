@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from fixtures.casebuild import cancel_case, clarify_case, refund_case
+from fixtures.casebuild import approved, cancel_case, clarify_case, refund_case
 
 from casemill.corpus import CorpusStore, diff_versions, parse_version
 from casemill.errors import UserError
 
-A, B, C = refund_case(), cancel_case(), clarify_case()
+A, B, C = approved(refund_case(), cancel_case(), clarify_case())
 
 
 @pytest.fixture

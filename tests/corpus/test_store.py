@@ -6,13 +6,14 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from fixtures.casebuild import cancel_case, clarify_case, refund_case, scenario_case
+from fixtures.casebuild import approved, cancel_case, clarify_case, refund_case, scenario_case
 
 import casemill.corpus.store as store_module
+from casemill.case.model import Review
 from casemill.corpus import CorpusStore, existing_store, verify_corpus
 from casemill.errors import UserError
 
-A, B, C, D = refund_case(), cancel_case(), clarify_case(), scenario_case()
+A, B, C, D = approved(refund_case(), cancel_case(), clarify_case(), scenario_case())
 
 
 @pytest.fixture
@@ -175,3 +176,17 @@ def test_get_many_reads_the_corpus_once_for_every_case_asked(store, monkeypatch)
     assert len(reads) == 1
     assert store.get(A.id) == A and store.get("c_missing") is None
     assert store.get_many([]) == {} and len(reads) == 3  # one a get, none for nothing
+
+
+def test_only_approved_cases_enter_the_corpus(store):
+    pending, rejected = (
+        refund_case(),
+        cancel_case().model_copy(update={"review": Review(status="rejected", reviewer="bob")}),
+    )
+    with pytest.raises(UserError) as refused:
+        store.add_version([A, pending, rejected])
+    assert str(refused.value) == (
+        f"only approved cases enter the corpus: 2 case(s) are not (first: {pending.id}, "
+        f"{rejected.id})"
+    )
+    assert store.manifests() == [] and not (store.root / "cases.jsonl").exists()

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.casebuild import approved
 from typer.testing import CliRunner
 
 from casemill.cli import app
@@ -157,7 +158,7 @@ def test_a_passing_gate_prints_its_rule_notes(tmp_path, cases_file):
 
 def test_chapter_mode_and_corpus_input(tmp_path):
     corpus = tmp_path / "corpus"
-    CorpusStore(corpus).add_version([refund_case(), cancel_case()], note="t")
+    CorpusStore(corpus).add_version(approved(refund_case(), cancel_case()), note="t")
     result = _eval(
         "--agent",
         "reference",
@@ -268,8 +269,8 @@ def test_runs_record_their_cases_and_comparisons_warn_when_the_sets_differ(tmp_p
     refund, cancel, clarify = refund_case(), cancel_case(), clarify_case()
     other = variant_of(refund, "W1001: the mug is cracked")
     store = CorpusStore(tmp_path / "corpus")
-    store.add_version([refund, cancel], note="first")
-    store.add_version([clarify], note="second")
+    store.add_version(approved(refund, cancel), note="first")
+    store.add_version(approved(clarify), note="second")
     (tmp_path / "subset.jsonl").write_text(
         f"{other.model_dump_json()}\n{refund.model_dump_json()}\n"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from fixtures.casebuild import approved
 
 from casemill.errors import UserError
 from generators.seeds import check_outputs, expand_outputs, load_seeds
@@ -35,7 +36,7 @@ def test_a_corpus_folder_gives_its_active_cases_not_the_retired_ones(tmp_path, s
     from casemill.corpus import CorpusStore
 
     store = CorpusStore(tmp_path / "corpus")
-    store.add_version(small_seeds[:3])
+    store.add_version(approved(*small_seeds[:3]))
     store.add_version(retire=[small_seeds[0].id])
     cases, skipped = load_seeds(tmp_path / "corpus")
     assert sorted(c.id for c in cases) == sorted(c.id for c in small_seeds[1:3])

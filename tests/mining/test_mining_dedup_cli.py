@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.casebuild import approved
 from mining_helpers import sample_records, write_jsonl
 from typer.testing import CliRunner
 
@@ -53,7 +54,7 @@ def test_cases_already_in_the_corpus_are_dropped(tmp_path):
     log = write_jsonl(tmp_path / "a.jsonl", RECORDS)
     first = mine([log], "openai-jsonl")
     store = CorpusStore(tmp_path / "corpus")
-    store.add_version(first.cases[:3], note="mined earlier")
+    store.add_version(approved(*first.cases[:3]), note="mined earlier")
     again = mine([log], "openai-jsonl", existing=store.cases())
     assert len(again.cases) == len(first.cases) - 3
     assert again.summary.duplicates == {"corpus": 3}

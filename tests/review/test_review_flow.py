@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from types import SimpleNamespace
 
 import pytest
+from fixtures.casebuild import approved
 from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
@@ -231,12 +232,13 @@ def test_the_flow_enqueues_cases_with_their_parents_from_corpus_or_seeds(
     from casemill.io.jsonl import dumps_line
 
     corpus_dir = tmp_path / "corpus"
-    CorpusStore(corpus_dir).add_version([parent])
+    (in_corpus,) = approved(parent)
+    CorpusStore(corpus_dir).add_version([in_corpus])
     file = tmp_path / "cands.jsonl"
     file.write_text("".join(dumps_line(c.model_dump(mode="json")) for c in children[:2]))
     counts = enqueue_batch(sqlite_store, "f1", str(file), None, "human", corpus_dir, tmp_path)
     assert counts["added"] == 2
-    assert sqlite_store.get(children[0].id).parent == parent  # from the corpus
+    assert sqlite_store.get(children[0].id).parent == in_corpus  # from the corpus
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "s.jsonl").write_text(dumps_line(parent.model_dump(mode="json")))
@@ -252,13 +254,14 @@ def test_enqueue_task_finds_parents_in_the_corpus_and_the_seeds(tmp_path, parent
     does, so the reviewer sees the parent and the operator's diff."""
     db = f"sqlite:///{tmp_path / 'q.db'}"
     corpus_dir = tmp_path / "corpus"
-    CorpusStore(corpus_dir).add_version([parent], note="seeds")
+    (in_corpus,) = approved(parent)
+    CorpusStore(corpus_dir).add_version([in_corpus], note="seeds")
     candidates = tmp_path / "candidates.jsonl"
     atomic_write_jsonl(candidates, [c.model_dump(mode="json") for c in children[:2]])
     counts = enqueue_task.fn(db, "from-file", str(candidates), None, "human", str(corpus_dir))
     store = ReviewStore.open(db)
     assert counts["added"] == 2
-    assert [store.get(c.id).parent for c in children[:2]] == [parent, parent]
+    assert [store.get(c.id).parent for c in children[:2]] == [in_corpus, in_corpus]
 
     seeds = tmp_path / "seeds.jsonl"
     atomic_write_jsonl(seeds, [parent.model_dump(mode="json")])

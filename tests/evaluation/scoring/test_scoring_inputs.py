@@ -3,6 +3,8 @@ a plain .jsonl file."""
 
 from __future__ import annotations
 
+from fixtures.casebuild import approved
+
 from casemill.corpus.store import CorpusStore
 from evaluation.scoring.caseset import digest
 from evaluation.scoring.inputs import load_eval_cases
@@ -12,8 +14,8 @@ from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund
 def test_a_corpus_folder_records_its_latest_version(tmp_path, monkeypatch):
     refund, cancel, clarify = refund_case(), cancel_case(), clarify_case()
     store = CorpusStore(tmp_path / "corpus")
-    store.add_version([refund, cancel], note="first")
-    second = store.add_version([clarify], retire=[cancel.id], note="second")
+    store.add_version(approved(refund, cancel), note="first")
+    second = store.add_version(approved(clarify), retire=[cancel.id], note="second")
     monkeypatch.chdir(tmp_path)
     loaded = load_eval_cases(tmp_path / "corpus")
     recorded = loaded.case_set()
