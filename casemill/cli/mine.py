@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +28,28 @@ from casemill.text import count
 FORMAT_HELP = "log format: openai-jsonl, transcript, csv or otel"
 
 
-def _interruptible(out: Path, mine: Any, *args: Any, **kwargs: Any) -> Any:
+def _interruptible(out: Path, mine: Any, *args: Any, progress: Any, **kwargs: Any) -> Any:
     """`mine(...)`, with Ctrl-C said plainly: every output is written whole at the end, so an
-    interrupted run leaves none (exit 130, as a shell expects)."""
+    interrupted run leaves none (exit 130, as a shell expects).
+
+    Python drops an exception raised in a weakref callback or `__del__` ("Exception ignored"),
+    and the KeyboardInterrupt of a Ctrl-C that lands in one would be lost, mining going on to
+    the end: the interrupt is also remembered, and raised again at the next progress report."""
+    interrupted = threading.Event()
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    def reported(n: int) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        progress(n)
+
+    main = threading.current_thread() is threading.main_thread()  # signals: main thread only
+    previous = signal.signal(signal.SIGINT, on_interrupt) if main else None
     try:
-        return mine(*args, **kwargs)
+        return mine(*args, progress=reported, **kwargs)
     except KeyboardInterrupt:
         err_console.print(
             f"[yellow]interrupted:[/] nothing written to {escape(str(out))} (outputs are "
@@ -38,6 +57,9 @@ def _interruptible(out: Path, mine: Any, *args: Any, **kwargs: Any) -> Any:
             highlight=False,
         )
         raise typer.Exit(130) from None
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 @app.command("mine")

@@ -236,3 +236,31 @@ def test_cli_summary_counts_read_singular_for_one(tmp_path):
     assert "1 conversation read from 1 file," in said
     assert "file(s)" not in said
     assert "[x]/c.jsonl" in "".join(result.output.split())
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the drop itself
+def test_a_ctrl_c_that_python_drops_in_a_finalizer_still_stops_mining(tmp_path):
+    """A KeyboardInterrupt raised while a weakref callback or `__del__` runs is printed as
+    'Exception ignored' and dropped (CI once saw mining run to its end so); the interrupt is
+    remembered and raised at the next progress report."""
+    import signal
+
+    import typer
+
+    from casemill.cli.mine import _interruptible
+
+    class Finalized:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)  # its KeyboardInterrupt is dropped here
+
+    reported = []
+
+    def mining(progress) -> str:  # noqa: ANN001 - the progress callback mine_to_files takes
+        Finalized()  # collected at once: the signal arrives inside __del__
+        progress(10)
+        return "mined to the end"
+
+    with pytest.raises(typer.Exit) as stopped:
+        _interruptible(tmp_path / "c.jsonl", mining, progress=reported.append)
+    assert stopped.value.exit_code == 130 and reported == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
