@@ -12,6 +12,7 @@ from rich.table import Table
 from casemill.case.model import Case, Category, Origin
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.cli.help import Typer
 from casemill.corpus import (
     CorpusStore,
     diff_versions,
@@ -25,7 +26,7 @@ from casemill.settings import Settings
 from casemill.validation import ValidationReport, validate_paths, write_quarantine
 from casemill.validation.loading import expand_paths
 
-tools_app = typer.Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
+tools_app = Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 
 
@@ -128,7 +129,7 @@ def validate(
 
 # -- corpus -----------------------------------------------------------------------------------
 
-corpus_app = typer.Typer(
+corpus_app = Typer(
     help="The versioned corpus: stats, list, show, diff, add, retire, verify.",
     no_args_is_help=True,
 )

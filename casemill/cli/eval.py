@@ -16,13 +16,14 @@ from rich.text import Text
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.cli.help import Typer
 from casemill.errors import UserError
 from casemill.text import count
 from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import corpus_name, describe, difference_note
 from evaluation.scoring.model import CaseSet, Comparison, RunSummary
 
-runs_app = typer.Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
+runs_app = Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 
 SHOWN = HEADLINE  # the metrics the Markdown summary leads with

@@ -13,13 +13,14 @@ from rich.table import Column, Table
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.cli.help import Typer
 from casemill.errors import UserError
 from casemill.settings import Settings
 
-review_app = typer.Typer(
+review_app = Typer(
     help="Review candidates: queue, terminal and web review, export.", no_args_is_help=True
 )
-token_app = typer.Typer(help="Sign-in tokens for the web review.", no_args_is_help=True)
+token_app = Typer(help="Sign-in tokens for the web review.", no_args_is_help=True)
 review_app.add_typer(token_app, name="token")
 app.add_typer(review_app, name="review")
 
