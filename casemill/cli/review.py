@@ -133,19 +133,30 @@ def status(
     if as_json:
         console.print_json(json.dumps(rows))
         return
+    console.print(_status_table(rows))
+
+
+def _status_table(rows: list[dict]) -> Table:
+    """Batches as a table whose headers fit 80 columns whole: the batch id wraps (its policy,
+    and whether it is closed, on a dim line below it), the counts and kappa do not."""
     table = Table(
-        "batch", "policy", "total", "pending", "approved", "rejected", "exported", "closed", "kappa"
+        Column("batch", overflow="fold", ratio=1),
+        *(
+            Column(name, justify="right", no_wrap=True, min_width=len(name))
+            for name in ("total", "pending", "approved", "rejected", "exported")
+        ),
+        Column("kappa", min_width=5, max_width=6),
+        show_edge=False,
     )
     for r in rows:
-        kappa = f"{r['kappa']:.2f} (n={r['double_reviewed']})" if r["kappa"] is not None else ""
+        about = f"policy {r['policy']}" + (", closed" if r["closed"] else "")
+        kappa = f"{r['kappa']:.2f} n={r['double_reviewed']}" if r["kappa"] is not None else ""
         table.add_row(
-            r["batch_id"],
-            r["policy"],
+            f"{escape(r['batch_id'])}\n[dim]{about}[/]",
             *(str(r[k]) for k in ("total", "pending", "approved", "rejected", "exported")),
-            "yes" if r["closed"] else "",
             kappa,
         )
-    console.print(table)
+    return table
 
 
 def _summary(item) -> dict:  # noqa: ANN001 - a review.items.Item

@@ -270,3 +270,31 @@ def test_serve_on_a_port_in_use_says_so_before_printing_an_address(tmp_path):
     assert isinstance(result.exception, UserError)
     assert str(result.exception).startswith(f"cannot serve on 127.0.0.1:{port} (")
     assert "review app on" not in result.output
+
+
+def test_cli_status_fits_80_columns_with_whole_headers_and_batch_ids(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    parent = seed_case()
+    store.enqueue([child_case(parent, i) for i in range(3)], "cands-c30d9a36")
+    store.enqueue([child_case(parent, 9)], "nightly-2026-11-23", policy="auto")
+    r = runner.invoke(app, ["review", "status", "--db", db], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].replace("┃", " ").split() == [
+        "batch",
+        "total",
+        "pending",
+        "approved",
+        "rejected",
+        "exported",
+        "kappa",
+    ]
+    cells = [line.replace("│", " ").split() for line in lines[2:]]
+    assert cells == [
+        ["cands-c30d9a36", "3", "3", "0", "0", "0"],
+        ["policy", "human"],
+        ["nightly-2026-11-23", "1", "1", "0", "0", "0"],
+        ["policy", "auto"],
+    ]
