@@ -95,9 +95,13 @@ def enqueue(
         "failing_validation": len(result.invalid),
         "bad_lines": len(loaded.errors),
         "auto_approved": len(auto.changed) if auto else 0,
+        "batch_made": result.batch_exists,
+        "queued_in": list(result.queued_in),
     }
     if as_json:
         console.print_json(json.dumps(summary))
+    elif not result.batch_exists:
+        console.print(_nothing_enqueued(result, len(loaded.errors)), highlight=False)
     else:
         console.print(
             f"batch [bold]{result.batch_id}[/]: {summary['added']} added, "
@@ -114,6 +118,25 @@ def enqueue(
             err_console.print(f"[yellow]skipped[/] {escape(str(error))}", highlight=False)
     if loaded.errors and not result.added:
         raise typer.Exit(2)
+
+
+def _nothing_enqueued(result, bad_lines: int) -> str:  # noqa: ANN001 - an EnqueueResult
+    """Why a new batch got no case, and so was not made."""
+    from casemill.text import count
+
+    why = []
+    if result.already_queued:
+        where = ", ".join(result.queued_in)
+        batch = "batches" if len(result.queued_in) > 1 else "batch"
+        why.append(
+            f"{count(len(result.already_queued), 'case')} already queued "
+            f"(in {batch} {escape(where)}; see `casemill review status`)"
+        )
+    if bad_lines:
+        why.append(f"{count(bad_lines, 'bad line')}")
+    if not why:
+        why.append("the file holds no case")
+    return f"nothing enqueued, no batch {escape(result.batch_id)} made: " + "; ".join(why)
 
 
 @review_app.command("status")

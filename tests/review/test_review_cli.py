@@ -298,3 +298,27 @@ def test_cli_status_fits_80_columns_with_whole_headers_and_batch_ids(tmp_path):
         ["nightly-2026-11-23", "1", "1", "0", "0", "0"],
         ["policy", "auto"],
     ]
+
+
+def test_cli_enqueue_of_cases_queued_elsewhere_says_so_and_makes_no_batch(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    file = tmp_path / "cands.jsonl"
+    file.write_text(
+        "".join(dumps_line(child_case(seed_case(), i).model_dump(mode="json")) for i in range(3))
+    )
+    assert invoke("review", "enqueue", str(file), "--batch", "first", "--db", db).exit_code == 0
+    r = runner.invoke(
+        app,
+        ["review", "enqueue", str(file), "--batch", "second", "--db", db],
+        env={"COLUMNS": "200"},
+    )
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == (
+        "nothing enqueued, no batch second made: 3 cases already queued (in batch first; see "
+        "`casemill review status`)"
+    )
+    r = invoke("review", "enqueue", str(file), "--batch", "third", "--db", db, "--json")
+    summary = json.loads(r.stdout)
+    assert (summary["added"], summary["batch_made"], summary["queued_in"]) == (0, False, ["first"])
+    r = invoke("review", "status", "--json", "--db", db)
+    assert [b["batch_id"] for b in json.loads(r.stdout)] == ["first"]

@@ -37,6 +37,22 @@ def test_enqueue_is_idempotent_and_keeps_parent_and_findings(store, parent, chil
     assert not broken.valid and broken.findings[0].rule == "missing-id"
 
 
+def test_enqueue_of_cases_all_queued_elsewhere_makes_no_batch(store, children):
+    store.enqueue(children[:2], "b1")
+    store.enqueue(children[2:4], "b2")
+    again = store.enqueue(children[:4], "b3")
+    assert (again.added, len(again.already_queued)) == ((), 4)
+    assert (again.batch_exists, again.queued_in) == (False, ("b1", "b2"))
+    assert [b.batch_id for b in store.batches()] == ["b1", "b2"]
+    none = store.enqueue([], "b4")  # an empty file makes no batch either
+    assert not none.batch_exists and [b.batch_id for b in store.batches()] == ["b1", "b2"]
+    some = store.enqueue(children[3:], "b3")  # one new case: the batch is made for it
+    assert some.batch_exists and some.added == (children[4].id,) and some.queued_in == ("b2",)
+    assert store.batch_status("b3").total == 1
+    same = store.enqueue(children[:2], "b1")  # re-enqueue into the batch holding them
+    assert same.batch_exists and same.queued_in == ()
+
+
 def test_approve_reject_and_audit(store, parent, children):
     store.enqueue(children, "b1", parents={parent.id: parent})
     item = store.get(children[0].id)
