@@ -16,6 +16,7 @@ from casemill.cli.console import console, err_console
 from casemill.cli.help import Typer
 from casemill.errors import UserError
 from casemill.settings import Settings
+from casemill.text import count
 
 review_app = Typer(
     help="Review candidates: queue, terminal and web review, export.", no_args_is_help=True
@@ -36,13 +37,26 @@ def _store(db: str | None):  # noqa: ANN202
 
 def _filter(store, filters: list[str] | None):  # noqa: ANN001, ANN202
     """The `--filter` options as an ItemFilter; a batch the queue does not have is an error
-    (`NotFound`), not a filter that quietly matches nothing."""
+    (`NotFound`), and so is an origin, operator or intent no case in the queue has (a typo such
+    as `operator=typos` for `keyboard_typo`), not a filter that quietly matches nothing."""
     from review.items import ItemFilter
 
     flt = ItemFilter.parse(filters or [])
     if flt.batch_id is not None:
         store.batch_status(flt.batch_id)
+    named = {k: getattr(flt, k) for k in ("origin", "operator", "intent")}
+    if any(v is not None for v in named.values()):
+        facets = store.facets()
+        for key, value in named.items():
+            if value is not None and value not in facets[key]:
+                raise UserError(_unknown_value(key, value, facets[key]))
     return flt
+
+
+def _unknown_value(key: str, value: str, known: list[str]) -> str:
+    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    has = f"the queue has {shown}" if known else "the queue is empty"
+    return f"filter {key}={value}: no case in the queue has {key} {value!r}; {has}"
 
 
 def _reviewer(name: str | None) -> str:
@@ -122,8 +136,6 @@ def enqueue(
 
 def _nothing_enqueued(result, bad_lines: int) -> str:  # noqa: ANN001 - an EnqueueResult
     """Why a new batch got no case, and so was not made."""
-    from casemill.text import count
-
     why = []
     if result.already_queued:
         where = ", ".join(result.queued_in)
@@ -221,8 +233,18 @@ def list_(
     if as_json:
         console.print_json(json.dumps(rows))
         return
-    table = Table("batch", "status", "label", "checks", "reviewer")
-    table.columns.insert(0, Column("case", no_wrap=True, min_width=22))  # ids are copied whole
+    if not rows:
+        console.print(f"no case in the queue matches {flt.describe()}", highlight=False)
+        return
+    # ids are copied whole: a case id keeps its line, a batch id wraps instead of being cut
+    table = Table(
+        Column("case", no_wrap=True, min_width=22),
+        Column("batch", overflow="fold"),
+        "status",
+        "label",
+        "checks",
+        "reviewer",
+    )
     for r in rows:
         checks = ("ok" if r["valid"] else "fails") + (" · needs label" if r["needs_label"] else "")
         label = f"{'+'.join(r['intents']) or 'no intent'} -> {r['outcome']}"
@@ -425,16 +447,10 @@ def resume(
 ) -> None:
     """Resume the flow runs waiting for a decided batch."""
     store = _store(db)
-    status = store.batch_status(batch)
-    if not status.total:
-        err_console.print(
-            f"batch {batch} holds no case (its cases were queued in other batches); "
-            "no flow waits on it"
-        )
-        raise typer.Exit(1)
+    status = store.batch_status(batch)  # NotFound for a batch never made
     if not status.decided:
         err_console.print(
-            f"batch {batch} still has {status.pending} pending cases; nothing resumed"
+            f"batch {batch} still has {count(status.pending, 'pending case')}; nothing resumed"
         )
         raise typer.Exit(1)
     from review.flow import resume_waiting

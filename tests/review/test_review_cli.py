@@ -168,19 +168,16 @@ def test_cli_export_to_a_mistyped_corpus_folder_is_refused_and_marks_nothing(tmp
     assert [c.id for c in CorpusStore(corpus).cases()] == [case.id]
 
 
-def test_cli_resume_of_a_batch_holding_no_case_says_so(tmp_path):
+def test_cli_resume_of_a_batch_never_made_or_undecided_says_so(tmp_path):
     db = f"sqlite:///{tmp_path / 'q.db'}"
     store = ReviewStore.open(db)
     case = child_case(seed_case(), 0)
     store.enqueue([case], "b1")
-    store.enqueue([case], "b2")  # queued in b1 already: b2 holds nothing
+    store.enqueue([case], "b2")  # queued in b1 already: no batch b2 is made
     r = runner.invoke(app, ["review", "resume", "--batch", "b2", "--db", db])
-    assert r.exit_code == 1
-    assert " ".join(r.stderr.split()) == (
-        "batch b2 holds no case (its cases were queued in other batches); no flow waits on it"
-    )
+    assert isinstance(r.exception, NotFound) and "no batch 'b2'" in str(r.exception)
     r = runner.invoke(app, ["review", "resume", "--batch", "b1", "--db", db])
-    assert r.exit_code == 1 and "batch b1 still has 1 pending cases" in r.stderr
+    assert r.exit_code == 1 and "batch b1 still has 1 pending case;" in r.stderr
 
 
 def test_cli_default_batch_id_of_a_long_file_name_fits_the_queue(tmp_path):
@@ -322,3 +319,34 @@ def test_cli_enqueue_of_cases_queued_elsewhere_says_so_and_makes_no_batch(tmp_pa
     assert (summary["added"], summary["batch_made"], summary["queued_in"]) == (0, False, ["first"])
     r = invoke("review", "status", "--json", "--db", db)
     assert [b["batch_id"] for b in json.loads(r.stdout)] == ["first"]
+
+
+def test_cli_filter_on_a_value_no_case_has_is_named_not_an_empty_match(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    parent = seed_case()
+    store.enqueue([child_case(parent, 0, operator="keyboard_typo")], "b1")
+    r = runner.invoke(app, ["review", "approve", "--filter", "operator=typos", "--db", db])
+    assert isinstance(r.exception, UserError) and str(r.exception) == (
+        "filter operator=typos: no case in the queue has operator 'typos'; "
+        "the queue has keyboard_typo"
+    )
+    assert store.batch_status("b1").approved == 0
+    r = runner.invoke(app, ["review", "list", "--filter", "intent=refunds", "--db", db])
+    assert isinstance(r.exception, UserError) and "the queue has refund" in str(r.exception)
+    r = invoke(
+        "review", "list", "--filter", "status=approved", "--filter", "intent=refund", "--db", db
+    )
+    assert r.exit_code == 0 and r.stdout.strip() == (
+        "no case in the queue matches status=approved intent=refund"
+    )
+
+
+def test_cli_list_keeps_a_long_batch_id_whole_at_80_columns(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    batch = "support-nightly-c30d9a36"
+    ReviewStore.open(db).enqueue([child_case(seed_case(), 0)], batch)
+    r = runner.invoke(app, ["review", "list", "--db", db], env={"COLUMNS": "80"})
+    assert r.exit_code == 0 and "…" not in r.stdout
+    cells = [line.split("│")[2].strip() for line in r.stdout.splitlines() if line.startswith("│")]
+    assert "".join(cells) == batch
