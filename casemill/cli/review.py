@@ -114,20 +114,22 @@ def enqueue(
     }
     if as_json:
         console.print_json(json.dumps(summary))
-    elif not result.batch_exists:
-        console.print(_nothing_enqueued(result, len(loaded.errors)), highlight=False)
     else:
-        console.print(
-            f"batch [bold]{result.batch_id}[/]: {summary['added']} added, "
-            f"{summary['already_queued']} already queued, "
-            f"{summary['failing_validation']} failing validation, {summary['bad_lines']} bad lines"
-            + (
-                f"; {summary['auto_approved']} auto-approved, the other "
-                f"{len(auto.skipped)} wait for a person"
-                if auto
-                else ""
+        if not result.batch_exists:
+            console.print(_nothing_enqueued(result, len(loaded.errors)), highlight=False)
+        else:
+            console.print(
+                f"batch [bold]{escape(result.batch_id)}[/]: {summary['added']} added, "
+                f"{summary['already_queued']} already queued, "
+                f"{summary['failing_validation']} failing validation, "
+                f"{summary['bad_lines']} bad lines"
+                + (
+                    f"; {summary['auto_approved']} auto-approved, the other "
+                    f"{len(auto.skipped)} wait for a person"
+                    if auto
+                    else ""
+                )
             )
-        )
         for error in loaded.errors[:10]:
             err_console.print(f"[yellow]skipped[/] {escape(str(error))}", highlight=False)
     if loaded.errors and not result.added:

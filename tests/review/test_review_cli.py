@@ -350,3 +350,16 @@ def test_cli_list_keeps_a_long_batch_id_whole_at_80_columns(tmp_path):
     assert r.exit_code == 0 and "…" not in r.stdout
     cells = [line.split("│")[2].strip() for line in r.stdout.splitlines() if line.startswith("│")]
     assert "".join(cells) == batch
+
+
+def test_cli_enqueue_of_only_bad_lines_names_them_and_makes_no_batch(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    file = tmp_path / "bad.jsonl"
+    file.write_text("{bad\n")
+    r = runner.invoke(
+        app, ["review", "enqueue", str(file), "--batch", "b1", "--db", db], env={"COLUMNS": "200"}
+    )
+    assert r.exit_code == 2
+    assert r.stdout.strip() == "nothing enqueued, no batch b1 made: 1 bad line"
+    assert f"skipped {file}:1: not valid JSON" in r.stderr
+    assert ReviewStore.open(db).batches() == []
