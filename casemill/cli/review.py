@@ -297,7 +297,7 @@ def next_(
     reviewer: str | None = typer.Option(
         None, "--reviewer", help="your name (default: $CASEMILL_REVIEWER or login)"
     ),
-    limit: int | None = typer.Option(None, "--limit", help="stop after this many decisions"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="stop after this many decisions"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Review pending cases one at a time in the terminal (single keys)."""

@@ -363,3 +363,14 @@ def test_cli_enqueue_of_only_bad_lines_names_them_and_makes_no_batch(tmp_path):
     assert r.stdout.strip() == "nothing enqueued, no batch b1 made: 1 bad line"
     assert f"skipped {file}:1: not valid JSON" in r.stderr
     assert ReviewStore.open(db).batches() == []
+
+
+def test_cli_next_refuses_a_limit_of_no_decision(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    ReviewStore.open(db).enqueue([child_case(seed_case(), 0)], "b1")
+    r = runner.invoke(
+        app, ["review", "next", "--limit", "0", "--db", db], input="a\n", env={"COLUMNS": "200"}
+    )
+    assert r.exit_code == 2
+    assert "Invalid value for '--limit': Input should be greater than or equal to 1" in r.output
+    assert ReviewStore.open(db).batch_status("b1").pending == 1
