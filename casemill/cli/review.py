@@ -26,6 +26,7 @@ review_app.add_typer(token_app, name="token")
 app.add_typer(review_app, name="review")
 
 DB_HELP = "queue database URL (default: CASEMILL_REVIEW_DB or sqlite:///.casemill/review.db)"
+REVIEWER_HELP = "your name (default: $CASEMILL_REVIEWER or login)"
 FILTER_HELP = "KEY=VALUE, repeatable: status, batch, origin, operator, intent, valid"
 
 
@@ -79,7 +80,7 @@ def enqueue(
         "human", help="human, or auto: approve every case passing every validator"
     ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
     """Put the candidates of FILE in the queue (bad lines go to a quarantine file)."""
     from casemill.corpus import CorpusStore, existing_store
@@ -156,7 +157,7 @@ def _nothing_enqueued(result, bad_lines: int) -> str:  # noqa: ANN001 - an Enque
 @review_app.command("status")
 def status(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the batches as JSON"),
 ) -> None:
     """Batches in the queue with their counts."""
     from review.agreement import agreement
@@ -225,7 +226,7 @@ def list_(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
     limit: int = typer.Option(50, "--limit", min=0, help="at most this many (0: all)"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the cases as JSON"),
 ) -> None:
     """Cases in the queue matching the filters, in queue order."""
 
@@ -261,7 +262,7 @@ def list_(
 def show(
     case_id: str = typer.Argument(..., help="the case's id in the queue"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the case and its review as JSON"),
 ) -> None:
     """One case as a reviewer sees it (read only: no lease is taken)."""
     from review.present import item_view
@@ -283,7 +284,7 @@ def show(
 @review_app.command("undo")
 def undo(
     case_id: str = typer.Argument(..., help="the case's id in the queue"),
-    reviewer: str | None = typer.Option(None, "--reviewer"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Take back the decision on one case: it is pending again (while its batch is open)."""
@@ -294,9 +295,7 @@ def undo(
 @review_app.command("next")
 def next_(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
-    reviewer: str | None = typer.Option(
-        None, "--reviewer", help="your name (default: $CASEMILL_REVIEWER or login)"
-    ),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
     limit: int | None = typer.Option(None, "--limit", min=1, help="stop after this many decisions"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
@@ -342,9 +341,9 @@ def _decide(
 @review_app.command("approve")
 def approve(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
-    reviewer: str | None = typer.Option(None, "--reviewer"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the changed and skipped ids as JSON"),
 ) -> None:
     """Approve every case matching the filters: pending ones unless a status=... filter says
     otherwise (cases failing validation, needs_label guesses and leased cases are skipped)."""
@@ -355,9 +354,9 @@ def approve(
 def reject(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
     reason: str = typer.Option(..., "--reason", help="why (kept in the audit log)"),
-    reviewer: str | None = typer.Option(None, "--reviewer"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the changed and skipped ids as JSON"),
 ) -> None:
     """Reject every case matching the filters: pending ones unless a status=... filter says
     otherwise (leased cases are skipped)."""
@@ -371,7 +370,7 @@ def export(
         None, "--corpus", help="existing corpus folder (default: settings corpus_dir)"
     ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Write the approved, not yet exported cases as a new corpus version."""
     from casemill.corpus import CorpusStore
@@ -398,7 +397,7 @@ def export(
 @review_app.command("serve")
 def serve(
     host: str = typer.Option("127.0.0.1", help="interface to bind (default: this machine only)"),
-    port: int = typer.Option(8765),
+    port: int = typer.Option(8765, help="port to listen on"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     secure_cookie: bool = typer.Option(False, help="mark the session cookie Secure (behind HTTPS)"),
 ) -> None:
@@ -444,7 +443,7 @@ def _check_free(host: str, port: int) -> None:
 
 @review_app.command("resume")
 def resume(
-    batch: str = typer.Option(..., "--batch"),
+    batch: str = typer.Option(..., "--batch", help="the decided batch whose flow runs wait"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Resume the flow runs waiting for a decided batch."""
@@ -466,7 +465,7 @@ def resume(
 
 @token_app.command("create")
 def token_create(
-    reviewer: str = typer.Option(..., "--reviewer"),
+    reviewer: str = typer.Option(..., "--reviewer", help="the reviewer's name"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Make a sign-in token for REVIEWER (shown once; only its hash is stored)."""
@@ -478,7 +477,7 @@ def token_create(
 
 @token_app.command("revoke")
 def token_revoke(
-    reviewer: str = typer.Option(..., "--reviewer"),
+    reviewer: str = typer.Option(..., "--reviewer", help="the reviewer's name"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Revoke every token and session of REVIEWER."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import typer.main
 from typer import _click
+from typer.core import TyperOption
 from typer.testing import CliRunner
 
 from casemill.cli import app
@@ -51,7 +52,7 @@ def test_mine_help_shows_flags_bare_and_the_logs_argument_as_paths() -> None:
 def test_review_list_help_shows_one_value_of_a_repeatable_option() -> None:
     lines = rows(help_of("review", "list"))
     assert any(line.startswith("--filter <str> KEY=VALUE, repeatable") for line in lines)
-    assert "--json" in lines
+    assert "--json print the cases as JSON" in lines
 
 
 def test_optional_arguments_are_bracketed_names_in_the_usage_line() -> None:
@@ -108,3 +109,12 @@ def test_reflow_joins_lines_of_a_paragraph_and_keeps_lists_and_marked_blocks() -
         "\n\nkeep\nas is"
     )
     assert reflow(None) is None
+
+
+@pytest.mark.parametrize("path", all_commands(), ids=lambda p: " ".join(p) or "casemill")
+def test_every_option_says_what_it_does(path) -> None:
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    silent = [p.opts[0] for p in command.params if isinstance(p, TyperOption) and not p.help]
+    assert silent == [], f"casemill {' '.join(path)}: {silent} have no help text"
