@@ -279,6 +279,20 @@ def show(
         console.print_json(json.dumps(out))
         return
     render(item_view(item), console, position=item.status)
+    if item.status != "pending":  # who decided, when and why: the status alone does not say
+        console.print(_decision_line(item), highlight=False)
+
+
+def _decision_line(item) -> str:  # noqa: ANN001 - a review.items.Item
+    by = "the auto policy" if item.auto_approved else item.reviewer
+    line = f"{item.status} by {escape(by)} at {item.decided_at}"
+    if item.reason:
+        line += f": {escape(item.reason)}"
+    if item.edits:
+        line += f" ({count(len(item.edits), 'edit')})"
+    if item.exported_at:
+        line += f"; exported to corpus version {item.corpus_version} at {item.exported_at}"
+    return line
 
 
 @review_app.command("undo")

@@ -374,3 +374,15 @@ def test_cli_next_refuses_a_limit_of_no_decision(tmp_path):
     assert r.exit_code == 2
     assert "Invalid value for '--limit': Input should be greater than or equal to 1" in r.output
     assert ReviewStore.open(db).batch_status("b1").pending == 1
+
+
+def test_cli_show_of_a_decided_case_says_who_decided_when_and_why(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    case = child_case(seed_case(), 0)
+    store.enqueue([case], "b1")
+    r = runner.invoke(app, ["review", "show", case.id, "--db", db], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and " by " not in r.stdout.splitlines()[-1]
+    done = store.reject(case.id, "bob", store.get(case.id).version, reason="label is [wrong]")
+    r = runner.invoke(app, ["review", "show", case.id, "--db", db], env={"COLUMNS": "200"})
+    assert r.stdout.splitlines()[-1] == f"rejected by bob at {done.decided_at}: label is [wrong]"
