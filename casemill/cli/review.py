@@ -233,8 +233,12 @@ def list_(
     store = _store(db)
     flt = _filter(store, filters)
     rows = [_summary(i) for i in store.list(flt, limit=limit or None)]
+    total = store.count(flt) if limit and len(rows) == limit else len(rows)
+    cut = f"{len(rows)} of {total} shown; --limit 0 lists all" if total > len(rows) else ""
     if as_json:
         console.print_json(json.dumps(rows))
+        if cut:  # on stderr: the JSON stays a plain list, and a script is told it is cut
+            err_console.print(cut, highlight=False)
         return
     if not rows:
         console.print(f"no case in the queue matches {flt.describe()}", highlight=False)
@@ -253,9 +257,8 @@ def list_(
         label = f"{'+'.join(r['intents']) or 'no intent'} -> {r['outcome']}"
         table.add_row(r["case_id"], r["batch_id"], r["status"], label, checks, r["reviewer"] or "")
     console.print(table)
-    total = store.count(flt)
-    if total > len(rows):
-        console.print(f"{len(rows)} of {total} shown; --limit 0 lists all")
+    if cut:
+        console.print(cut, highlight=False)
 
 
 @review_app.command("show")

@@ -386,3 +386,16 @@ def test_cli_show_of_a_decided_case_says_who_decided_when_and_why(tmp_path):
     done = store.reject(case.id, "bob", store.get(case.id).version, reason="label is [wrong]")
     r = runner.invoke(app, ["review", "show", case.id, "--db", db], env={"COLUMNS": "200"})
     assert r.stdout.splitlines()[-1] == f"rejected by bob at {done.decided_at}: label is [wrong]"
+
+
+def test_cli_list_json_cut_by_the_limit_says_so_on_stderr(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    parent = seed_case()
+    ReviewStore.open(db).enqueue([child_case(parent, i) for i in range(3)], "b1")
+    r = runner.invoke(app, ["review", "list", "--limit", "2", "--json", "--db", db])
+    assert len(json.loads(r.stdout)) == 2
+    assert r.stderr.strip() == "2 of 3 shown; --limit 0 lists all"
+    r = runner.invoke(app, ["review", "list", "--limit", "3", "--json", "--db", db])
+    assert len(json.loads(r.stdout)) == 3 and r.stderr == ""
+    r = runner.invoke(app, ["review", "list", "--limit", "2", "--db", db])
+    assert r.stdout.splitlines()[-1] == "2 of 3 shown; --limit 0 lists all"
