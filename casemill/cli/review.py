@@ -171,7 +171,18 @@ def status(
     if as_json:
         console.print_json(json.dumps(rows))
         return
+    if not rows:
+        console.print(_empty_queue(store), highlight=False)
+        return
     console.print(_status_table(rows))
+
+
+def _empty_queue(store) -> str:  # noqa: ANN001 - a ReviewStore
+    where = escape(store.engine.url.render_as_string(hide_password=True))
+    return (
+        f"the review queue at {where} is empty; queue candidates with "
+        "`casemill review enqueue FILE`"
+    )
 
 
 def _status_table(rows: list[dict]) -> Table:
@@ -241,7 +252,9 @@ def list_(
             err_console.print(cut, highlight=False)
         return
     if not rows:
-        console.print(f"no case in the queue matches {flt.describe()}", highlight=False)
+        empty = flt.empty and not store.batches()
+        line = _empty_queue(store) if empty else f"no case in the queue matches {flt.describe()}"
+        console.print(line, highlight=False)
         return
     # ids are copied whole: a case id keeps its line, a batch id wraps instead of being cut
     table = Table(

@@ -399,3 +399,13 @@ def test_cli_list_json_cut_by_the_limit_says_so_on_stderr(tmp_path):
     assert len(json.loads(r.stdout)) == 3 and r.stderr == ""
     r = runner.invoke(app, ["review", "list", "--limit", "2", "--db", db])
     assert r.stdout.splitlines()[-1] == "2 of 3 shown; --limit 0 lists all"
+
+
+def test_cli_status_and_list_of_an_empty_queue_say_where_it_is_and_what_to_do(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    expected = (
+        f"the review queue at {db} is empty; queue candidates with `casemill review enqueue FILE`"
+    )
+    for command in ("status", "list"):
+        r = runner.invoke(app, ["review", command, "--db", db], env={"COLUMNS": "300"})
+        assert r.exit_code == 0 and r.stdout.strip() == expected
