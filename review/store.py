@@ -120,6 +120,13 @@ class ReviewStore(BatchOps):
             rows.append((case, parent, findings))
         with self.engine.begin() as conn:
             head = conn.execute(select(batches).where(batches.c.batch_id == batch_id)).first()
+            if head is not None and head.policy != policy:
+                # the auto policy decides a whole batch: it must not approve the cases of a
+                # human batch, nor leave cases pending, unnoticed, in an auto one
+                raise UserError(
+                    f"batch {batch_id} has the {head.policy} policy, not {policy}; enqueue "
+                    f"with policy {head.policy}, or into another batch"
+                )
             queued_in = _queued_in(conn, [c.id for c, _, _ in rows])
             existing = set(queued_in)
             # a new batch is made only for cases it will hold: one whose cases are all queued

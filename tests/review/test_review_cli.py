@@ -409,3 +409,19 @@ def test_cli_status_and_list_of_an_empty_queue_say_where_it_is_and_what_to_do(tm
     for command in ("status", "list"):
         r = runner.invoke(app, ["review", command, "--db", db], env={"COLUMNS": "300"})
         assert r.exit_code == 0 and r.stdout.strip() == expected
+
+
+def test_cli_enqueue_with_auto_into_a_human_batch_approves_nothing(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    parent = seed_case()
+    ReviewStore.open(db).enqueue([child_case(parent, i) for i in range(3)], "people")
+    file = tmp_path / "more.jsonl"
+    file.write_text(dumps_line(child_case(parent, 7).model_dump(mode="json")))
+    r = runner.invoke(
+        app, ["review", "enqueue", str(file), "--batch", "people", "--policy", "auto", "--db", db]
+    )
+    assert isinstance(r.exception, UserError) and "has the human policy, not auto" in str(
+        r.exception
+    )
+    status = ReviewStore.open(db).batch_status("people")
+    assert (status.total, status.pending, status.approved) == (3, 3, 0)

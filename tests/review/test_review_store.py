@@ -119,6 +119,19 @@ def test_m005_removes_batches_that_never_held_a_case(sqlite_store, children):
     assert [b.batch_id for b in again.batches()] == ["b1"]
 
 
+def test_enqueue_into_a_batch_of_another_policy_is_refused(store, children):
+    store.enqueue(children[:2], "human-batch")
+    with pytest.raises(UserError, match="batch human-batch has the human policy, not auto"):
+        store.enqueue(children[2:3], "human-batch", policy="auto")
+    store.enqueue(children[3:4], "auto-batch", policy="auto")
+    with pytest.raises(UserError, match="has the auto policy, not human"):
+        store.enqueue(children[4:], "auto-batch")
+    assert [(b.batch_id, b.total) for b in store.batches()] == [
+        ("auto-batch", 1),
+        ("human-batch", 2),
+    ]
+
+
 def test_approve_reject_and_audit(store, parent, children):
     store.enqueue(children, "b1", parents={parent.id: parent})
     item = store.get(children[0].id)
