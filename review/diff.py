@@ -75,14 +75,20 @@ def json_changes(
     return [Change(path, before, after)]
 
 
-def case_view(case: Case) -> dict[str, Any]:
-    """The reviewable content of a case, without ids, provenance and review fields."""
-    data = case.model_dump(mode="json", exclude_defaults=True)
+def case_view(case: Case, defaults: bool = False) -> dict[str, Any]:
+    """The reviewable content of a case, without ids, provenance and review fields; fields at
+    their default value are left out unless `defaults`."""
+    data = case.model_dump(mode="json", exclude_defaults=not defaults)
     return {k: data[k] for k in SHOWN_FIELDS if k in data}
 
 
 def case_changes(parent: Case, child: Case) -> list[Change]:
-    return json_changes(case_view(parent), case_view(child), atom=REVIEW_ATOMS)
+    """What changed from `parent` to `child`. Both sides keep their default values: a field
+    moved off its default (category capability -> robustness) is a change from that default,
+    not a value added to nothing."""
+    return json_changes(
+        case_view(parent, defaults=True), case_view(child, defaults=True), atom=REVIEW_ATOMS
+    )
 
 
 def pretty_lines(value: Any) -> list[str]:

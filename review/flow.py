@@ -34,7 +34,7 @@ from casemill.text import count
 from flows import _artifacts as artifacts
 from flows._runtime import fill_dates
 from review.errors import NotFound
-from review.export import export_batch
+from review.export import ExportResult, export_batch
 from review.intake import enqueue_file, find_parents
 from review.items import BatchStatus
 from review.store import ReviewStore
@@ -66,9 +66,9 @@ def wait_for_batch(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> BatchStatus:
-    """Poll the queue until no case of `batch_id` is pending (a batch that holds none, its
-    cases all queued in other batches already, has nothing to wait for); raises `BatchTimeout`
-    after `timeout_s`."""
+    """Poll the queue until no case of `batch_id` is pending; raises `BatchTimeout` after
+    `timeout_s`, and `NotFound` for a batch the queue does not have (an enqueue whose cases
+    were all queued in other batches makes none: see `EnqueueResult.batch_exists`)."""
     deadline = clock() + timeout_s
     while True:
         status = store.batch_status(batch_id)
@@ -276,6 +276,7 @@ def enqueue_batch(
         "invalid": len(result.invalid),
         "quarantined": bad,
         "auto_approved": len(auto.changed) if auto else 0,
+        "batch_made": result.batch_exists,
     }
 
 
@@ -345,17 +346,18 @@ def review_batch(
     )
     logger.info(enqueue_message(batch_id, counts))
     store = ReviewStore.open(url)
-    run_id = get_run_context().flow_run.id
-    deadline = time.monotonic() + timeout_s
-    status, rounds = store.batch_status(batch_id), 0
-    if not status.total:  # an empty batch is never decided: waiting would last until timeout_s
+    if not counts["batch_made"]:  # no batch to wait for: nothing to review, nothing to export
         logger.info(
-            "batch %s: nothing to review (%d cases already queued in other batches, which export "
-            "them, %d bad lines); not waiting",
+            "batch %s: nothing to review, so no batch made (%d cases already queued in other "
+            "batches, which export them, %d bad lines); not waiting",
             batch_id,
             counts["already_queued"],
             counts["quarantined"],
         )
+        return ExportResult(batch_id, None, (), (), False).as_dict()
+    run_id = get_run_context().flow_run.id
+    deadline = time.monotonic() + timeout_s
+    status, rounds = store.batch_status(batch_id), 0
     while wait and status.pending:
         remaining = int(deadline - time.monotonic())
         if remaining <= 0:

@@ -158,6 +158,12 @@ class EnqueueResult:
     added: tuple[str, ...] = ()
     already_queued: tuple[str, ...] = ()
     invalid: tuple[str, ...] = field(default=(), metadata={"doc": "added, but with error findings"})
+    queued_in: tuple[str, ...] = field(
+        default=(), metadata={"doc": "the other batches holding the already queued cases"}
+    )
+    batch_exists: bool = field(
+        default=True, metadata={"doc": "False when nothing was added to a batch not made before"}
+    )
 
 
 @dataclass(frozen=True)

@@ -79,13 +79,13 @@ items = Table(
     Column("case_json", Text, nullable=False),
     Column("current_id", String(80), nullable=False),
     Column("original_json", Text, nullable=False),
-    Column("parent_id", String(80)),
+    Column("parent_id", Text),  # columns filled from a case's own data are unbounded (m004)
     Column("parent_json", Text),
     Column("findings_json", Text, nullable=False, default="[]"),
     Column("valid", Boolean, nullable=False),
     Column("origin", String(32), nullable=False, index=True),
-    Column("operator", String(80), nullable=False, index=True),
-    Column("intents", String(400), nullable=False),
+    Column("operator", Text, nullable=False, index=True),
+    Column("intents", Text, nullable=False),
     Column("category", String(32), nullable=False),
     Column("lease_holder", String(NAME_MAX)),
     Column("lease_expires", String(40)),
@@ -169,7 +169,30 @@ def m003_double_review(conn: Connection) -> None:
     second_opinions.create(conn, checkfirst=True)
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_queue, m002_auth, m003_double_review)
+def m004_unbounded_case_columns(conn: Connection) -> None:
+    """The columns filled from a case's own data (its intents, its last operator's name, its
+    first parent's id) become TEXT: a mined case with many or long intents overflowed
+    VARCHAR(400) on PostgreSQL (SQLite never enforced the lengths, so nothing to do there)."""
+    if conn.dialect.name != "postgresql":
+        return
+    for column in ("intents", "operator", "parent_id"):
+        conn.execute(text(f"ALTER TABLE review_items ALTER COLUMN {column} TYPE TEXT"))
+
+
+def m005_drop_empty_batches(conn: Connection) -> None:
+    """Batches that never held a case (an enqueue whose cases were all queued in other batches
+    made one) are removed: they sat in `review status` forever, never decided."""
+    held = select(items.c.batch_id).distinct()
+    conn.execute(batches.delete().where(batches.c.batch_id.not_in(held)))
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
+    m001_queue,
+    m002_auth,
+    m003_double_review,
+    m004_unbounded_case_columns,
+    m005_drop_empty_batches,
+)
 
 
 def migrate(engine: Engine, clock: Callable[[], datetime] | None = None) -> list[str]:

@@ -120,13 +120,23 @@ class ReviewStore(BatchOps):
             rows.append((case, parent, findings))
         with self.engine.begin() as conn:
             head = conn.execute(select(batches).where(batches.c.batch_id == batch_id)).first()
-            if head is None:
+            if head is not None and head.policy != policy:
+                # the auto policy decides a whole batch: it must not approve the cases of a
+                # human batch, nor leave cases pending, unnoticed, in an auto one
+                raise UserError(
+                    f"batch {batch_id} has the {head.policy} policy, not {policy}; enqueue "
+                    f"with policy {head.policy}, or into another batch"
+                )
+            queued_in = _queued_in(conn, [c.id for c, _, _ in rows])
+            existing = set(queued_in)
+            # a new batch is made only for cases it will hold: one whose cases are all queued
+            # elsewhere would sit empty in `review status`, never decided
+            if head is None and any(c.id not in existing for c, _, _ in rows):
                 conn.execute(
                     batches.insert().values(
                         batch_id=batch_id, created_at=now, policy=policy, note=note
                     )
                 )
-            existing = _queued_ids(conn, [c.id for c, _, _ in rows])
             if (
                 head is not None
                 and head.closed_at
@@ -169,7 +179,15 @@ class ReviewStore(BatchOps):
                 if not valid:
                     invalid.append(case.id)
         log.info("batch %s: %d enqueued, %d already queued", batch_id, len(added), len(already))
-        return EnqueueResult(batch_id, tuple(added), tuple(already), tuple(invalid))
+        elsewhere = sorted({queued_in[i] for i in already} - {batch_id})
+        return EnqueueResult(
+            batch_id,
+            tuple(added),
+            tuple(already),
+            tuple(invalid),
+            queued_in=tuple(elsewhere),
+            batch_exists=head is not None or bool(added),
+        )
 
     # -- reading -----------------------------------------------------------------------------
     def get(self, case_id: str) -> Item:
@@ -508,16 +526,18 @@ def _item_values(
     }
 
 
-def _queued_ids(conn: Connection, ids: list[str]) -> set[str]:
-    """Which of `ids` the queue holds already: as an item's key or as the id an edit gave it."""
+def _queued_in(conn: Connection, ids: list[str]) -> dict[str, str]:
+    """Which of `ids` the queue holds already (as an item's key or as the id an edit gave it),
+    each with the batch holding it."""
     if not ids:
-        return set()
+        return {}
     rows = conn.execute(
-        select(items.c.case_id, items.c.current_id).where(
+        select(items.c.case_id, items.c.current_id, items.c.batch_id).where(
             or_(items.c.case_id.in_(ids), items.c.current_id.in_(ids))
         )
     )
-    return {i for r in rows for i in r} & set(ids)
+    wanted = set(ids)
+    return {i: r.batch_id for r in rows for i in (r.case_id, r.current_id) if i in wanted}
 
 
 def _first_finding(m: Mapping[str, Any]) -> str:

@@ -241,7 +241,7 @@ def handle_key(
         return "same"
     if key == "u":
         return _undo_last(store, item, reviewer, tally, console)
-    console.print(Text(KEYS_HELP))  # Text: the [a]-style keys are not Rich markup
+    console.print(Text(f"{key!r} is not a key here"))  # the keys are shown next
     return "same"
 
 
@@ -304,9 +304,11 @@ def run(
             console.print("nothing left to review for this filter")
             break
         left = store.count(ItemFilter(**{**(flt or ItemFilter()).__dict__, "status": "pending"}))
-        action = "same"
+        action, shown = "same", None
         while action == "same":
-            render(item_view(item), console, position=f"{left} pending")
+            if shown != item.version:  # a wrong key or a refused write leaves the case as shown
+                render(item_view(item), console, position=f"{left} pending")
+                shown = item.version
             console.print(Text(KEYS_HELP, style="bold"))
             action = handle_key(store, item, io.read_key(), reviewer, io, console, tally)
             if action == "same":

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 
-import typer
 from rich.markup import escape
 
 from casemill.cli.console import err_console
+from casemill.cli.help import Typer
 from casemill.errors import UserError
 
-app = typer.Typer(
+app = Typer(
     name="casemill",
     help="Mill evaluation cases for tool-using LLM agents.",
     no_args_is_help=True,

@@ -11,8 +11,9 @@ from rich.table import Table
 
 from casemill.cli import app
 from casemill.cli.console import console
+from casemill.cli.help import Typer
 
-agents_app = typer.Typer(
+agents_app = Typer(
     help="Agents under test: the built-in ones and how to name yours.", no_args_is_help=True
 )
 app.add_typer(agents_app, name="agents")

@@ -12,6 +12,7 @@ from rich.table import Table
 from casemill.case.model import Case, Category, Origin
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.cli.help import Typer
 from casemill.corpus import (
     CorpusStore,
     diff_versions,
@@ -25,7 +26,7 @@ from casemill.settings import Settings
 from casemill.validation import ValidationReport, validate_paths, write_quarantine
 from casemill.validation.loading import expand_paths
 
-tools_app = typer.Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
+tools_app = Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 
 
@@ -128,7 +129,7 @@ def validate(
 
 # -- corpus -----------------------------------------------------------------------------------
 
-corpus_app = typer.Typer(
+corpus_app = Typer(
     help="The versioned corpus: stats, list, show, diff, add, retire, verify.",
     no_args_is_help=True,
 )
@@ -162,7 +163,8 @@ def _row(case: Case) -> dict[str, Any]:
 
 @corpus_app.command("stats")
 def corpus_stats(
-    as_json: bool = typer.Option(False, "--json"), corpus: Path | None = CorpusOpt
+    as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
+    corpus: Path | None = CorpusOpt,
 ) -> None:
     """Versions, active cases and counts per slice of the latest version."""
     stats = _store(corpus).stats()
@@ -191,7 +193,7 @@ def _check_choice(option: str, value: str | None, choices: Any) -> None:
 
 @corpus_app.command("list")
 def corpus_list(
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the cases as JSON"),
     corpus: Path | None = CorpusOpt,
     origin: str | None = typer.Option(None, "--origin", help="seed, mined, generated, imported"),
     category: str | None = typer.Option(None, "--category", help="capability, robustness, ..."),
@@ -252,7 +254,7 @@ def corpus_show(
 def corpus_diff(
     old: str | None = typer.Argument(None, help="from this version (default: the one before NEW)"),
     new: str | None = typer.Argument(None, help="to this version (default: the latest)"),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the ids added and retired as JSON"),
     corpus: Path | None = CorpusOpt,
 ) -> None:
     """The cases added and retired between two versions (v0002 or 2; 0 is the empty corpus)."""
@@ -358,7 +360,7 @@ def _approved(cases: list[Case], approve_as: str | None) -> list[Case]:
 @corpus_app.command("retire")
 def corpus_retire(
     case_ids: list[str] = typer.Argument(..., help="ids of active cases to retire"),
-    note: str = typer.Option("", "--note"),
+    note: str = typer.Option("", "--note", help="a note for the new version's manifest"),
     corpus: Path | None = CorpusOpt,
 ) -> None:
     """Write a new version retiring these cases (their lines stay in cases.jsonl)."""
@@ -372,7 +374,8 @@ def corpus_retire(
 
 @corpus_app.command("verify")
 def corpus_verify(
-    as_json: bool = typer.Option(False, "--json"), corpus: Path | None = CorpusOpt
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+    corpus: Path | None = CorpusOpt,
 ) -> None:
     """Check manifests' hashes against the cases and report stray cases; exit 1 on a problem."""
     report = verify_corpus(_store(corpus))

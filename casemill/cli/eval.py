@@ -16,13 +16,14 @@ from rich.text import Text
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.cli.help import Typer
 from casemill.errors import UserError
 from casemill.text import count
 from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import corpus_name, describe, difference_note
 from evaluation.scoring.model import CaseSet, Comparison, RunSummary
 
-runs_app = typer.Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
+runs_app = Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 
 SHOWN = HEADLINE  # the metrics the Markdown summary leads with
@@ -128,9 +129,11 @@ def eval_command(
     ),
     output: Path = typer.Option(..., "-o", "--output", help="run directory (resumable)"),
     trials: int = typer.Option(1, "--trials", min=1, help="trials per case (pass^k)"),
-    concurrency: int = typer.Option(8, "--concurrency", min=1),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="cases run at once"),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="seconds per case"),
-    max_steps: int = typer.Option(20, "--max-steps", min=1),
+    max_steps: int = typer.Option(
+        20, "--max-steps", min=1, help="agent steps a case may take before it is stopped"
+    ),
     baseline: Path | None = typer.Option(
         None, "--baseline", help="an earlier run directory (compared on the cases both ran)"
     ),
@@ -331,7 +334,7 @@ def _run_dirs(root: Path) -> list[Path]:
 @runs_app.command("list")
 def runs_list(
     root: Path = typer.Option(Path("runs"), "--root", help="folder holding run directories"),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the runs as JSON"),
 ) -> None:
     """List evaluated runs under a folder (default runs/)."""
     from evaluation.report.results import read_summary
@@ -395,7 +398,7 @@ def _case_set_cell(recorded: dict | None) -> str:
 @runs_app.command("show")
 def runs_show(
     run_dir: Path = typer.Argument(..., help="a run directory"),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the run's summary as JSON"),
 ) -> None:
     """Show a run's summary (metrics, gate, weakest slices)."""
     from evaluation.report.results import RESULTS, read_summary
@@ -448,8 +451,8 @@ def comparison_table(comp: Comparison) -> Table:
 def runs_compare(
     a: Path = typer.Argument(..., help="baseline run directory"),
     b: Path = typer.Argument(..., help="run directory compared with it"),
-    seed: int = typer.Option(0, "--seed"),
-    as_json: bool = typer.Option(False, "--json"),
+    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    as_json: bool = typer.Option(False, "--json", help="print the comparison as JSON"),
 ) -> None:
     """Compare run B with run A: paired per-metric deltas with 95% CIs, and flipped cases."""
     from evaluation.report.results import load_run

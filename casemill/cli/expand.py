@@ -12,13 +12,14 @@ from rich.table import Table
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.cli.help import Typer
 from casemill.errors import EndpointNotConfigured, UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from casemill.text import count
 from generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
 from generators.seeds import check_threshold
 
-ops_app = typer.Typer(help="The generator operators.", no_args_is_help=True)
+ops_app = Typer(help="The generator operators.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
 
 

@@ -13,17 +13,20 @@ from rich.table import Column, Table
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.cli.help import Typer
 from casemill.errors import UserError
 from casemill.settings import Settings
+from casemill.text import count
 
-review_app = typer.Typer(
+review_app = Typer(
     help="Review candidates: queue, terminal and web review, export.", no_args_is_help=True
 )
-token_app = typer.Typer(help="Sign-in tokens for the web review.", no_args_is_help=True)
+token_app = Typer(help="Sign-in tokens for the web review.", no_args_is_help=True)
 review_app.add_typer(token_app, name="token")
 app.add_typer(review_app, name="review")
 
 DB_HELP = "queue database URL (default: CASEMILL_REVIEW_DB or sqlite:///.casemill/review.db)"
+REVIEWER_HELP = "your name (default: $CASEMILL_REVIEWER or login)"
 FILTER_HELP = "KEY=VALUE, repeatable: status, batch, origin, operator, intent, valid"
 
 
@@ -35,13 +38,26 @@ def _store(db: str | None):  # noqa: ANN202
 
 def _filter(store, filters: list[str] | None):  # noqa: ANN001, ANN202
     """The `--filter` options as an ItemFilter; a batch the queue does not have is an error
-    (`NotFound`), not a filter that quietly matches nothing."""
+    (`NotFound`), and so is an origin, operator or intent no case in the queue has (a typo such
+    as `operator=typos` for `keyboard_typo`), not a filter that quietly matches nothing."""
     from review.items import ItemFilter
 
     flt = ItemFilter.parse(filters or [])
     if flt.batch_id is not None:
         store.batch_status(flt.batch_id)
+    named = {k: getattr(flt, k) for k in ("origin", "operator", "intent")}
+    if any(v is not None for v in named.values()):
+        facets = store.facets()
+        for key, value in named.items():
+            if value is not None and value not in facets[key]:
+                raise UserError(_unknown_value(key, value, facets[key]))
     return flt
+
+
+def _unknown_value(key: str, value: str, known: list[str]) -> str:
+    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    has = f"the queue has {shown}" if known else "the queue is empty"
+    return f"filter {key}={value}: no case in the queue has {key} {value!r}; {has}"
 
 
 def _reviewer(name: str | None) -> str:
@@ -64,7 +80,7 @@ def enqueue(
         "human", help="human, or auto: approve every case passing every validator"
     ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
     """Put the candidates of FILE in the queue (bad lines go to a quarantine file)."""
     from casemill.corpus import CorpusStore, existing_store
@@ -94,31 +110,54 @@ def enqueue(
         "failing_validation": len(result.invalid),
         "bad_lines": len(loaded.errors),
         "auto_approved": len(auto.changed) if auto else 0,
+        "batch_made": result.batch_exists,
+        "queued_in": list(result.queued_in),
     }
     if as_json:
         console.print_json(json.dumps(summary))
     else:
-        console.print(
-            f"batch [bold]{result.batch_id}[/]: {summary['added']} added, "
-            f"{summary['already_queued']} already queued, "
-            f"{summary['failing_validation']} failing validation, {summary['bad_lines']} bad lines"
-            + (
-                f"; {summary['auto_approved']} auto-approved, the other "
-                f"{len(auto.skipped)} wait for a person"
-                if auto
-                else ""
+        if not result.batch_exists:
+            console.print(_nothing_enqueued(result, len(loaded.errors)), highlight=False)
+        else:
+            console.print(
+                f"batch [bold]{escape(result.batch_id)}[/]: {summary['added']} added, "
+                f"{summary['already_queued']} already queued, "
+                f"{summary['failing_validation']} failing validation, "
+                f"{summary['bad_lines']} bad lines"
+                + (
+                    f"; {summary['auto_approved']} auto-approved, the other "
+                    f"{len(auto.skipped)} wait for a person"
+                    if auto
+                    else ""
+                )
             )
-        )
         for error in loaded.errors[:10]:
             err_console.print(f"[yellow]skipped[/] {escape(str(error))}", highlight=False)
     if loaded.errors and not result.added:
         raise typer.Exit(2)
 
 
+def _nothing_enqueued(result, bad_lines: int) -> str:  # noqa: ANN001 - an EnqueueResult
+    """Why a new batch got no case, and so was not made."""
+    why = []
+    if result.already_queued:
+        where = ", ".join(result.queued_in)
+        batch = "batches" if len(result.queued_in) > 1 else "batch"
+        why.append(
+            f"{count(len(result.already_queued), 'case')} already queued "
+            f"(in {batch} {escape(where)}; see `casemill review status`)"
+        )
+    if bad_lines:
+        why.append(f"{count(bad_lines, 'bad line')}")
+    if not why:
+        why.append("the file holds no case")
+    return f"nothing enqueued, no batch {escape(result.batch_id)} made: " + "; ".join(why)
+
+
 @review_app.command("status")
 def status(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the batches as JSON"),
 ) -> None:
     """Batches in the queue with their counts."""
     from review.agreement import agreement
@@ -132,19 +171,41 @@ def status(
     if as_json:
         console.print_json(json.dumps(rows))
         return
+    if not rows:
+        console.print(_empty_queue(store), highlight=False)
+        return
+    console.print(_status_table(rows))
+
+
+def _empty_queue(store) -> str:  # noqa: ANN001 - a ReviewStore
+    where = escape(store.engine.url.render_as_string(hide_password=True))
+    return (
+        f"the review queue at {where} is empty; queue candidates with "
+        "`casemill review enqueue FILE`"
+    )
+
+
+def _status_table(rows: list[dict]) -> Table:
+    """Batches as a table whose headers fit 80 columns whole: the batch id wraps (its policy,
+    and whether it is closed, on a dim line below it), the counts and kappa do not."""
     table = Table(
-        "batch", "policy", "total", "pending", "approved", "rejected", "exported", "closed", "kappa"
+        Column("batch", overflow="fold", ratio=1),
+        *(
+            Column(name, justify="right", no_wrap=True, min_width=len(name))
+            for name in ("total", "pending", "approved", "rejected", "exported")
+        ),
+        Column("kappa", min_width=5, max_width=6),
+        show_edge=False,
     )
     for r in rows:
-        kappa = f"{r['kappa']:.2f} (n={r['double_reviewed']})" if r["kappa"] is not None else ""
+        about = f"policy {r['policy']}" + (", closed" if r["closed"] else "")
+        kappa = f"{r['kappa']:.2f} n={r['double_reviewed']}" if r["kappa"] is not None else ""
         table.add_row(
-            r["batch_id"],
-            r["policy"],
+            f"{escape(r['batch_id'])}\n[dim]{about}[/]",
             *(str(r[k]) for k in ("total", "pending", "approved", "rejected", "exported")),
-            "yes" if r["closed"] else "",
             kappa,
         )
-    console.print(table)
+    return table
 
 
 def _summary(item) -> dict:  # noqa: ANN001 - a review.items.Item
@@ -176,33 +237,48 @@ def list_(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
     limit: int = typer.Option(50, "--limit", min=0, help="at most this many (0: all)"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the cases as JSON"),
 ) -> None:
     """Cases in the queue matching the filters, in queue order."""
 
     store = _store(db)
     flt = _filter(store, filters)
     rows = [_summary(i) for i in store.list(flt, limit=limit or None)]
+    total = store.count(flt) if limit and len(rows) == limit else len(rows)
+    cut = f"{len(rows)} of {total} shown; --limit 0 lists all" if total > len(rows) else ""
     if as_json:
         console.print_json(json.dumps(rows))
+        if cut:  # on stderr: the JSON stays a plain list, and a script is told it is cut
+            err_console.print(cut, highlight=False)
         return
-    table = Table("batch", "status", "label", "checks", "reviewer")
-    table.columns.insert(0, Column("case", no_wrap=True, min_width=22))  # ids are copied whole
+    if not rows:
+        empty = flt.empty and not store.batches()
+        line = _empty_queue(store) if empty else f"no case in the queue matches {flt.describe()}"
+        console.print(line, highlight=False)
+        return
+    # ids are copied whole: a case id keeps its line, a batch id wraps instead of being cut
+    table = Table(
+        Column("case", no_wrap=True, min_width=22),
+        Column("batch", overflow="fold"),
+        "status",
+        "label",
+        "checks",
+        "reviewer",
+    )
     for r in rows:
         checks = ("ok" if r["valid"] else "fails") + (" · needs label" if r["needs_label"] else "")
         label = f"{'+'.join(r['intents']) or 'no intent'} -> {r['outcome']}"
         table.add_row(r["case_id"], r["batch_id"], r["status"], label, checks, r["reviewer"] or "")
     console.print(table)
-    total = store.count(flt)
-    if total > len(rows):
-        console.print(f"{len(rows)} of {total} shown; --limit 0 lists all")
+    if cut:
+        console.print(cut, highlight=False)
 
 
 @review_app.command("show")
 def show(
     case_id: str = typer.Argument(..., help="the case's id in the queue"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the case and its review as JSON"),
 ) -> None:
     """One case as a reviewer sees it (read only: no lease is taken)."""
     from review.present import item_view
@@ -219,12 +295,26 @@ def show(
         console.print_json(json.dumps(out))
         return
     render(item_view(item), console, position=item.status)
+    if item.status != "pending":  # who decided, when and why: the status alone does not say
+        console.print(_decision_line(item), highlight=False)
+
+
+def _decision_line(item) -> str:  # noqa: ANN001 - a review.items.Item
+    by = "the auto policy" if item.auto_approved else item.reviewer
+    line = f"{item.status} by {escape(by)} at {item.decided_at}"
+    if item.reason:
+        line += f": {escape(item.reason)}"
+    if item.edits:
+        line += f" ({count(len(item.edits), 'edit')})"
+    if item.exported_at:
+        line += f"; exported to corpus version {item.corpus_version} at {item.exported_at}"
+    return line
 
 
 @review_app.command("undo")
 def undo(
     case_id: str = typer.Argument(..., help="the case's id in the queue"),
-    reviewer: str | None = typer.Option(None, "--reviewer"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Take back the decision on one case: it is pending again (while its batch is open)."""
@@ -235,10 +325,8 @@ def undo(
 @review_app.command("next")
 def next_(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
-    reviewer: str | None = typer.Option(
-        None, "--reviewer", help="your name (default: $CASEMILL_REVIEWER or login)"
-    ),
-    limit: int | None = typer.Option(None, "--limit", help="stop after this many decisions"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="stop after this many decisions"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Review pending cases one at a time in the terminal (single keys)."""
@@ -283,9 +371,9 @@ def _decide(
 @review_app.command("approve")
 def approve(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
-    reviewer: str | None = typer.Option(None, "--reviewer"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the changed and skipped ids as JSON"),
 ) -> None:
     """Approve every case matching the filters: pending ones unless a status=... filter says
     otherwise (cases failing validation, needs_label guesses and leased cases are skipped)."""
@@ -296,9 +384,9 @@ def approve(
 def reject(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
     reason: str = typer.Option(..., "--reason", help="why (kept in the audit log)"),
-    reviewer: str | None = typer.Option(None, "--reviewer"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help=REVIEWER_HELP),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the changed and skipped ids as JSON"),
 ) -> None:
     """Reject every case matching the filters: pending ones unless a status=... filter says
     otherwise (leased cases are skipped)."""
@@ -312,7 +400,7 @@ def export(
         None, "--corpus", help="existing corpus folder (default: settings corpus_dir)"
     ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Write the approved, not yet exported cases as a new corpus version."""
     from casemill.corpus import CorpusStore
@@ -339,7 +427,7 @@ def export(
 @review_app.command("serve")
 def serve(
     host: str = typer.Option("127.0.0.1", help="interface to bind (default: this machine only)"),
-    port: int = typer.Option(8765),
+    port: int = typer.Option(8765, help="port to listen on"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     secure_cookie: bool = typer.Option(False, help="mark the session cookie Secure (behind HTTPS)"),
 ) -> None:
@@ -385,21 +473,15 @@ def _check_free(host: str, port: int) -> None:
 
 @review_app.command("resume")
 def resume(
-    batch: str = typer.Option(..., "--batch"),
+    batch: str = typer.Option(..., "--batch", help="the decided batch whose flow runs wait"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Resume the flow runs waiting for a decided batch."""
     store = _store(db)
-    status = store.batch_status(batch)
-    if not status.total:
-        err_console.print(
-            f"batch {batch} holds no case (its cases were queued in other batches); "
-            "no flow waits on it"
-        )
-        raise typer.Exit(1)
+    status = store.batch_status(batch)  # NotFound for a batch never made
     if not status.decided:
         err_console.print(
-            f"batch {batch} still has {status.pending} pending cases; nothing resumed"
+            f"batch {batch} still has {count(status.pending, 'pending case')}; nothing resumed"
         )
         raise typer.Exit(1)
     from review.flow import resume_waiting
@@ -413,7 +495,7 @@ def resume(
 
 @token_app.command("create")
 def token_create(
-    reviewer: str = typer.Option(..., "--reviewer"),
+    reviewer: str = typer.Option(..., "--reviewer", help="the reviewer's name"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Make a sign-in token for REVIEWER (shown once; only its hash is stored)."""
@@ -425,7 +507,7 @@ def token_create(
 
 @token_app.command("revoke")
 def token_revoke(
-    reviewer: str = typer.Option(..., "--reviewer"),
+    reviewer: str = typer.Option(..., "--reviewer", help="the reviewer's name"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Revoke every token and session of REVIEWER."""

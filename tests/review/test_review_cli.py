@@ -168,19 +168,16 @@ def test_cli_export_to_a_mistyped_corpus_folder_is_refused_and_marks_nothing(tmp
     assert [c.id for c in CorpusStore(corpus).cases()] == [case.id]
 
 
-def test_cli_resume_of_a_batch_holding_no_case_says_so(tmp_path):
+def test_cli_resume_of_a_batch_never_made_or_undecided_says_so(tmp_path):
     db = f"sqlite:///{tmp_path / 'q.db'}"
     store = ReviewStore.open(db)
     case = child_case(seed_case(), 0)
     store.enqueue([case], "b1")
-    store.enqueue([case], "b2")  # queued in b1 already: b2 holds nothing
+    store.enqueue([case], "b2")  # queued in b1 already: no batch b2 is made
     r = runner.invoke(app, ["review", "resume", "--batch", "b2", "--db", db])
-    assert r.exit_code == 1
-    assert " ".join(r.stderr.split()) == (
-        "batch b2 holds no case (its cases were queued in other batches); no flow waits on it"
-    )
+    assert isinstance(r.exception, NotFound) and "no batch 'b2'" in str(r.exception)
     r = runner.invoke(app, ["review", "resume", "--batch", "b1", "--db", db])
-    assert r.exit_code == 1 and "batch b1 still has 1 pending cases" in r.stderr
+    assert r.exit_code == 1 and "batch b1 still has 1 pending case;" in r.stderr
 
 
 def test_cli_default_batch_id_of_a_long_file_name_fits_the_queue(tmp_path):
@@ -270,3 +267,161 @@ def test_serve_on_a_port_in_use_says_so_before_printing_an_address(tmp_path):
     assert isinstance(result.exception, UserError)
     assert str(result.exception).startswith(f"cannot serve on 127.0.0.1:{port} (")
     assert "review app on" not in result.output
+
+
+def test_cli_status_fits_80_columns_with_whole_headers_and_batch_ids(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    parent = seed_case()
+    store.enqueue([child_case(parent, i) for i in range(3)], "cands-c30d9a36")
+    store.enqueue([child_case(parent, 9)], "nightly-2026-11-23", policy="auto")
+    r = runner.invoke(app, ["review", "status", "--db", db], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].replace("┃", " ").split() == [
+        "batch",
+        "total",
+        "pending",
+        "approved",
+        "rejected",
+        "exported",
+        "kappa",
+    ]
+    cells = [line.replace("│", " ").split() for line in lines[2:]]
+    assert cells == [
+        ["cands-c30d9a36", "3", "3", "0", "0", "0"],
+        ["policy", "human"],
+        ["nightly-2026-11-23", "1", "1", "0", "0", "0"],
+        ["policy", "auto"],
+    ]
+
+
+def test_cli_enqueue_of_cases_queued_elsewhere_says_so_and_makes_no_batch(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    file = tmp_path / "cands.jsonl"
+    file.write_text(
+        "".join(dumps_line(child_case(seed_case(), i).model_dump(mode="json")) for i in range(3))
+    )
+    assert invoke("review", "enqueue", str(file), "--batch", "first", "--db", db).exit_code == 0
+    r = runner.invoke(
+        app,
+        ["review", "enqueue", str(file), "--batch", "second", "--db", db],
+        env={"COLUMNS": "200"},
+    )
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == (
+        "nothing enqueued, no batch second made: 3 cases already queued (in batch first; see "
+        "`casemill review status`)"
+    )
+    r = invoke("review", "enqueue", str(file), "--batch", "third", "--db", db, "--json")
+    summary = json.loads(r.stdout)
+    assert (summary["added"], summary["batch_made"], summary["queued_in"]) == (0, False, ["first"])
+    r = invoke("review", "status", "--json", "--db", db)
+    assert [b["batch_id"] for b in json.loads(r.stdout)] == ["first"]
+
+
+def test_cli_filter_on_a_value_no_case_has_is_named_not_an_empty_match(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    parent = seed_case()
+    store.enqueue([child_case(parent, 0, operator="keyboard_typo")], "b1")
+    r = runner.invoke(app, ["review", "approve", "--filter", "operator=typos", "--db", db])
+    assert isinstance(r.exception, UserError) and str(r.exception) == (
+        "filter operator=typos: no case in the queue has operator 'typos'; "
+        "the queue has keyboard_typo"
+    )
+    assert store.batch_status("b1").approved == 0
+    r = runner.invoke(app, ["review", "list", "--filter", "intent=refunds", "--db", db])
+    assert isinstance(r.exception, UserError) and "the queue has refund" in str(r.exception)
+    r = invoke(
+        "review", "list", "--filter", "status=approved", "--filter", "intent=refund", "--db", db
+    )
+    assert r.exit_code == 0 and r.stdout.strip() == (
+        "no case in the queue matches status=approved intent=refund"
+    )
+
+
+def test_cli_list_keeps_a_long_batch_id_whole_at_80_columns(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    batch = "support-nightly-c30d9a36"
+    ReviewStore.open(db).enqueue([child_case(seed_case(), 0)], batch)
+    r = runner.invoke(app, ["review", "list", "--db", db], env={"COLUMNS": "80"})
+    assert r.exit_code == 0 and "…" not in r.stdout
+    cells = [line.split("│")[2].strip() for line in r.stdout.splitlines() if line.startswith("│")]
+    assert "".join(cells) == batch
+
+
+def test_cli_enqueue_of_only_bad_lines_names_them_and_makes_no_batch(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    file = tmp_path / "bad.jsonl"
+    file.write_text("{bad\n")
+    r = runner.invoke(
+        app, ["review", "enqueue", str(file), "--batch", "b1", "--db", db], env={"COLUMNS": "200"}
+    )
+    assert r.exit_code == 2
+    assert r.stdout.strip() == "nothing enqueued, no batch b1 made: 1 bad line"
+    assert f"skipped {file}:1: not valid JSON" in r.stderr
+    assert ReviewStore.open(db).batches() == []
+
+
+def test_cli_next_refuses_a_limit_of_no_decision(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    ReviewStore.open(db).enqueue([child_case(seed_case(), 0)], "b1")
+    r = runner.invoke(
+        app, ["review", "next", "--limit", "0", "--db", db], input="a\n", env={"COLUMNS": "200"}
+    )
+    assert r.exit_code == 2
+    assert "Invalid value for '--limit': Input should be greater than or equal to 1" in r.output
+    assert ReviewStore.open(db).batch_status("b1").pending == 1
+
+
+def test_cli_show_of_a_decided_case_says_who_decided_when_and_why(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store = ReviewStore.open(db)
+    case = child_case(seed_case(), 0)
+    store.enqueue([case], "b1")
+    r = runner.invoke(app, ["review", "show", case.id, "--db", db], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and " by " not in r.stdout.splitlines()[-1]
+    done = store.reject(case.id, "bob", store.get(case.id).version, reason="label is [wrong]")
+    r = runner.invoke(app, ["review", "show", case.id, "--db", db], env={"COLUMNS": "200"})
+    assert r.stdout.splitlines()[-1] == f"rejected by bob at {done.decided_at}: label is [wrong]"
+
+
+def test_cli_list_json_cut_by_the_limit_says_so_on_stderr(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    parent = seed_case()
+    ReviewStore.open(db).enqueue([child_case(parent, i) for i in range(3)], "b1")
+    r = runner.invoke(app, ["review", "list", "--limit", "2", "--json", "--db", db])
+    assert len(json.loads(r.stdout)) == 2
+    assert r.stderr.strip() == "2 of 3 shown; --limit 0 lists all"
+    r = runner.invoke(app, ["review", "list", "--limit", "3", "--json", "--db", db])
+    assert len(json.loads(r.stdout)) == 3 and r.stderr == ""
+    r = runner.invoke(app, ["review", "list", "--limit", "2", "--db", db])
+    assert r.stdout.splitlines()[-1] == "2 of 3 shown; --limit 0 lists all"
+
+
+def test_cli_status_and_list_of_an_empty_queue_say_where_it_is_and_what_to_do(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    expected = (
+        f"the review queue at {db} is empty; queue candidates with `casemill review enqueue FILE`"
+    )
+    for command in ("status", "list"):
+        r = runner.invoke(app, ["review", command, "--db", db], env={"COLUMNS": "300"})
+        assert r.exit_code == 0 and r.stdout.strip() == expected
+
+
+def test_cli_enqueue_with_auto_into_a_human_batch_approves_nothing(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    parent = seed_case()
+    ReviewStore.open(db).enqueue([child_case(parent, i) for i in range(3)], "people")
+    file = tmp_path / "more.jsonl"
+    file.write_text(dumps_line(child_case(parent, 7).model_dump(mode="json")))
+    r = runner.invoke(
+        app, ["review", "enqueue", str(file), "--batch", "people", "--policy", "auto", "--db", db]
+    )
+    assert isinstance(r.exception, UserError) and "has the human policy, not auto" in str(
+        r.exception
+    )
+    status = ReviewStore.open(db).batch_status("people")
+    assert (status.total, status.pending, status.approved) == (3, 3, 0)

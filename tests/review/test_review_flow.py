@@ -16,6 +16,7 @@ from review_factory import invalid_case
 from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
+from review.errors import NotFound
 from review.export import export_batch
 from review.flow import (
     BatchTimeout,
@@ -176,16 +177,16 @@ def test_summary_artifact_rows_give_decisions_and_export():
     }
 
 
-def test_wait_for_batch_returns_at_once_for_a_batch_holding_no_case(sqlite_store, children):
+def test_wait_for_batch_names_a_batch_the_queue_does_not_have(sqlite_store, children):
     sqlite_store.enqueue(children[:2], "b1")
     again = sqlite_store.enqueue(children[:2], "b2")  # every case is queued in b1 already
-    assert again.added == () and len(again.already_queued) == 2
+    assert again.added == () and not again.batch_exists
 
     def sleep(_s: float) -> None:
-        raise AssertionError("waited for a batch with nothing to decide")
+        raise AssertionError("waited for a batch that was not made")
 
-    status = wait_for_batch(sqlite_store, "b2", timeout_s=60, poll_s=1, sleep=sleep)
-    assert (status.total, status.pending) == (0, 0)
+    with pytest.raises(NotFound, match="no batch 'b2' in the review queue"):
+        wait_for_batch(sqlite_store, "b2", timeout_s=60, poll_s=1, sleep=sleep)
 
 
 @pytest.mark.slow
@@ -202,7 +203,10 @@ def test_flow_over_cases_queued_elsewhere_does_not_wait(prefect_harness, tmp_pat
         watch_s=None,
     )
     assert result["corpus_version"] is None and result["added"] == []
-    assert ReviewStore.open(db).batch_status("first").pending == 2  # still waiting for people
+    assert result["batch_id"] == "again" and not result["closed"]
+    store = ReviewStore.open(db)
+    assert store.batch_status("first").pending == 2  # still waiting for people
+    assert [b.batch_id for b in store.batches()] == ["first"]  # no empty batch "again"
 
 
 @pytest.mark.slow

@@ -116,3 +116,22 @@ def test_a_low_confidence_label_is_flagged_with_its_reason_and_no_parent_is_expe
     )
     plain = item_view(sqlite_store.get(sure.id))
     assert plain.flags == () and plain.label_note is None
+
+
+def test_a_field_moved_off_its_default_is_a_change_from_the_default(sqlite_store):
+    from casemill.case.model import derive
+
+    parent = seed_case()  # category capability (the default), difficulty easy
+    child = derive(  # off the default category, onto the default difficulty (medium)
+        child_case(parent, 1),
+        tags=parent.tags.model_copy(update={"category": "robustness", "difficulty": "medium"}),
+    )
+    sqlite_store.enqueue([child], "b1", parents={parent.id: parent})
+    changes = {c.path: c for c in item_view(sqlite_store.get(child.id)).changes}
+    category, difficulty = changes["tags.category"], changes["tags.difficulty"]
+    assert (category.kind, category.before, category.after) == (
+        "changed",
+        "capability",
+        "robustness",
+    )
+    assert (difficulty.kind, difficulty.before, difficulty.after) == ("changed", "easy", "medium")

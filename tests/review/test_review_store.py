@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from review_factory import child_case, guessed_case, invalid_case
+from sqlalchemy import text
 
 from casemill.case.model import derive
 from casemill.errors import UserError
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, StaleWrite
 from review.items import ItemFilter
-from review.schema import MIGRATIONS, make_engine, schema_version
+from review.schema import MIGRATIONS, batches, make_engine, schema_version
 from review.store import ReviewStore
 
 
@@ -35,6 +36,100 @@ def test_enqueue_is_idempotent_and_keeps_parent_and_findings(store, parent, chil
     assert item.intents == ("refund",) and item.valid and item.findings == () and item.version == 1
     broken = store.get(bad.id)
     assert not broken.valid and broken.findings[0].rule == "missing-id"
+
+
+def test_enqueue_of_cases_all_queued_elsewhere_makes_no_batch(store, children):
+    store.enqueue(children[:2], "b1")
+    store.enqueue(children[2:4], "b2")
+    again = store.enqueue(children[:4], "b3")
+    assert (again.added, len(again.already_queued)) == ((), 4)
+    assert (again.batch_exists, again.queued_in) == (False, ("b1", "b2"))
+    assert [b.batch_id for b in store.batches()] == ["b1", "b2"]
+    none = store.enqueue([], "b4")  # an empty file makes no batch either
+    assert not none.batch_exists and [b.batch_id for b in store.batches()] == ["b1", "b2"]
+    some = store.enqueue(children[3:], "b3")  # one new case: the batch is made for it
+    assert some.batch_exists and some.added == (children[4].id,) and some.queued_in == ("b2",)
+    assert store.batch_status("b3").total == 1
+    same = store.enqueue(children[:2], "b1")  # re-enqueue into the batch holding them
+    assert same.batch_exists and same.queued_in == ()
+
+
+def long_case(parent):
+    """A case whose intents (as mined from an odd log) and operator name are long."""
+    child = child_case(parent, 7)
+    intents = tuple(f"mined_intent_{i}_with_a_long_free_text_name" for i in range(20))
+    step = child.provenance.operators[-1].model_copy(update={"name": "x" * 200})
+    return derive(
+        child,
+        tags=child.tags.model_copy(update={"intents": intents}),
+        provenance=child.provenance.model_copy(update={"operators": (step,)}),
+    )
+
+
+def test_a_case_with_long_intents_and_operator_name_is_queued(store, parent):
+    case = long_case(parent)
+    assert len(",".join(case.tags.intents)) > 400
+    assert store.enqueue([case], "b1").added == (case.id,)
+    item = store.get(case.id)
+    assert item.intents == case.tags.intents and item.operator == "x" * 200
+    last = case.tags.intents[-1]
+    assert [i.case_id for i in store.list(ItemFilter(intent=last))] == [case.id]
+
+
+def test_m004_widens_the_case_columns_of_an_older_postgresql_queue(pg_url, parent):
+    engine = make_engine(pg_url)
+    ReviewStore(engine)
+    with engine.begin() as conn:  # the queue as migrations 1 to 3 left it
+        for column, size in (("intents", 400), ("operator", 80), ("parent_id", 80)):
+            conn.execute(
+                text(f"ALTER TABLE review_items ALTER COLUMN {column} TYPE VARCHAR({size})")
+            )
+        conn.execute(text("DELETE FROM review_schema WHERE version > 3"))
+    assert schema_version(engine) == 3 and column_types(engine) == {
+        "intents": "character varying",
+        "operator": "character varying",
+        "parent_id": "character varying",
+    }
+    store = ReviewStore(engine)
+    assert schema_version(engine) == len(MIGRATIONS)
+    assert set(column_types(engine).values()) == {"text"}
+    assert store.enqueue([long_case(parent)], "b1").added
+    engine.dispose()
+
+
+def column_types(engine) -> dict[str, str]:
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND table_name = 'review_items' "
+                "AND column_name IN ('intents', 'operator', 'parent_id')"
+            )
+        )
+        return dict(rows.all())
+
+
+def test_m005_removes_batches_that_never_held_a_case(sqlite_store, children):
+    sqlite_store.enqueue(children[:1], "b1")
+    with sqlite_store.engine.begin() as conn:  # what enqueues made before: an empty batch
+        conn.execute(batches.insert().values(batch_id="ghost", created_at="x", policy="human"))
+        conn.execute(text("DELETE FROM review_schema WHERE version = 5"))
+    assert [b.batch_id for b in sqlite_store.batches()] == ["b1", "ghost"]
+    again = ReviewStore(sqlite_store.engine)
+    assert [b.batch_id for b in again.batches()] == ["b1"]
+
+
+def test_enqueue_into_a_batch_of_another_policy_is_refused(store, children):
+    store.enqueue(children[:2], "human-batch")
+    with pytest.raises(UserError, match="batch human-batch has the human policy, not auto"):
+        store.enqueue(children[2:3], "human-batch", policy="auto")
+    store.enqueue(children[3:4], "auto-batch", policy="auto")
+    with pytest.raises(UserError, match="has the auto policy, not human"):
+        store.enqueue(children[4:], "auto-batch")
+    assert [(b.batch_id, b.total) for b in store.batches()] == [
+        ("auto-batch", 1),
+        ("human-batch", 2),
+    ]
 
 
 def test_approve_reject_and_audit(store, parent, children):

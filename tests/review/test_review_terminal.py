@@ -228,3 +228,19 @@ def test_a_case_taken_over_after_the_lease_lapsed_does_not_trap_the_reviewer(
     assert tally.approved == [] and store.get(children[0].id).lease_holder == "bob"
     assert store.get(children[1].id).lease_holder is None  # q on the next case let go of it
     engine.dispose()
+
+
+def test_a_wrong_key_or_a_missing_reason_does_not_show_the_case_again(
+    sqlite_store, parent, children
+):
+    sqlite_store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    console = Console(record=True, width=120)
+    # case 0: x, z (no such keys), r with an empty reason, a; case 1: q
+    io = scripted("xzraq", [" "], [])
+    tally = run(sqlite_store, "ana", ItemFilter(batch_id="b1"), console, io)
+    out = console.export_text()
+    assert tally.approved == [children[0].id]
+    assert out.count(" conversation ") == 2  # each case drawn once
+    assert "'x' is not a key here" in out and "'z' is not a key here" in out
+    assert "a reject needs a reason; nothing changed" in out
+    assert out.count("[a]pprove  [r]eject  [e]dit  [s]kip  [u]ndo last  [q]uit") == 5
