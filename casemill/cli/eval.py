@@ -58,6 +58,8 @@ def _print_extras(summary: RunSummary) -> None:
     """What the run was on, pass^k, flaky cases, consistency and the summary's notes (the
     baseline's different case set as a warning), one line each."""
     console.print(f"cases: {describe(summary.case_set)}", markup=False, highlight=False)
+    if summary.settings_line:
+        console.print(f"agent settings: {summary.settings_line}", markup=False, highlight=False)
     if summary.pass_k:
         console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
     if summary.flaky:
@@ -131,6 +133,14 @@ def eval_command(
     concurrency: int = typer.Option(8, "--concurrency", min=1),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="seconds per case"),
     max_steps: int = typer.Option(20, "--max-steps", min=1),
+    temperature: float | None = typer.Option(
+        None,
+        "--temperature",
+        min=0.0,
+        max=2.0,
+        help="sampling temperature of an openai:MODEL agent (default 0); with --trials K, "
+        "pass^k at the deployed temperature",
+    ),
     baseline: Path | None = typer.Option(
         None, "--baseline", help="an earlier run directory (compared on the cases both ran)"
     ),
@@ -159,7 +169,7 @@ def eval_command(
     """Run an agent on cases, score every trial, write the reports, and check the gate."""
     opts = EvalOptions(
         agent=agent, cases=cases, output=output, trials=trials, concurrency=concurrency,
-        timeout=timeout, max_steps=max_steps, baseline=baseline, gate=gate,
+        timeout=timeout, max_steps=max_steps, temperature=temperature, baseline=baseline, gate=gate,
         rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels, rubric=rubric,
         scoring=scoring, seed=seed, progress=not as_json,
     )  # fmt: skip
@@ -231,6 +241,7 @@ class EvalOptions:
     concurrency: int = 8
     timeout: float = 60.0
     max_steps: int = 20
+    temperature: float | None = None
     baseline: Path | None = None
     gate: Path | None = None
     rerun_failed: bool = False
@@ -281,17 +292,19 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
 
 
 def _eval(opts: EvalOptions) -> Any:
+    from evaluation.agents import agent_settings, load_agent
     from evaluation.runner import run
     from evaluation.scoring.pipeline import evaluate_run
 
     loaded, config = _check_inputs(opts)
+    agent = load_agent(opts.agent, temperature=opts.temperature)
     judge = _judge(opts.judge, opts.human_labels, opts.rubric)
     bar, report = _progress_bar(opts.progress)
     if bar is not None:
         bar.start()
     try:
         trajectories = run(
-            opts.agent, loaded.cases, opts.output, trials=opts.trials,
+            agent, loaded.cases, opts.output, trials=opts.trials,
             concurrency=opts.concurrency, timeout_s=opts.timeout, max_steps=opts.max_steps,
             rerun_failed=opts.rerun_failed, progress=report,
         )  # fmt: skip
@@ -301,7 +314,7 @@ def _eval(opts: EvalOptions) -> Any:
     return evaluate_run(
         opts.output, loaded.cases, trajectories, baseline_dir=opts.baseline,
         gate_path=opts.gate, judge=judge, mode=opts.mode, config=config, seed=opts.seed,  # type: ignore[arg-type]
-        case_set=loaded.case_set(),
+        case_set=loaded.case_set(), agent_settings=agent_settings(agent),
     )  # fmt: skip
 
 
@@ -467,6 +480,12 @@ def runs_compare(
         return
     console.print(f"A: {describe(base.summary.case_set)}", markup=False, highlight=False)
     console.print(f"B: {describe(cur.summary.case_set)}", markup=False, highlight=False)
+    if base.summary.agent_settings != cur.summary.agent_settings:
+        said = [
+            f"{n}: {r.summary.settings_line or 'none recorded'}"
+            for n, r in (("A", base), ("B", cur))
+        ]
+        _warn(f"the agents' settings differ ({'; '.join(said)})")
     if comp.case_note:
         counts = (comp.paired_cases, comp.only_in_current, comp.only_in_baseline)
         sets = (comp.current_case_set, comp.baseline_case_set)

@@ -108,6 +108,8 @@ def render_markdown(summary: RunSummary) -> str:
     if warning is not None:
         lines.append(f":warning: **{cell(warning)}**.")
     lines.append(f"cases: {cell(describe(summary.case_set))}")
+    if summary.settings_line:
+        lines.append(f"agent settings: {cell(summary.settings_line)}")
     if summary.pass_k:
         lines.append("pass^k: " + ", ".join(f"k={k}: {fmt(v)}" for k, v in summary.pass_k.items()))
     lines += ["", "| metric | mean [95% CI] |", "| --- | --- |"]

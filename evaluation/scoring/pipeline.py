@@ -108,11 +108,13 @@ def evaluate_run(
     config: ScoringConfig | None = None,
     seed: int = 0,
     case_set: CaseSet | None = None,
+    agent_settings: dict | None = None,
 ) -> EvalOutcome:
     """Score, aggregate, compare, gate, and write results.jsonl, summary.json, report.html and
     summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring.
     `case_set` says what the cases came from (`CaseInput.case_set()`); without it the summary
-    records the cases' count and digest only."""
+    records the cases' count and digest only. `agent_settings` (`agents.agent_settings`) is
+    what the agent was configured with, recorded so that runs can be told comparable."""
     run_dir = Path(run_dir)
     gate = load_gate(gate_path) if gate_path is not None else None
     baseline = (
@@ -129,8 +131,10 @@ def evaluate_run(
         notes += judge_notes
     recorded = case_set if case_set is not None else case_set_of(cases)
     summary = summarize(cases, scores, baseline=baseline, seed=seed, case_set=recorded)
+    update = {"agent_settings": dict(agent_settings or {})}
     if notes:
-        summary = summary.model_copy(update={"notes": (*summary.notes, *notes)})
+        update["notes"] = (*summary.notes, *notes)
+    summary = summary.model_copy(update=update)
     verdict = None
     if gate is not None:
         verdict = check_gate(gate, cases, scores, summary, baseline)
