@@ -270,7 +270,12 @@ def evaluate_agent(
         count(summary.errors, "error"),
         root / "report.html",
     )
-    from evaluation.scoring.errors import check_scored, describe_errors, what_to_check
+    from evaluation.scoring.errors import (
+        check_scored,
+        describe_errors,
+        describe_faults,
+        what_to_check,
+    )
 
     check_scored(
         outcome.scores,
@@ -280,6 +285,9 @@ def evaluate_agent(
     errors = describe_errors(outcome.scores)
     if errors is not None:  # some trials were scored, these were not
         logger.warning("%s: %s", agent, errors)
+    faults = describe_faults(outcome.scores)
+    if faults is not None:  # the agent's own mistakes, in trials that were scored
+        logger.info("%s: agent faults: %s", agent, faults)
     result = {
         "agent": agent,
         "run_dir": str(root),

@@ -210,11 +210,14 @@ def _say_interrupted(output: Path) -> None:
 
 
 def _print_errors(scores: Any) -> None:
-    from evaluation.scoring.errors import describe_errors, unscored
+    from evaluation.scoring.errors import describe_errors, describe_faults, unscored
 
     described = describe_errors(scores)
     if described is not None and unscored(scores) is None:  # the whole run failing is said last
         console.print(f"[yellow]errors:[/] {escape(described)}", highlight=False)
+    faults = describe_faults(scores)
+    if faults is not None:
+        console.print(f"agent faults: {faults}", markup=False, highlight=False)
 
 
 def _fail_unscored(scores: Any, output: Path) -> None:
@@ -412,7 +415,7 @@ def runs_show(
 ) -> None:
     """Show a run's summary (metrics, gate, weakest slices)."""
     from evaluation.report.results import RESULTS, read_summary
-    from evaluation.scoring.errors import counted
+    from evaluation.scoring.errors import counted, counted_faults, split_kinds
 
     try:
         summary = read_summary(run_dir / "summary.json")
@@ -423,10 +426,14 @@ def runs_show(
         return
     console.print(summary_table(summary))
     _print_extras(summary)
-    if summary.errors:
-        said = counted(summary.error_kinds, summary.results)
-        where = f"each one is in {run_dir / RESULTS}"
+    errors, faults = split_kinds(summary.error_kinds)
+    where = f"each one is in {run_dir / RESULTS}"
+    if errors:
+        said = counted(errors, summary.results)
         console.print(f"[yellow]errors:[/] {escape(said)}; {escape(where)}", highlight=False)
+    if faults:
+        said = counted_faults(faults, summary.results)
+        console.print(f"agent faults: {said}; {where}", markup=False, highlight=False)
     _print_gate(summary)
     weakest = sorted(
         (r for r in summary.slices if r.task_success.mean is not None),

@@ -174,8 +174,14 @@ class RunSummary(_Frozen):
     case_set: CaseSet | None = Field(default=None, description="None: not recorded (format 1)")
     trials: int = 0
     results: int = 0
-    errors: int = 0
-    error_kinds: dict[str, int] = Field(default_factory=dict)
+    errors: int = Field(
+        default=0, description="trials that ended in an error (not counting agent faults)"
+    )
+    error_kinds: dict[str, int] = Field(
+        default_factory=dict,
+        description="trials with an error noted, by kind, agent faults (unknown_tool, "
+        "malformed_tool_call) on trials that ran on included",
+    )
     task_success_rate: float | None = None
     task_success: Stat = Field(default_factory=Stat)
     metrics: dict[str, Stat] = Field(default_factory=dict)
