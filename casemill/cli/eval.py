@@ -366,6 +366,7 @@ def runs_list(
             {
                 "run": str(path),
                 "agent": s.agent,
+                "agent_settings": s.agent_settings,
                 "mode": s.mode,
                 "cases": s.cases,
                 "case_set": None if s.case_set is None else s.case_set.model_dump(mode="json"),

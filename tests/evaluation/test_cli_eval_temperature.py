@@ -49,6 +49,9 @@ def test_temperature_reaches_every_request_and_the_run_records_it(
     assert "Agent settings: model m, temperature 0.7." in (run / "report.html").read_text()
     shown = runner.invoke(app, ["runs", "show", str(run)])
     assert "agent settings: model m, temperature 0.7" in " ".join(shown.output.split())
+    listed = runner.invoke(app, ["runs", "list", "--root", str(tmp_path), "--json"])
+    [row] = json.loads(listed.stdout)
+    assert row["agent_settings"] == {"model": "m", "temperature": 0.7}
 
 
 def test_the_default_temperature_is_0_and_is_recorded(tmp_path, cases_file, monkeypatch):
