@@ -96,6 +96,16 @@ def score_all(
     return out
 
 
+def settings_note(baseline: RunSummary, settings: dict) -> str:
+    """The note for a baseline whose agent ran with other settings (another temperature):
+    its deltas mix the change of agent with the change of settings."""
+    current = RunSummary(agent_settings=settings).settings_line or "none recorded"
+    return (
+        f"the baseline ran its agent with other settings ({baseline.settings_line or 'none recorded'}"
+        f"; this run: {current})"
+    )
+
+
 def evaluate_run(
     run_dir: Path,
     cases: Sequence[Case],
@@ -131,7 +141,10 @@ def evaluate_run(
         notes += judge_notes
     recorded = case_set if case_set is not None else case_set_of(cases)
     summary = summarize(cases, scores, baseline=baseline, seed=seed, case_set=recorded)
-    update = {"agent_settings": dict(agent_settings or {})}
+    settings = dict(agent_settings or {})
+    if baseline is not None and baseline.agent_settings != settings:
+        notes.append(settings_note(baseline, settings))
+    update: dict = {"agent_settings": settings}
     if notes:
         update["notes"] = (*summary.notes, *notes)
     summary = summary.model_copy(update=update)

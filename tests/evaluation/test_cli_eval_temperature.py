@@ -100,3 +100,21 @@ def test_runs_compare_warns_when_the_two_runs_ran_at_other_temperatures(
         "warning: the agents' settings differ (A: model m, temperature 0.0; "
         "B: model m, temperature 0.7)" in said
     )
+
+
+def test_a_baseline_run_at_another_temperature_is_noted_in_the_run_and_its_reports(
+    tmp_path, cases_file, monkeypatch
+):
+    cold, _, _ = _eval_openai(tmp_path / "cold", cases_file, monkeypatch)
+    base = str(tmp_path / "cold" / "run")
+    warm, _, run = _eval_openai(
+        tmp_path / "warm", cases_file, monkeypatch, "--temperature", "0.7", "--baseline", base
+    )
+    assert cold.exit_code == 0 and warm.exit_code == 0, warm.output
+    note = (
+        "the baseline ran its agent with other settings (model m, temperature 0.0; "
+        "this run: model m, temperature 0.7)"
+    )
+    assert note in " ".join(warm.output.split())
+    assert note in json.loads((run / "summary.json").read_text())["notes"]
+    assert note in (run / "report.html").read_text()
