@@ -26,6 +26,7 @@ runs_app = typer.Typer(help="Evaluated runs: list, show, compare.", no_args_is_h
 app.add_typer(runs_app, name="runs")
 
 SHOWN = HEADLINE  # the metrics the Markdown summary leads with
+FLAKIEST = 5  # flaky cases named in the printed summary (passes/trials), the flakiest first
 
 
 def _fail(exc: UserError) -> typer.Exit:
@@ -63,7 +64,9 @@ def _print_extras(summary: RunSummary) -> None:
     if summary.pass_k:
         console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
     if summary.flaky:
-        console.print(f"flaky cases: {len(summary.flaky)}", markup=False)
+        shown = ", ".join(f"{f.case_id} ({f.passes}/{f.trials})" for f in summary.flaky[:FLAKIEST])
+        more = f" and {len(summary.flaky) - FLAKIEST} more" if len(summary.flaky) > FLAKIEST else ""
+        console.print(f"flaky cases: {len(summary.flaky)}: {shown}{more}", markup=False)
     if summary.consistency.mean is not None:
         families = summary.consistency.families
         console.print(
