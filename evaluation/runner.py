@@ -118,7 +118,8 @@ async def run_async(
         (case, trial)
         for case in unique
         for trial in range(trials)
-        if (case.id, trial) not in results or (rerun_failed and results[(case.id, trial)].error)
+        if (case.id, trial) not in results
+        or (rerun_failed and results[(case.id, trial)].ended_in_error)
     ]
     log.info(
         "%s: %d of %d case x trial runs to do (%d done before)",

@@ -13,6 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 TRAJECTORY_FORMAT = 1
 
+# the error kinds a trial carries when the agent itself misbehaved in a trial that still ran to
+# the end (a call to a tool the domain does not have, arguments that are not a JSON object):
+# nothing was executed, the agent was told and could carry on, and the trial is scored as any
+# other (see `ended_in_error`)
+AGENT_FAULT_KINDS = frozenset({"malformed_tool_call", "unknown_tool"})
+
 
 class RecordedCall(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -49,9 +55,16 @@ class Trajectory(BaseModel):
     )
 
     @property
+    def ended_in_error(self) -> bool:
+        """The trial did not run to the end (the agent was not reached, timed out, raised...).
+        An agent fault noted on a trial that ran on (`AGENT_FAULT_KINDS`) is not such an error:
+        the call changed nothing, and the final state, calls and reply are judged as usual."""
+        return self.error is not None and self.error_kind not in AGENT_FAULT_KINDS
+
+    @property
     def completed(self) -> bool:
         return (
-            self.error is None
+            not self.ended_in_error
             and bool((self.final_reply or "").strip())
             and not self.hit_step_limit
             and not self.gave_up

@@ -53,11 +53,12 @@ def load_case_input(cases: str) -> Any:
     return loaded
 
 
-def check_agent(agent: str) -> None:
-    """Fail fast on an agent spec that cannot be loaded (unknown built-in, bad module path)."""
-    from evaluation.agents import load_agent
+def check_agent(agent: str, temperature: float | None = None) -> dict[str, Any]:
+    """Fail fast on an agent spec that cannot be loaded (unknown built-in, bad module path, a
+    temperature for an agent that takes none); the agent's settings, for the summary."""
+    from evaluation.agents import agent_settings, load_agent
 
-    load_agent(agent)
+    return agent_settings(load_agent(agent, temperature=temperature))
 
 
 def dated_run_dir(run_dir: str) -> str:
@@ -114,13 +115,15 @@ def run_batch(
     timeout_s: float,
     max_steps: int,
     rerun_failed: bool = False,
+    temperature: float | None = None,
 ) -> list[Trajectory]:
     """One batch of cases, given as JSON Lines text: a string crosses to a Dask worker as is,
     and Prefect does not walk it looking for futures (it would visit every field of every case)."""
+    from evaluation.agents import load_agent
     from evaluation.runner import run
 
     return run(
-        agent,
+        load_agent(agent, temperature=temperature),
         [Case.model_validate_json(line) for line in cases_jsonl.splitlines()],
         Path(batch_dir),
         trials=trials,
@@ -140,6 +143,7 @@ def score_run(
     gate: str | None,
     seed: int,
     case_set: Any = None,
+    agent_settings: dict[str, Any] | None = None,
 ) -> Any:
     from evaluation.scoring.pipeline import evaluate_run
 
@@ -151,6 +155,7 @@ def score_run(
         gate_path=Path(gate) if gate else None,
         seed=seed,
         case_set=case_set,
+        agent_settings=agent_settings,
     )
 
 
@@ -197,13 +202,15 @@ def evaluate_agent(
     fail_on_gate: bool = True,
     seed: int = 0,
     rerun_failed: bool = False,
+    temperature: float | None = None,
 ) -> dict[str, Any]:
     """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate. A run into a
     `run_dir` that holds an earlier run of the same agent does only what is missing, and with
     `rerun_failed` also the trials that ended in an error (`casemill eval --rerun-failed`);
-    `{date}` or `{datetime}` in `run_dir` give each (scheduled) run a folder of its own."""
+    `{date}` or `{datetime}` in `run_dir` give each (scheduled) run a folder of its own;
+    `temperature` is an `openai:MODEL` agent's sampling temperature (default 0)."""
     logger = get_run_logger()
-    check_agent(agent)
+    settings = check_agent(agent, temperature)
     loaded = load_case_input(cases)
     case_list = loaded.cases
     check_run_inputs(
@@ -230,6 +237,7 @@ def evaluate_agent(
             timeout_s,
             max_steps,
             rerun_failed,
+            temperature,
         )
         for i, chunk in enumerate(chunks)
     ]
@@ -240,7 +248,14 @@ def evaluate_agent(
         progress.advance()
     trajectories = [t for i in sorted(by_batch) for t in by_batch[i]]
     outcome = score_run(
-        str(root), quote(case_list), quote(trajectories), baseline, gate, seed, loaded.case_set()
+        str(root),
+        quote(case_list),
+        quote(trajectories),
+        baseline,
+        gate,
+        seed,
+        loaded.case_set(),
+        settings,
     )
     publish(outcome, agent)
     summary = outcome.summary
@@ -255,7 +270,12 @@ def evaluate_agent(
         count(summary.errors, "error"),
         root / "report.html",
     )
-    from evaluation.scoring.errors import check_scored, describe_errors, what_to_check
+    from evaluation.scoring.errors import (
+        check_scored,
+        describe_errors,
+        describe_faults,
+        what_to_check,
+    )
 
     check_scored(
         outcome.scores,
@@ -265,6 +285,9 @@ def evaluate_agent(
     errors = describe_errors(outcome.scores)
     if errors is not None:  # some trials were scored, these were not
         logger.warning("%s: %s", agent, errors)
+    faults = describe_faults(outcome.scores)
+    if faults is not None:  # the agent's own mistakes, in trials that were scored
+        logger.info("%s: agent faults: %s", agent, faults)
     result = {
         "agent": agent,
         "run_dir": str(root),

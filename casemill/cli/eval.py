@@ -27,6 +27,7 @@ runs_app = Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=Tr
 app.add_typer(runs_app, name="runs")
 
 SHOWN = HEADLINE  # the metrics the Markdown summary leads with
+FLAKIEST = 5  # flaky cases named in the printed summary (passes/trials), the flakiest first
 
 
 def _fail(exc: UserError) -> typer.Exit:
@@ -59,10 +60,14 @@ def _print_extras(summary: RunSummary) -> None:
     """What the run was on, pass^k, flaky cases, consistency and the summary's notes (the
     baseline's different case set as a warning), one line each."""
     console.print(f"cases: {describe(summary.case_set)}", markup=False, highlight=False)
+    if summary.settings_line:
+        console.print(f"agent settings: {summary.settings_line}", markup=False, highlight=False)
     if summary.pass_k:
         console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
     if summary.flaky:
-        console.print(f"flaky cases: {len(summary.flaky)}", markup=False)
+        shown = ", ".join(f"{f.case_id} ({f.passes}/{f.trials})" for f in summary.flaky[:FLAKIEST])
+        more = f" and {len(summary.flaky) - FLAKIEST} more" if len(summary.flaky) > FLAKIEST else ""
+        console.print(f"flaky cases: {len(summary.flaky)}: {shown}{more}", markup=False)
     if summary.consistency.mean is not None:
         families = summary.consistency.families
         console.print(
@@ -134,6 +139,14 @@ def eval_command(
     max_steps: int = typer.Option(
         20, "--max-steps", min=1, help="agent steps a case may take before it is stopped"
     ),
+    temperature: float | None = typer.Option(
+        None,
+        "--temperature",
+        min=0.0,
+        max=2.0,
+        help="sampling temperature of an openai:MODEL agent (default 0); with --trials K, "
+        "pass^k at the deployed temperature",
+    ),
     baseline: Path | None = typer.Option(
         None, "--baseline", help="an earlier run directory (compared on the cases both ran)"
     ),
@@ -162,7 +175,7 @@ def eval_command(
     """Run an agent on cases, score every trial, write the reports, and check the gate."""
     opts = EvalOptions(
         agent=agent, cases=cases, output=output, trials=trials, concurrency=concurrency,
-        timeout=timeout, max_steps=max_steps, baseline=baseline, gate=gate,
+        timeout=timeout, max_steps=max_steps, temperature=temperature, baseline=baseline, gate=gate,
         rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels, rubric=rubric,
         scoring=scoring, seed=seed, progress=not as_json,
     )  # fmt: skip
@@ -203,11 +216,14 @@ def _say_interrupted(output: Path) -> None:
 
 
 def _print_errors(scores: Any) -> None:
-    from evaluation.scoring.errors import describe_errors, unscored
+    from evaluation.scoring.errors import describe_errors, describe_faults, unscored
 
     described = describe_errors(scores)
     if described is not None and unscored(scores) is None:  # the whole run failing is said last
         console.print(f"[yellow]errors:[/] {escape(described)}", highlight=False)
+    faults = describe_faults(scores)
+    if faults is not None:
+        console.print(f"agent faults: {faults}", markup=False, highlight=False)
 
 
 def _fail_unscored(scores: Any, output: Path) -> None:
@@ -234,6 +250,7 @@ class EvalOptions:
     concurrency: int = 8
     timeout: float = 60.0
     max_steps: int = 20
+    temperature: float | None = None
     baseline: Path | None = None
     gate: Path | None = None
     rerun_failed: bool = False
@@ -284,17 +301,19 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
 
 
 def _eval(opts: EvalOptions) -> Any:
+    from evaluation.agents import agent_settings, load_agent
     from evaluation.runner import run
     from evaluation.scoring.pipeline import evaluate_run
 
     loaded, config = _check_inputs(opts)
+    agent = load_agent(opts.agent, temperature=opts.temperature)
     judge = _judge(opts.judge, opts.human_labels, opts.rubric)
     bar, report = _progress_bar(opts.progress)
     if bar is not None:
         bar.start()
     try:
         trajectories = run(
-            opts.agent, loaded.cases, opts.output, trials=opts.trials,
+            agent, loaded.cases, opts.output, trials=opts.trials,
             concurrency=opts.concurrency, timeout_s=opts.timeout, max_steps=opts.max_steps,
             rerun_failed=opts.rerun_failed, progress=report,
         )  # fmt: skip
@@ -304,7 +323,7 @@ def _eval(opts: EvalOptions) -> Any:
     return evaluate_run(
         opts.output, loaded.cases, trajectories, baseline_dir=opts.baseline,
         gate_path=opts.gate, judge=judge, mode=opts.mode, config=config, seed=opts.seed,  # type: ignore[arg-type]
-        case_set=loaded.case_set(),
+        case_set=loaded.case_set(), agent_settings=agent_settings(agent),
     )  # fmt: skip
 
 
@@ -353,6 +372,7 @@ def runs_list(
             {
                 "run": str(path),
                 "agent": s.agent,
+                "agent_settings": s.agent_settings,
                 "mode": s.mode,
                 "cases": s.cases,
                 "case_set": None if s.case_set is None else s.case_set.model_dump(mode="json"),
@@ -402,7 +422,7 @@ def runs_show(
 ) -> None:
     """Show a run's summary (metrics, gate, weakest slices)."""
     from evaluation.report.results import RESULTS, read_summary
-    from evaluation.scoring.errors import counted
+    from evaluation.scoring.errors import counted, counted_faults, split_kinds
 
     try:
         summary = read_summary(run_dir / "summary.json")
@@ -413,10 +433,14 @@ def runs_show(
         return
     console.print(summary_table(summary))
     _print_extras(summary)
-    if summary.errors:
-        said = counted(summary.error_kinds, summary.results)
-        where = f"each one is in {run_dir / RESULTS}"
+    errors, faults = split_kinds(summary.error_kinds)
+    where = f"each one is in {run_dir / RESULTS}"
+    if errors:
+        said = counted(errors, summary.results)
         console.print(f"[yellow]errors:[/] {escape(said)}; {escape(where)}", highlight=False)
+    if faults:
+        said = counted_faults(faults, summary.results)
+        console.print(f"agent faults: {said}; {where}", markup=False, highlight=False)
     _print_gate(summary)
     weakest = sorted(
         (r for r in summary.slices if r.task_success.mean is not None),
@@ -470,6 +494,12 @@ def runs_compare(
         return
     console.print(f"A: {describe(base.summary.case_set)}", markup=False, highlight=False)
     console.print(f"B: {describe(cur.summary.case_set)}", markup=False, highlight=False)
+    if base.summary.agent_settings != cur.summary.agent_settings:
+        said = [
+            f"{n}: {r.summary.settings_line or 'none recorded'}"
+            for n, r in (("A", base), ("B", cur))
+        ]
+        _warn(f"the agents' settings differ ({'; '.join(said)})")
     if comp.case_note:
         counts = (comp.paired_cases, comp.only_in_current, comp.only_in_baseline)
         sets = (comp.current_case_set, comp.baseline_case_set)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from enum import StrEnum
 from pathlib import Path
 
@@ -12,10 +13,11 @@ from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 from casemill.formats import EXPORTERS, ImportResult, write_quarantine
-from casemill.formats.cases_io import load_cases, write_cases
+from casemill.formats.cases_io import load_located, write_cases
 from casemill.formats.chapter import import_chapter
 from casemill.formats.companion import import_companion
 from casemill.formats.tau2 import import_tau2
+from casemill.validation.findings import Finding
 
 
 class ImportFormat(StrEnum):
@@ -118,15 +120,30 @@ def export_cmd(
 ) -> None:
     """Export cases to another format. Exit 1 when a case could not be read or exported."""
     _check_targets([src], {"--out": out})
-    cases, bad = load_cases(src)
+    located, bad = load_located(src)
+    cases = [c.case for c in located]
     result = EXPORTERS[fmt.value](cases, out)
-    console.print(f"wrote {result.written} of {len(cases)} cases to {out} ({fmt.value})")
+    said = f"wrote {result.written} of {len(cases)} cases to {out} ({fmt.value})"
+    if result.skipped:
+        said += f"; skipped {len(result.skipped)} ({skipped_reasons(result.skipped)})"
+    console.print(said, markup=False, soft_wrap=True)
     for finding in bad:
         err_console.print(f"  unreadable: {finding}", markup=False, soft_wrap=True)
+    where = {c.case.id: c.where for c in reversed(located)}  # a repeated case: its first line
     for finding in result.skipped:
         err_console.print(
-            f"  skipped {finding.case_id}: field '{finding.field}': {finding.message}",
+            f"  skipped {where.get(finding.case_id, src)}: case {finding.case_id} "
+            f"({finding.rule}): field '{finding.field}': {finding.message}",
             markup=False,
             soft_wrap=True,
         )
     raise typer.Exit(1 if bad or result.skipped else 0)
+
+
+def skipped_reasons(skipped: tuple[Finding, ...]) -> str:
+    """`user scenario 8, more than one order 18`: the skipped cases counted by reason, the
+    commonest first."""
+    reasons = Counter(f.rule for f in skipped)
+    return ", ".join(
+        f"{rule} {n}" for rule, n in sorted(reasons.items(), key=lambda r: (-r[1], r[0]))
+    )

@@ -115,7 +115,8 @@ def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None: 
                 None: "no gate",
             }[ev["gate_passed"]]
             rate = ev["task_success_rate"]
-            console.print(f"report        {ev['agent']}: task success {rate:.1%}, {verdict}")
+            agent = escape(ev["agent"])  # a spec, not markup
+            console.print(f"report        {agent}: task success {rate:.1%}, {verdict}")
             console.print(f"              {ev['run_dir']}/report.html", soft_wrap=True)
     home = os.environ.get("PREFECT_HOME", str(_prefect_home().resolve()))
     console.print(

@@ -7,6 +7,14 @@ hold Casemill's cases, `export_X(cases, path) -> ExportResult`:
 - `chapter`: the book chapter's `{order, conversation, expected.final_state}` shape;
 - `companion`: the companion repository's `{sample_id, input, expected_function_call}` JSONL;
 - `tau2`: tau2-bench retail tasks with `db.json` as the environment (import only).
+
+A case an export cannot hold is skipped, never bent to fit: a finding names it, with the reason
+(its `rule`) and the field. The book's formats hold one order and the customer's turns as
+scripted text, so conversation-level cases (a `user_scenario`: instructions for a simulated
+customer) are skipped with the reason `user scenario`: as the customer's words the scenario
+would hand the agent what the customer keeps back, and dropped it would change the test.
+`casemill export` counts the skipped cases by reason and prints each with the file and line it
+was read from.
 """
 
 from casemill.formats.chapter import export_chapter, import_chapter

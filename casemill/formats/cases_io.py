@@ -8,6 +8,7 @@ sorted). A line that is not a valid case is reported as a located finding and sk
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -30,11 +31,32 @@ def _files(src: Path) -> list[Path]:
     raise UserError(f"{src}: no such file or folder")
 
 
+@dataclass(frozen=True)
+class LocatedCase:
+    """A case read for an export, with where it was read (no line for a corpus folder's case:
+    the corpus names it by its id)."""
+
+    case: Case
+    file: str
+    line: int | None = None
+
+    @property
+    def where(self) -> str:
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+
 def load_cases(src: str | Path) -> tuple[list[Case], list[Finding]]:
+    located, findings = load_located(src)
+    return [c.case for c in located], findings
+
+
+def load_located(src: str | Path) -> tuple[list[LocatedCase], list[Finding]]:
+    """The cases `src` holds, each with its file and line, and a finding per bad line."""
     src = Path(src)
     if src.is_dir() and (src / "manifests").is_dir():
-        return CorpusStore(src).cases(), []
-    cases: list[Case] = []
+        store = CorpusStore(src)
+        return [LocatedCase(c, str(store.cases_path)) for c in store.cases()], []
+    cases: list[LocatedCase] = []
     findings: list[Finding] = []
     for path in _files(src):
         for line in read_jsonl(path):
@@ -44,7 +66,7 @@ def load_cases(src: str | Path) -> tuple[list[Case], list[Finding]]:
                 )
                 continue
             try:
-                cases.append(Case.model_validate(line.value))
+                cases.append(LocatedCase(Case.model_validate(line.value), line.file, line.number))
             except ValidationError as exc:
                 findings += model_findings(exc, line.file, line.number)
     return cases, findings

@@ -37,6 +37,7 @@ from casemill.formats.common import (
     export_records,
     import_records,
     no_unknown_fields,
+    no_user_scenario,
     phrases,
     require,
 )
@@ -189,6 +190,7 @@ def import_chapter(path: str | Path) -> ImportResult:
 # -- export -------------------------------------------------------------------------------------
 def export_record(case: Case) -> dict[str, Any]:
     """The chapter-format record for one case; FieldProblem when the format cannot hold it."""
+    no_user_scenario(case, FORMAT)
     state = case.environment.state
     order = (
         sm.export_order(state)
@@ -200,17 +202,19 @@ def export_record(case: Case) -> dict[str, Any]:
         raise FieldProblem(
             "environment.state.orders",
             f"the chapter format holds one order; this case has {len(orders)}",
+            rule="more than one order",
         )
     if order is None:
         raise FieldProblem(
             "environment.state",
             f"the chapter format needs a support order; domain {case.domain!r} has none",
+            rule="no support order",
         )
     if not any(t.role == "customer" for t in case.conversation):
         raise FieldProblem(
             "conversation",
-            "the chapter format needs a conversation with a customer turn "
-            "(this case has only a user scenario)",
+            "the chapter format needs a conversation with a customer turn",
+            rule="no customer turn",
         )
     if case.domain == "support":
         calls = [sc.export_call(c, state) for c in case.expected.tool_calls]
@@ -256,5 +260,7 @@ def _customer_roles(labels: Iterable[str]) -> list[str]:
 
 def export_chapter(cases: Iterable[Case], path: str | Path) -> ExportResult:
     """Write `cases` in the chapter format (JSON Lines); cases it cannot hold are skipped and
-    reported."""
+    reported, each with the reason (the finding's `rule`): a user scenario (conversation-level
+    case: instructions for a simulated customer, which the format's scripted turns cannot
+    hold), more than one order, no support order, no customer turn."""
     return export_records(FORMAT, cases, path, export_record)

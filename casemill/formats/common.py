@@ -186,6 +186,20 @@ def case_data(
     }
 
 
+def no_user_scenario(case: Case, fmt: str) -> None:
+    """`FieldProblem` (reason `user scenario`) for a case with a user scenario: the book's
+    formats hold the customer's turns as scripted text, and a scenario is instructions for a
+    simulated customer (what to say if asked, what to insist on); given as the customer's words
+    it would hand the agent what the customer keeps back, and dropped it would change the test."""
+    if case.user_scenario:
+        raise FieldProblem(
+            "user_scenario",
+            f"a user scenario (instructions for a simulated customer) has no place in the {fmt} "
+            "format, which holds the customer's turns as scripted text",
+            rule="user scenario",
+        )
+
+
 def export_records(
     fmt: str, cases: Iterable[Case], path: str | Path, export_record: Callable[[Case], dict]
 ) -> ExportResult:
@@ -196,8 +210,7 @@ def export_records(
         try:
             records.append(export_record(case))
         except FieldProblem as exc:
-            skipped.append(
-                Finding("schema", "export", exc.message, field=exc.field, case_id=case.id)
-            )
+            rule = "export" if exc.rule == "format" else exc.rule  # a reason's name
+            skipped.append(Finding("schema", rule, exc.message, field=exc.field, case_id=case.id))
     atomic_write_jsonl(path, records)
     return ExportResult(fmt, str(path), len(records), tuple(skipped))

@@ -44,6 +44,7 @@ from casemill.formats.common import (
     export_records,
     import_records,
     no_unknown_fields,
+    no_user_scenario,
     require,
 )
 from casemill.formats.generic import infer_tools_by_domain
@@ -254,17 +255,19 @@ def import_companion(path: str | Path, label: str | None = None) -> ImportResult
 
 # -- export -------------------------------------------------------------------------------------
 def export_record(case: Case) -> dict[str, Any]:
+    no_user_scenario(case, FORMAT)
     if len(case.expected.tool_calls) != 1:
         raise FieldProblem(
             "expected.tool_calls",
             "the companion format holds exactly one expected call; "
             f"this case has {len(case.expected.tool_calls)}",
+            rule="not one expected call",
         )
     if not any(t.role == "customer" for t in case.conversation):
         raise FieldProblem(
             "conversation",
-            "the companion format needs a conversation with a customer turn "
-            "(this case has only a user scenario)",
+            "the companion format needs a conversation with a customer turn",
+            rule="no customer turn",
         )
     call = case.expected.tool_calls[0]
     state = case.environment.state
@@ -281,6 +284,7 @@ def export_record(case: Case) -> dict[str, Any]:
             raise FieldProblem(
                 "environment.state.orders",
                 f"the companion format holds one order; this case has {len(state['orders'])}",
+                rule="more than one order",
             )
         if not synthesised:
             out["order"] = sm.export_order(state)

@@ -9,6 +9,8 @@ Specs `load_agent` understands:
 
 from __future__ import annotations
 
+from typing import Any
+
 from casemill.errors import UserError
 from casemill.settings import Settings
 from evaluation.agents.base import (
@@ -28,9 +30,18 @@ from evaluation.agents.retry import RetryPolicy
 SPEC_HELP = "reference, reference:NAME, python:package.module:function, http(s)://..., openai:MODEL"
 
 
-def load_agent(spec: str, settings: Settings | None = None) -> Agent:
-    """The agent a spec names; `UserError` with what to write when the spec is not understood."""
+def load_agent(
+    spec: str, settings: Settings | None = None, *, temperature: float | None = None
+) -> Agent:
+    """The agent a spec names; `UserError` with what to write when the spec is not understood.
+    `temperature` (None: the default, 0) is the sampling temperature of an `openai:MODEL` agent;
+    the other agents choose their own, so giving one to them is an error, not ignored."""
     spec = spec.strip()
+    if temperature is not None and not spec.startswith("openai:"):
+        raise UserError(
+            f"a temperature ({temperature:g}) is for openai:MODEL agents only; {spec!r} sets its "
+            "own (leave --temperature out)"
+        )
     if spec == "reference" or spec.startswith("reference:"):
         from evaluation.reference import reference_agent
 
@@ -47,8 +58,14 @@ def load_agent(spec: str, settings: Settings | None = None) -> Agent:
     if spec.startswith("openai:"):
         from evaluation.agents.openai_agent import OpenAIAgent
 
-        return OpenAIAgent.from_spec(spec[len("openai:") :], settings)
+        return OpenAIAgent.from_spec(spec[len("openai:") :], settings, temperature=temperature)
     raise UserError(f"unknown agent spec {spec!r}; expected one of: {SPEC_HELP}")
+
+
+def agent_settings(agent: Agent) -> dict[str, Any]:
+    """What a run records of the agent's configuration (`settings`, e.g. an `openai:` agent's
+    model and temperature); empty for agents that have none to tell."""
+    return dict(getattr(agent, "settings", None) or {})
 
 
 def builtin_agents() -> list[AgentInfo]:
@@ -69,6 +86,7 @@ __all__ = [
     "EpisodeClosed",
     "RetryPolicy",
     "StepLimitReached",
+    "agent_settings",
     "builtin_agents",
     "case_messages",
     "load_agent",

@@ -19,15 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from casemill.domains.base import Sandbox, ToolResult
+from evaluation.trajectory import AGENT_FAULT_KINDS as AGENT_FAULT_KINDS  # re-exported
 from evaluation.trajectory import RecordedCall
 
 T = TypeVar("T")
 
 # error kinds a trajectory can carry; the transient ones are retried
 TRANSIENT_KINDS = frozenset({"timeout", "http_429", "http_5xx", "connection"})
-# the kinds an episode notes when the agent itself misbehaves (its trial still ran to the end and
-# is scored); every other kind means the trial could not be run or scored
-AGENT_FAULT_KINDS = frozenset({"malformed_tool_call", "unknown_tool"})
 
 
 class AgentError(Exception):

@@ -13,6 +13,12 @@ connection errors, 429 (honouring `Retry-After`) and 5xx. A reply that is not JS
 retried (`invalid_json`). A tool call whose arguments are not a JSON object, or that names a
 tool the domain does not have, is recorded, answered with an error message the model can read,
 and noted on the trajectory (`malformed_tool_call`, `unknown_tool`); the loop carries on.
+
+The sampling temperature is 0 unless set (`casemill eval --temperature`, the flow's
+`temperature`): at 0 most models answer near-deterministically, so pass^k over `--trials K`
+shows little of the flakiness a model has at the temperature it is deployed with. The
+temperature is in the request body, in the fingerprint (trials at two temperatures are never
+mixed on resume) and in `settings`, which the run's summary records.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any
 import orjson
 
 from casemill.case.ids import short_hash
+from casemill.errors import UserError
 from casemill.llm import LLMEndpoint
 from casemill.settings import Settings
 from evaluation.agents.base import (
@@ -42,6 +49,7 @@ from evaluation.agents.retry import RetryPolicy, parse_retry_after, status_kind
 log = logging.getLogger(__name__)
 
 LOOP_VERSION = "1"
+MAX_TEMPERATURE = 2.0  # the OpenAI API's range is 0 to 2
 
 
 @dataclass
@@ -60,6 +68,7 @@ class OpenAIAgent:
     sleep: Any = asyncio.sleep  # injected so tests can count waits (sync or async callable)
 
     def __post_init__(self) -> None:
+        check_temperature(self.temperature)
         # Casemill retries itself (counted, seeded); the SDK must not retry underneath.
         self.endpoint = replace(self.endpoint, max_retries=0, _client=None)
         self.name = f"openai:{self.endpoint.model}"
@@ -71,11 +80,16 @@ class OpenAIAgent:
             "loop": LOOP_VERSION,
         }
         self.fingerprint = short_hash(json.dumps(config, sort_keys=True))
+        # what a run records of this agent so that two runs can be told comparable or not
+        self.settings = {"model": self.endpoint.model, "temperature": self.temperature}
 
     @classmethod
-    def from_spec(cls, model: str, settings: Settings | None = None) -> OpenAIAgent:
+    def from_spec(
+        cls, model: str, settings: Settings | None = None, *, temperature: float | None = None
+    ) -> OpenAIAgent:
         # the spec's model needs no CASEMILL_LLM_MODEL; raises EndpointNotConfigured
-        return cls(endpoint=LLMEndpoint.from_settings(settings, model=model))
+        endpoint = LLMEndpoint.from_settings(settings, model=model)
+        return cls(endpoint=endpoint, temperature=0.0 if temperature is None else temperature)
 
     def run_sync(self, episode: Episode) -> AgentReply:
         """`run` on an event loop of its own (for callers outside asyncio)."""
@@ -156,6 +170,14 @@ class OpenAIAgent:
         return await self.endpoint.async_client.post(
             "/chat/completions", content=orjson.dumps(body), cast_to=object
         )
+
+
+def check_temperature(value: float) -> None:
+    """`UserError` unless `value` is a sampling temperature the API takes (0 to 2)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UserError(f"temperature {value!r}: give a number from 0 to {MAX_TEMPERATURE:g}")
+    if not 0.0 <= value <= MAX_TEMPERATURE:
+        raise UserError(f"temperature {value:g}: give a number from 0 to {MAX_TEMPERATURE:g}")
 
 
 def _message(response: Any, usage: _Usage) -> dict[str, Any]:

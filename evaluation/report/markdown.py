@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from casemill.text import count
 from evaluation.scoring.caseset import describe
-from evaluation.scoring.errors import unmeasured
+from evaluation.scoring.errors import split_kinds, unmeasured
 from evaluation.scoring.model import RunSummary, Stat
 
 HEADLINE = (
@@ -108,6 +108,8 @@ def render_markdown(summary: RunSummary) -> str:
     if warning is not None:
         lines.append(f":warning: **{cell(warning)}**.")
     lines.append(f"cases: {cell(describe(summary.case_set))}")
+    if summary.settings_line:
+        lines.append(f"agent settings: {cell(summary.settings_line)}")
     if summary.pass_k:
         lines.append("pass^k: " + ", ".join(f"k={k}: {fmt(v)}" for k, v in summary.pass_k.items()))
     lines += ["", "| metric | mean [95% CI] |", "| --- | --- |"]
@@ -133,8 +135,10 @@ def render_markdown(summary: RunSummary) -> str:
                 f"| {fmt_stat(row.task_success)} |"
             )
         lines.append("")
-    if summary.error_kinds:
-        lines.append(
-            "Errors: " + ", ".join(f"{cell(k)} {v}" for k, v in summary.error_kinds.items())
-        )
+    errors, faults = split_kinds(summary.error_kinds)
+    if errors:
+        lines.append("Errors: " + ", ".join(f"{cell(k)} {v}" for k, v in errors.items()))
+    if faults:
+        said = ", ".join(f"{cell(k)} {v}" for k, v in faults.items())
+        lines.append(f"Agent faults (trials scored as usual): {said}")
     return "\n".join(lines).rstrip() + "\n"

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from casemill.case.model import Case
 from evaluation.scoring import stats
 from evaluation.scoring.compare import compare
-from evaluation.scoring.errors import error_counts
+from evaluation.scoring.errors import ended_in_error, error_counts
 from evaluation.scoring.model import (
     CaseScore,
     CaseSet,
@@ -113,7 +113,7 @@ def summarize(
         case_set=case_set,
         trials=trials,
         results=len(scores),
-        errors=sum(errors.values()),
+        errors=sum(1 for s in scores if ended_in_error(s)),
         error_kinds=errors,
         task_success_rate=metric_stats["task_success"].mean if grouped else None,
         task_success=metric_stats.get("task_success", Stat()),

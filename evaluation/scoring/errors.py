@@ -27,9 +27,16 @@ class NothingScored(UserError):
 
 
 def error_counts(scores: Sequence[CaseScore]) -> dict[str, int]:
-    """Trials that ended in an error, by kind (sorted by kind)."""
+    """Trials with an error noted, by kind (sorted by kind): errors that ended a trial and the
+    agent faults noted on trials that ran on (the summary's `error_kinds`)."""
     kinds = Counter(s.error_kind or "error" for s in scores if s.error is not None)
     return dict(sorted(kinds.items()))
+
+
+def ended_in_error(score: CaseScore) -> bool:
+    """The trial did not run to the end; an agent fault (`AGENT_FAULT_KINDS`) noted on a trial
+    that ran on is not such an error (that trial is scored as any other)."""
+    return score.error is not None and score.error_kind not in AGENT_FAULT_KINDS
 
 
 def first_error(scores: Sequence[CaseScore]) -> str | None:
@@ -49,17 +56,42 @@ def counted(counts: dict[str, int], trials: int) -> str:
     return f"{sum(counts.values())} of {trials} trials ended in an error ({kinds})"
 
 
+def split_kinds(counts: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """Error counts by kind split into (errors that ended trials, agent faults)."""
+    errors = {k: n for k, n in counts.items() if k not in AGENT_FAULT_KINDS}
+    faults = {k: n for k, n in counts.items() if k in AGENT_FAULT_KINDS}
+    return errors, faults
+
+
+def counted_faults(counts: dict[str, int], trials: int) -> str:
+    """`N of M trials had an agent fault (kind count, ...), scored as usual`."""
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items()))
+    return (
+        f"{sum(counts.values())} of {trials} trials had an agent fault ({kinds}), scored as usual"
+    )
+
+
 def describe_errors(scores: Sequence[CaseScore]) -> str | None:
-    """`N of M trials ended in an error (kind count, ...); first: ...`, or None without errors."""
-    counts = error_counts(scores)
-    if not counts:
+    """`N of M trials ended in an error (kind count, ...); first: ...`, or None when no trial
+    ended in an error (agent faults are `describe_faults`)."""
+    ended = [s for s in scores if ended_in_error(s)]
+    if not ended:
         return None
-    return f"{counted(counts, len(scores))}; first: {first_error(scores)}"
+    return f"{counted(error_counts(ended), len(scores))}; first: {first_error(ended)}"
+
+
+def describe_faults(scores: Sequence[CaseScore]) -> str | None:
+    """`N of M trials had an agent fault (kind count, ...), scored as usual; first: ...`, or
+    None without agent faults."""
+    faults = [s for s in scores if s.error is not None and not ended_in_error(s)]
+    if not faults:
+        return None
+    return f"{counted_faults(error_counts(faults), len(scores))}; first: {first_error(faults)}"
 
 
 def unscored(scores: Sequence[CaseScore]) -> str | None:
     """Why no trial could be scored, or None when at least one could (or there are none)."""
-    if not scores or any(s.error is None or s.error_kind in AGENT_FAULT_KINDS for s in scores):
+    if not scores or not all(ended_in_error(s) for s in scores):
         return None
     return f"no trial could be scored: {describe_errors(scores)}"
 
@@ -68,7 +100,7 @@ def unmeasured(summary: RunSummary) -> str | None:
     """For the reports: a warning when every trial of `summary` ended in an error that is not
     the agent's own doing, so its figures (task success 0.000, ...) measure nothing about the
     agent; None otherwise."""
-    kinds = {k: v for k, v in summary.error_kinds.items() if k not in AGENT_FAULT_KINDS}
+    kinds, _ = split_kinds(summary.error_kinds)
     if not summary.results or sum(kinds.values()) < summary.results:
         return None
     return (

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 RESULTS_FORMAT = 1
-SUMMARY_FORMAT = 2  # 2: `case_set`, what the run was evaluated on
+SUMMARY_FORMAT = 3  # 2: `case_set`, what the run was evaluated on; 3: `agent_settings`
 
 Mode = Literal["casemill", "chapter"]
 
@@ -164,13 +164,24 @@ class RunSummary(_Frozen):
 
     format: int = SUMMARY_FORMAT
     agent: str = ""
+    agent_settings: dict[str, str | float | int | bool | None] = Field(
+        default_factory=dict,
+        description="the agent's configuration as run (openai:MODEL: model, temperature); "
+        "empty when the agent has none to tell or the run predates format 3",
+    )
     mode: Mode = "casemill"
     cases: int = 0
     case_set: CaseSet | None = Field(default=None, description="None: not recorded (format 1)")
     trials: int = 0
     results: int = 0
-    errors: int = 0
-    error_kinds: dict[str, int] = Field(default_factory=dict)
+    errors: int = Field(
+        default=0, description="trials that ended in an error (not counting agent faults)"
+    )
+    error_kinds: dict[str, int] = Field(
+        default_factory=dict,
+        description="trials with an error noted, by kind, agent faults (unknown_tool, "
+        "malformed_tool_call) on trials that ran on included",
+    )
     task_success_rate: float | None = None
     task_success: Stat = Field(default_factory=Stat)
     metrics: dict[str, Stat] = Field(default_factory=dict)
@@ -188,3 +199,10 @@ class RunSummary(_Frozen):
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+    @property
+    def settings_line(self) -> str | None:
+        """`model m, temperature 0.7`: the agent's recorded settings in one line, or None."""
+        if not self.agent_settings:
+            return None
+        return ", ".join(f"{k} {v}" for k, v in sorted(self.agent_settings.items()))

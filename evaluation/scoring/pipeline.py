@@ -96,6 +96,16 @@ def score_all(
     return out
 
 
+def settings_note(baseline: RunSummary, settings: dict) -> str:
+    """The note for a baseline whose agent ran with other settings (another temperature):
+    its deltas mix the change of agent with the change of settings."""
+    current = RunSummary(agent_settings=settings).settings_line or "none recorded"
+    return (
+        f"the baseline ran its agent with other settings ({baseline.settings_line or 'none recorded'}"
+        f"; this run: {current})"
+    )
+
+
 def evaluate_run(
     run_dir: Path,
     cases: Sequence[Case],
@@ -108,11 +118,13 @@ def evaluate_run(
     config: ScoringConfig | None = None,
     seed: int = 0,
     case_set: CaseSet | None = None,
+    agent_settings: dict | None = None,
 ) -> EvalOutcome:
     """Score, aggregate, compare, gate, and write results.jsonl, summary.json, report.html and
     summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring.
     `case_set` says what the cases came from (`CaseInput.case_set()`); without it the summary
-    records the cases' count and digest only."""
+    records the cases' count and digest only. `agent_settings` (`agents.agent_settings`) is
+    what the agent was configured with, recorded so that runs can be told comparable."""
     run_dir = Path(run_dir)
     gate = load_gate(gate_path) if gate_path is not None else None
     baseline = (
@@ -129,8 +141,13 @@ def evaluate_run(
         notes += judge_notes
     recorded = case_set if case_set is not None else case_set_of(cases)
     summary = summarize(cases, scores, baseline=baseline, seed=seed, case_set=recorded)
+    settings = dict(agent_settings or {})
+    if baseline is not None and baseline.agent_settings != settings:
+        notes.append(settings_note(baseline, settings))
+    update: dict = {"agent_settings": settings}
     if notes:
-        summary = summary.model_copy(update={"notes": (*summary.notes, *notes)})
+        update["notes"] = (*summary.notes, *notes)
+    summary = summary.model_copy(update=update)
     verdict = None
     if gate is not None:
         verdict = check_gate(gate, cases, scores, summary, baseline)

@@ -110,7 +110,9 @@ def _assertions(
     t: Trajectory, completed: bool, values: dict, violated: bool, excluded: bool
 ) -> dict[str, bool]:
     return {
-        "no_error": t.error is None,
+        # an agent fault (unknown tool, malformed arguments) in a trial that ran on changed
+        # nothing: the trial is judged by its calls, final state and reply like any other
+        "no_error": not t.ended_in_error,
         "completed": completed,
         "no_forbidden_calls": not violated,
         "tools_called": values["tool_recall"] in (None, 1.0),

@@ -540,3 +540,16 @@ def test_runs_list_of_a_folder_that_does_not_exist_is_an_input_error(tmp_path, m
     monkeypatch.chdir(tmp_path)  # the default, runs/, is simply empty before the first run
     result = runner.invoke(app, ["runs", "list"])
     assert result.exit_code == 0 and "no evaluated runs under runs" in result.output
+
+
+def test_runs_list_and_show_print_an_agent_named_with_an_emoji_code_as_it_is(tmp_path, cases_file):
+    """Rich shows `:m:` as an emoji: `openai:m:` (model `m:`) must read as typed."""
+    run = tmp_path / "runs" / "r"
+    assert _eval("--agent", "reference", "--cases", str(cases_file), "-o", str(run)).exit_code == 0
+    data = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps({**data, "agent": "openai:m:"}))
+    listed = runner.invoke(app, ["runs", "list", "--root", str(tmp_path / "runs")])
+    shown = runner.invoke(app, ["runs", "show", str(run)])
+    for result in (listed, shown):
+        assert result.exit_code == 0, result.output
+        assert "openai:m:" in result.output and "\u24c2" not in result.output

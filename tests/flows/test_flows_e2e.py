@@ -250,3 +250,25 @@ def test_an_evaluation_run_again_with_rerun_failed_redoes_the_trials_that_errore
     assert result["errors"] == 0 and result["cases"] == 12
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["results"] == 12 and summary["errors"] == 0
+
+
+def test_the_evaluate_flow_runs_an_openai_agent_at_the_temperature_given(
+    prefect_harness, tmp_path, small_corpus, monkeypatch
+):
+    """`temperature` reaches every request of every batch and the run's summary."""
+    from flows.evaluate import evaluate_agent
+    from tests.support.openai_server import OpenAIServer
+
+    with OpenAIServer(lambda body: {"content": "Which order do you mean?"}) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        evaluate_agent(
+            agent="openai:m",
+            cases=str(small_corpus),
+            run_dir=str(tmp_path / "run"),
+            batch_size=5,
+            temperature=0.4,
+        )
+        received = [body["temperature"] for body in server.requests]
+    assert received == [0.4] * 12  # 12 cases in 3 batches, one request each
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["agent_settings"] == {"model": "m", "temperature": 0.4}

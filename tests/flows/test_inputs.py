@@ -79,6 +79,16 @@ def test_unknown_agent_fails_before_running():
         check_agent("reference:no_such_bug")
 
 
+def test_the_temperature_parameter_is_checked_and_its_agent_settings_returned(monkeypatch):
+    monkeypatch.setenv("CASEMILL_LLM_BASE_URL", "http://127.0.0.1:18299/v1")
+    assert check_agent("openai:m", 0.9) == {"model": "m", "temperature": 0.9}
+    assert check_agent("openai:m") == {"model": "m", "temperature": 0.0}
+    with pytest.raises(UserError, match=r"temperature 5: give a number from 0 to 2"):
+        check_agent("openai:m", 5)
+    with pytest.raises(UserError, match=r"for openai:MODEL agents only"):
+        check_agent("reference", 0.5)
+
+
 def test_cases_with_errors_are_refused_with_file_and_line(tmp_path: Path):
     bad = tmp_path / "cases.jsonl"
     bad.write_text('{"domain": "support"\n')

@@ -149,3 +149,33 @@ def test_the_expand_flow_logs_counts_singular_for_one(prefect_harness, run_logs,
     said = [r.getMessage() for r in run_logs.records]
     assert "expanding 1 seed in 1 batch (1 chain, 1 known case)" in said, said
     assert any(m.endswith(f"written to {out}") for m in said), said
+
+
+def test_agent_names_with_emoji_codes_are_logged_as_they_are(
+    prefect_harness, tmp_path, monkeypatch
+):
+    """Prefect's console prints log lines through Rich, which shows `:m:` as an emoji: the
+    evaluate flow's lines about `openai:m:` must read `openai:m:` on the console."""
+    import io
+
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    from casemill.io.jsonl import atomic_write_jsonl
+    from flows.evaluate import evaluate_agent
+    from tests.flows.conftest import seed_cases
+    from tests.support.openai_server import OpenAIServer
+
+    cases = tmp_path / "one.jsonl"
+    atomic_write_jsonl(cases, [seed_cases(1)[0].model_dump(mode="json")])
+    stream = io.StringIO()
+    console = PrefectConsoleHandler(stream=stream)  # as Prefect's logging.yml makes it
+    logging.getLogger().addHandler(console)
+    try:
+        with OpenAIServer(lambda body: {"content": "Which order do you mean?"}) as server:
+            monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+            evaluate_agent(agent="openai:m:", cases=str(cases), run_dir=str(tmp_path / "run"))
+    finally:
+        logging.getLogger().removeHandler(console)
+    printed = stream.getvalue()
+    assert "evaluating openai:m: on 1 case x 1 trial in 1 batch" in printed
+    assert "openai:m:: task success" in printed and "\u24c2" not in printed  # no Ⓜ

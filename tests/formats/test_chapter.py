@@ -195,11 +195,14 @@ def test_export_skips_cases_the_format_cannot_hold(root: Path, tmp_path: Path) -
     assert cases and not bad
     result = export_chapter(cases, tmp_path / "seeds.jsonl")
     multi = {c.id for c in cases if len(c.environment.state.get("orders") or {}) > 1}
-    scenario_only = {c.id for c in cases if not any(t.role == "customer" for t in c.conversation)}
-    assert result.written == len(cases) - len(multi | scenario_only)
-    assert {f.case_id for f in result.skipped} == multi | scenario_only
-    fields = {f.case_id: f.field for f in result.skipped}
-    assert all(fields[i] == "environment.state.orders" for i in multi)
+    scenarios = {c.id for c in cases if c.user_scenario}
+    assert scenarios and multi - scenarios
+    assert result.written == len(cases) - len(multi | scenarios)
+    assert {f.case_id for f in result.skipped} == multi | scenarios
+    reasons = {f.case_id: (f.rule, f.field) for f in result.skipped}
+    assert all(reasons[i] == ("user scenario", "user_scenario") for i in scenarios)
+    orders = ("more than one order", "environment.state.orders")
+    assert all(reasons[i] == orders for i in multi - scenarios)
     exported = _records(tmp_path / "seeds.jsonl")
     assert all(r["conversation"][0]["role"] != "system" for r in exported)
 
@@ -234,3 +237,30 @@ def test_oversized_text_and_odd_turn_fields_are_findings_not_tracebacks(
     assert "over the 100,000-character limit" in by_line[1].message
     assert by_line[2].field == "conversation[1].tool_call_id"
     assert by_line[2].message == "expected a string, got 5"
+
+
+def test_a_user_scenario_is_never_exported_as_scripted_turns_nor_dropped(
+    root: Path, tmp_path: Path
+) -> None:
+    """A scenario is instructions for a simulated customer ("if asked which order, say W1077"):
+    as the customer's first message it would hand the agent what the customer keeps back, and
+    dropped (the case also has a scripted turn) it would change the test. Either way: skipped,
+    with the reason."""
+    from casemill.case.model import Case
+    from casemill.formats.cases_io import load_cases
+    from casemill.formats.companion import export_companion
+
+    cases, _ = load_cases(root / "seeds")
+    seed = next(c for c in cases if c.user_scenario and len(c.environment.state["orders"]) == 1)
+    data = seed.model_dump(mode="json")
+    data.pop("id")  # recomputed for the new content
+    turn = {"role": "customer", "content": "Hi, my order has a problem."}
+    both = Case.model_validate({**data, "conversation": [*data["conversation"], turn]})
+    for export in (export_chapter, export_companion):
+        result = export([seed, both], tmp_path / "out.jsonl")
+        assert result.written == 0
+        assert [(f.case_id, f.rule, f.field) for f in result.skipped] == [
+            (seed.id, "user scenario", "user_scenario"),
+            (both.id, "user scenario", "user_scenario"),
+        ]
+        assert "instructions for a simulated customer" in result.skipped[0].message

@@ -77,6 +77,38 @@ def test_export_exits_1_when_cases_are_skipped(root: Path, tmp_path: Path) -> No
     assert "exactly one expected call" in result.output
 
 
+def test_export_counts_the_skipped_cases_by_reason_and_says_where_each_was_read(
+    root: Path, tmp_path: Path
+) -> None:
+    from casemill.formats.cases_io import load_cases
+
+    seeds = root / "seeds" / "support.jsonl"
+    cases, _ = load_cases(seeds)
+    scenarios = [n for n, c in enumerate(cases, start=1) if c.user_scenario]
+    multi = [
+        n
+        for n, c in enumerate(cases, start=1)
+        if not c.user_scenario and len(c.environment.state["orders"]) > 1
+    ]
+    out = tmp_path / "chapter.jsonl"
+    result = runner.invoke(app, ["export", "--to", "chapter", str(seeds), "-o", str(out)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1
+    written = len(cases) - len(scenarios) - len(multi)
+    assert (
+        f"wrote {written} of {len(cases)} cases to {out} (chapter); skipped "
+        f"{len(scenarios) + len(multi)} (more than one order {len(multi)}, "
+        f"user scenario {len(scenarios)})"
+    ) in said
+    first = cases[scenarios[0] - 1]
+    assert (
+        f"skipped {seeds}:{scenarios[0]}: case {first.id} (user scenario): field "
+        "'user_scenario': a user scenario (instructions for a simulated customer) has no place "
+        "in the chapter format"
+    ) in said
+    assert said.count("(user scenario): field 'user_scenario'") == len(scenarios)
+
+
 def test_import_and_export_refuse_an_output_that_is_an_input_or_a_folder(
     fixtures: Path, tmp_path: Path
 ) -> None:

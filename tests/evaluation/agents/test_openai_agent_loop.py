@@ -103,6 +103,45 @@ def test_unknown_tool_is_an_error_kind_and_changes_nothing(tmp_path: Path):
     assert traj.final_state["orders"]["W1001"]["refunds"] == []
 
 
+def test_a_trial_that_recovers_from_an_unknown_tool_succeeds_and_loses_efficiency(tmp_path: Path):
+    """design.md: task success is judged on calls, final state and reply. A call to a tool the
+    domain does not have changed nothing; the model read the error and did the right thing, so
+    the trial succeeds. The fault stays noted on the trial, and the wasted step costs efficiency."""
+    from evaluation.scoring.scorer import score
+
+    def respond(body):
+        if not tool_messages(body):
+            return {"tool_calls": [{"id": "u", "name": "issue_refund", "arguments": {}}]}
+        return lookup_refund_reply({"messages": tool_messages(body)[1:]})
+
+    case = mug_case()
+    with OpenAIServer(respond) as server:
+        [traj] = run(agent_for(server), [case], tmp_path, retry=NO_CASE_RETRY)
+    result = score(case, traj)
+    assert traj.error_kind == "unknown_tool" and not traj.ended_in_error and traj.completed
+    assert result.task_success is True and result.labels == {"failure": "none"}
+    assert result.assertions["no_error"] is True and result.error_kind == "unknown_tool"
+    assert result.metrics["state_success"] == 1.0 and result.metrics["tool_precision"] == 1.0
+    # get_order, refund_items and the reply are the 3 optimal steps; the unknown call is a 4th
+    assert traj.steps == 4 and result.metrics["efficiency"] == pytest.approx(3 / 4)
+
+
+def test_an_unknown_tool_call_without_recovery_fails_on_what_was_not_done(tmp_path: Path):
+    from evaluation.scoring.scorer import score
+
+    def respond(body):
+        if not tool_messages(body):
+            return {"tool_calls": [{"id": "u", "name": "issue_refund", "arguments": {}}]}
+        return {"content": "Your refund of 14.50 is on its way."}  # and nothing was refunded
+
+    case = mug_case()
+    with OpenAIServer(respond) as server:
+        [traj] = run(agent_for(server), [case], tmp_path, retry=NO_CASE_RETRY)
+    result = score(case, traj)
+    assert result.task_success is False and result.labels == {"failure": "missing_tool"}
+    assert result.metrics["state_success"] == 0.0
+
+
 def test_429_with_retry_after_is_honoured_then_succeeds(tmp_path: Path):
     attempts = []
 

@@ -72,7 +72,7 @@ def test_evaluate_run_writes_every_report_and_never_drops_a_case(tmp_path):
     assert by_id[refund.id]["format"] == 1
     assert set(by_id[refund.id]) >= {"case_id", "trial", "metrics", "task_success", "error"}
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["format"] == 2
+    assert summary["format"] == 3
     assert summary["cases"] == 3 and summary["errors"] == 1 and summary["trials"] == 1
     assert summary["task_success_rate"] == pytest.approx(1 / 3)
     assert summary["gate"]["passed"] is False
@@ -217,11 +217,12 @@ def test_the_same_case_set_gives_no_case_note(tmp_path):
 def test_a_summary_from_before_case_sets_still_reads_as_not_recorded(tmp_path):
     run_dir, _, _ = _evaluate(tmp_path, clarify_writes=False, name="old")
     data = json.loads((run_dir / "summary.json").read_text())
-    del data["case_set"]
+    del data["case_set"], data["agent_settings"]
     data["format"] = 1
     (run_dir / "summary.json").write_text(json.dumps(data))
     old = load_run(run_dir)
     assert old.summary.case_set is None and old.summary.format == 1
+    assert old.summary.agent_settings == {} and old.summary.settings_line is None
     assert "cases: not recorded" in render_markdown(old.summary)
     # a run compared with that old baseline says the baseline's cases were not recorded
     other = variant_of(refund_case(), "My mug came cracked in W1001, refund please")
@@ -229,7 +230,7 @@ def test_a_summary_from_before_case_sets_still_reads_as_not_recorded(tmp_path):
     assert "the baseline: not recorded" in outcome.summary.comparison.case_note
     newer = dict(data, format=SUMMARY_FORMAT + 1)
     (run_dir / "summary.json").write_text(json.dumps(newer))
-    with pytest.raises(UserError, match="summary format 3 is not one this Casemill reads"):
+    with pytest.raises(UserError, match=f"summary format {SUMMARY_FORMAT + 1} is not one"):
         load_run(run_dir)
 
 

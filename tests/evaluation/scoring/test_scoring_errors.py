@@ -8,6 +8,7 @@ from evaluation.scoring.errors import (
     NothingScored,
     check_scored,
     describe_errors,
+    describe_faults,
     unscored,
     what_to_check,
 )
@@ -51,3 +52,15 @@ def test_the_hint_sends_to_the_network_only_when_every_error_is_a_transport_one(
     assert what_to_check(unreached) == "Check that the agent is reachable"
     raised = [_score("a", "timeout"), _score("b", "exception")]
     assert what_to_check(raised) == "Check the agent's errors"
+
+
+def test_agent_faults_are_said_apart_from_the_errors_that_ended_trials():
+    scores = [_score("a", "unknown_tool"), _score("b", "timeout"), _score("c", None)]
+    assert describe_errors(scores) == (
+        "1 of 3 trials ended in an error (timeout 1); first: case b trial 0: timeout happened"
+    )
+    assert describe_faults(scores) == (
+        "1 of 3 trials had an agent fault (unknown_tool 1), scored as usual; "
+        "first: case a trial 0: unknown_tool happened"
+    )
+    assert describe_errors(scores[:1]) is None and describe_faults(scores[1:]) is None
