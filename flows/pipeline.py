@@ -17,6 +17,7 @@ from prefect.cache_policies import NO_CACHE
 
 from casemill.io.jsonl import atomic_write_text, read_jsonl
 from casemill.text import count
+from evaluation.agents import takes_temperature
 from flows._runtime import default_task_runner
 from flows.evaluate import GateFailed, dated_run_dir, evaluate_agent
 from flows.expand import expand_corpus
@@ -68,6 +69,7 @@ def full_pipeline(
     chains: list[str] | None = None,
     trials: int = 1,
     concurrency: int = 16,
+    temperature: float | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
     from review.flow import review_batch
@@ -126,6 +128,7 @@ def full_pipeline(
             gate=gate,
             fail_on_gate=False,
             seed=seed,
+            temperature=temperature if takes_temperature(agent) else None,
             return_state=True,
         )
         evaluations.append(state.result())

@@ -30,6 +30,12 @@ from evaluation.agents.retry import RetryPolicy
 SPEC_HELP = "reference, reference:NAME, python:package.module:function, http(s)://..., openai:MODEL"
 
 
+def takes_temperature(spec: str) -> bool:
+    """Whether the agent `spec` names takes a sampling temperature from Casemill (`openai:MODEL`
+    does; the others choose their own)."""
+    return spec.strip().startswith("openai:")
+
+
 def load_agent(
     spec: str, settings: Settings | None = None, *, temperature: float | None = None
 ) -> Agent:
@@ -37,7 +43,7 @@ def load_agent(
     `temperature` (None: the default, 0) is the sampling temperature of an `openai:MODEL` agent;
     the other agents choose their own, so giving one to them is an error, not ignored."""
     spec = spec.strip()
-    if temperature is not None and not spec.startswith("openai:"):
+    if temperature is not None and not takes_temperature(spec):
         raise UserError(
             f"a temperature ({temperature:g}) is for openai:MODEL agents only; {spec!r} sets its "
             "own (leave --temperature out)"

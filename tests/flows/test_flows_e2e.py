@@ -31,23 +31,28 @@ def _keys(path: Path) -> Counter:
 
 
 def test_full_pipeline_mines_expands_reviews_evaluates(
-    prefect_harness, tmp_path, small_seeds, small_corpus
+    prefect_harness, tmp_path, small_seeds, small_corpus, monkeypatch
 ):
     from flows.pipeline import full_pipeline
+    from tests.support.openai_server import OpenAIServer
 
     before = CorpusStore(small_corpus).latest()
-    result = full_pipeline(
-        seeds=str(small_seeds),
-        logs=[str(ROOT / "samples" / "support_logs.jsonl")],
-        mine_workers=2,  # mined in worker processes: the same candidates as in one
-        workdir=str(tmp_path / "work"),
-        corpus_dir=str(small_corpus),
-        review="auto",
-        agents=["reference", "reference:refund_whole_order"],
-        gate=str(ROOT / "gates" / "default.toml"),
-        per_seed=1,
-        seed=7,
-    )
+    with OpenAIServer(lambda body: {"content": "Which order do you mean?"}) as server:
+        monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
+        result = full_pipeline(
+            seeds=str(small_seeds),
+            logs=[str(ROOT / "samples" / "support_logs.jsonl")],
+            mine_workers=2,  # mined in worker processes: the same candidates as in one
+            workdir=str(tmp_path / "work"),
+            corpus_dir=str(small_corpus),
+            review="auto",
+            agents=["reference", "reference:refund_whole_order", "openai:m"],
+            gate=str(ROOT / "gates" / "default.toml"),
+            per_seed=1,
+            temperature=0.6,  # for the openai: agent; the reference agents take none
+            seed=7,
+        )
+        received = {body["temperature"] for body in server.requests}
     store = CorpusStore(small_corpus)
     after = store.latest()
     assert after.version == before.version + 1
@@ -59,9 +64,14 @@ def test_full_pipeline_mines_expands_reviews_evaluates(
         assert case.provenance.origin in ("generated", "mined")
         assert "needs_label" not in case.tags.labels  # low-confidence labels wait for a person
     assert {c.provenance.origin for c in approved.values()} >= {"seed", "generated", "mined"}
-    reference, faulty = result["evaluations"]
+    reference, faulty, model = result["evaluations"]
     assert reference["gate_passed"] is True and reference["cases"] == after.active_count
     assert faulty["gate_passed"] is False  # the corpus catches the bug
+    assert received == {0.6} and len(server.requests) == after.active_count
+    assert json.loads((Path(model["run_dir"]) / "summary.json").read_text())["agent_settings"] == {
+        "model": "m",
+        "temperature": 0.6,
+    }
     # the pipeline run's own folder (a later run starts afresh): one for both agents
     (runs,) = {Path(ev["run_dir"]).parent for ev in result["evaluations"]}
     assert runs.parent == tmp_path / "work" / "runs"
