@@ -27,7 +27,7 @@ class MetricSpec:
 
 
 _SPECS = (
-    MetricSpec("task_success", "1", True, "every check below holds (see docs/reports.md)"),
+    MetricSpec("task_success", "2", True, "every check below holds (see docs/reports.md)"),
     MetricSpec("tool_recall", "1", True, "expected tools executed / expected tools (set)"),
     MetricSpec(
         "tool_precision",
@@ -51,13 +51,13 @@ _SPECS = (
         "reply_excludes_violations", "1", False, "excluded phrases in the final reply", "count"
     ),
     MetricSpec("state_success", "1", True, "final state equals the replayed expected state"),
-    MetricSpec("completion", "1", True, "final reply given, no error, no give-up, no step limit"),
+    MetricSpec("completion", "2", True, "final reply given, no error, no give-up, no step limit"),
     MetricSpec("efficiency", "1", True, "min(1, optimal_steps / steps)"),
     MetricSpec("steps", "1", False, "tool calls plus the final reply", "count"),
     MetricSpec("latency_s", "1", False, "wall time of the trial", "seconds"),
     MetricSpec("tokens", "1", False, "prompt plus completion tokens", "tokens"),
     MetricSpec("cost_usd", "1", False, "tokens priced by the scoring config", "usd"),
-    MetricSpec("overall", "1", True, "weighted mean of the configured metrics"),
+    MetricSpec("overall", "2", True, "weighted mean of the configured metrics"),
     MetricSpec("rouge_l", "1", True, "ROUGE-L F1 of the reply against reference_reply"),
     MetricSpec("bleu", "1", True, "sentence BLEU / 100 of the reply against reference_reply"),
     MetricSpec(
