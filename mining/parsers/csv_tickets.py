@@ -3,6 +3,8 @@
 The default mapping reads columns `ticket_id`, `role`, `message`, `status`, and optionally
 `tool_name`, `tool_arguments`, `tool_call_id`. Rows of one ticket must be contiguous (sort the
 export by ticket); a ticket is resolved when its status column holds one of `resolved_values`.
+A row the CSV reader cannot read (a quote out of place, a quoted cell never closed) or with a
+line over the size limit is quarantined, and so is its ticket.
 An export with one row per ticket and the whole conversation in one column is read by setting
 `transcript` to that column (role-prefixed, as the `transcript` format).
 
@@ -23,7 +25,7 @@ from casemill.errors import UserError
 from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import build_conversation
 from mining.parsers.transcript import TranscriptBuilder
-from mining.reading import Progress, iter_lines
+from mining.reading import MAX_LINE_BYTES, Progress, iter_lines
 
 
 class CsvMapping(BaseModel):
@@ -52,9 +54,26 @@ class CsvMapping(BaseModel):
     delimiter: str = ","
 
 
-def _lines(path: Path, progress: Progress | None) -> Iterator[str]:
-    for raw in iter_lines(path, progress):
-        yield raw.data.decode("utf-8", errors="surrogateescape") + "\n"
+class _Source:
+    """The file's lines for the CSV reader. A line over the size limit is given as an empty
+    line (its cut-off start would unbalance the quoting) and its number noted in `too_long`;
+    `first` keeps the first line read since it was last cleared (the start of a row)."""
+
+    def __init__(self, path: Path, progress: Progress | None):
+        self.path, self.progress = path, progress
+        self.too_long: list[int] = []
+        self.first: str | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        for raw in iter_lines(self.path, self.progress):
+            if raw.too_long:
+                self.too_long.append(raw.number)
+                text = "\n"
+            else:
+                text = raw.data.decode("utf-8", errors="surrogateescape") + "\n"
+            if self.first is None:
+                self.first = text
+            yield text
 
 
 def _shown(header: list[str], most: int = 12, width: int = 40) -> str:
@@ -78,8 +97,13 @@ def parse(
     **_: Any,
 ) -> Iterator[Conversation | Quarantined]:
     mapping = csv_mapping or CsvMapping()
-    reader = csv.reader(_lines(path, progress), delimiter=mapping.delimiter)
-    header = next(reader, None)
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))  # a long cell is no error
+    source = _Source(path, progress)
+    reader = csv.reader(source, delimiter=mapping.delimiter, strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise UserError(f"{path}:1: the CSV header cannot be read ({exc})") from None
     if header is None:
         return
     header[0] = header[0].lstrip("\ufeff")
@@ -92,22 +116,111 @@ def parse(
             f"{path}:1: CSV header has no column {missing[0]!r} (columns: "
             f"{_shown(header)}); pass a --csv-mapping naming your columns"
         )
-    ticket: list[tuple[int, dict[str, str]]] = []
-    current = None
-    start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
-    for row in reader:
-        number, start = start, reader.line_num + 1
-        if not any(row):
+    tickets = _Tickets(path, mapping, max_turns)
+    for item in _rows(path, reader, source, header, mapping):
+        if isinstance(item, Quarantined):
+            tickets.unreadable(item.line or 0, item.conversation_id)
+            yield item
             continue
-        record = dict(zip(header, row, strict=False))
-        key = record.get(mapping.conversation_id, "")
-        if ticket and key != current:
-            yield _ticket(path, ticket, mapping, max_turns)
-            ticket = []
-        current = key
-        ticket.append((number, record))
-    if ticket:
-        yield _ticket(path, ticket, mapping, max_turns)
+        number, record = item
+        yield from tickets.row(number, record, record.get(mapping.conversation_id, ""))
+    yield from tickets.flush()
+
+
+def _rows(
+    path: Path, reader: Any, source: _Source, header: list[str], mapping: CsvMapping
+) -> Iterator[tuple[int, dict[str, str]] | Quarantined]:
+    """Each non-empty row as `(line it starts on, {column: cell})`; a row the CSV reader
+    cannot read (a quote out of place, a quoted cell never closed) or that holds a line over
+    the size limit comes back as a `Quarantined` record at its first line, with its ticket's
+    id when the start of that line shows it."""
+    key_at = header.index(mapping.conversation_id)
+    start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
+    while True:
+        source.first = None
+        try:
+            row, problem = next(reader), None
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            row, problem = [], str(exc)
+        number, start = start, reader.line_num + 1
+        cut = [n for n in source.too_long if n <= reader.line_num]
+        if cut or problem is not None:
+            del source.too_long[: len(cut)]
+            yield _unreadable(path, number, reader.line_num, problem, cut, _key(source, key_at))
+        elif any(row):
+            yield number, dict(zip(header, row, strict=False))
+
+
+def _key(source: _Source, key_at: int) -> str | None:
+    """The ticket id in the first line of a row the reader could not read, read loosely."""
+    cells = next(csv.reader([source.first or ""]), [])
+    return cells[key_at] if key_at < len(cells) and cells[key_at] else None
+
+
+def _unreadable(
+    path: Path, line: int, last: int, problem: str | None, cut: list[int], key: str | None
+) -> Quarantined:
+    if cut:
+        reason, message = "line_too_long", f"line {cut[0]} is over the 16 MiB limit"
+    else:
+        reason, message = "bad_row", f"not a readable CSV row ({problem})"
+    span = f"line {line}" if last == line else f"lines {line} to {last}"
+    return Quarantined(
+        file=str(path),
+        line=line,
+        reason=reason,
+        message=f"{message}; {span} skipped, and the ticket of the row with it",
+        conversation_id=key,
+    )
+
+
+class _Tickets:
+    """Gathers contiguous rows into tickets. The ticket of an unreadable row is quarantined
+    whole (mined without the row, its conversation would miss a turn): the ticket whose id the
+    row shows, or when it shows none, the tickets on both sides of it (the row may be the last
+    of one or the first of the next)."""
+
+    def __init__(self, path: Path, mapping: CsvMapping, max_turns: int):
+        self.path, self.mapping, self.max_turns = path, mapping, max_turns
+        self.rows: list[tuple[int, dict[str, str]]] = []
+        self.key: str | None = None
+        self.broken: int | None = None  # the line of an unreadable row of this ticket
+        self.bad_keys: dict[str, int] = {}  # ticket id -> the line of its unreadable row
+        self.unknown: int | None = None  # an unreadable row of no known ticket, just before
+
+    def unreadable(self, line: int, key: str | None) -> None:
+        if key is None:
+            self.unknown = line
+        else:
+            self.bad_keys.setdefault(key, line)
+        if self.rows and key in (None, self.key):
+            self.broken = self.broken or line
+
+    def row(self, number: int, record: dict[str, str], key: str):
+        if self.rows and key != self.key:
+            yield from self.flush()
+        if not self.rows:
+            self.broken = self.bad_keys.get(key) or self.unknown
+        self.unknown = None
+        self.key = key
+        self.rows.append((number, record))
+
+    def flush(self) -> Iterator[Conversation | Quarantined]:
+        if self.rows and self.broken is not None:
+            line, first = self.rows[0]
+            yield Quarantined(
+                file=str(self.path),
+                line=line,
+                reason="bad_row",
+                message=f"a row of this ticket (line {self.broken}) could not be read; "
+                "the ticket is skipped",
+                conversation_id=first.get(self.mapping.conversation_id) or None,
+            )
+        elif self.rows:
+            yield _ticket(self.path, self.rows, self.mapping, self.max_turns)
+        self.rows, self.broken = [], None
 
 
 def _ticket(

@@ -175,6 +175,63 @@ def test_csv_row_with_invalid_utf8_quarantines_its_ticket(tmp_path):
     assert result.summary.conversations_read == 1
 
 
+def test_a_csv_cell_over_128_kib_is_mined(tmp_path):
+    # the csv module's default field limit (131,072) made this a traceback that lost every output
+    log = _csv(tmp_path / "t.csv", RECORDS[:2])
+    rows = list(csv.reader(log.open(newline="")))
+    rows[2][2] = "my lamp broke. " + "x" * 200_000  # the first customer message
+    with log.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    result = mine([log], "csv", redact=False)
+    assert result.quarantined == () and result.summary.conversations_read == 2
+    said = [t.content for c in result.cases for t in c.conversation]
+    assert any(t.startswith("my lamp broke. xxx") for t in said)  # capped as any long turn
+
+
+def test_an_unreadable_csv_row_quarantines_its_ticket_and_the_others_are_mined(tmp_path):
+    log = _csv(tmp_path / "t.csv", RECORDS[:3])
+    lines = log.read_bytes().split(b"\r\n")
+    second = RECORDS[1]["conversation_id"]
+    starts = next(i for i, line in enumerate(lines) if line.startswith(second.encode())) + 1
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{second},agent".encode()))
+    lines[at] = lines[at].replace(b",agent,", b',agent,"stray" quote,', 1)  # a quote out of place
+    lines.insert(-1, b'Z9,customer,"a quoted cell never closed,open')
+    log.write_bytes(b"\r\n".join(lines))
+    result = mine([log], "csv")
+    assert [(q.line, q.reason, q.conversation_id) for q in result.quarantined] == [
+        (at + 1, "bad_row", second),  # the row, and the ticket its first cell names
+        (starts, "bad_row", second),
+        (len(lines) - 1, "bad_row", "Z9"),
+    ]
+    assert f"line {at + 1} skipped" in result.quarantined[0].message
+    assert "unexpected end of data" in result.quarantined[2].message
+    mined = {c.provenance.source.conversation_id for c in result.cases}
+    assert mined == {RECORDS[0]["conversation_id"], RECORDS[2]["conversation_id"]}
+
+
+def test_a_csv_line_over_the_size_limit_quarantines_its_ticket(tmp_path, monkeypatch):
+    from functools import partial
+
+    from mining import reading
+    from mining.parsers import csv_tickets
+
+    monkeypatch.setattr(csv_tickets, "iter_lines", partial(reading.iter_lines, max_bytes=20_000))
+    log = _csv(tmp_path / "t.csv", RECORDS[:2])
+    rows = list(csv.reader(log.open(newline="")))
+    first_id = rows[1][0]
+    rows[1][2] = "x" * 30_000  # its start, kept alone, would open a quoted cell never closed
+    rows[1][2] = '"' + rows[1][2]
+    with log.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    result = mine([log], "csv")
+    assert [(q.line, q.reason) for q in result.quarantined] == [
+        (2, "line_too_long"),
+        (3, "bad_row"),
+    ]
+    assert result.quarantined[1].conversation_id == first_id
+    assert {c.provenance.source.conversation_id for c in result.cases} == {rows[-1][0]}
+
+
 def test_otel_spans_give_the_same_cases_as_chat_logs(tmp_path):
     chat_log = write_jsonl(tmp_path / "c.jsonl", RECORDS)
     docs = [otel_export(r, f"{i:032x}", with_responses=i % 2 == 0) for i, r in enumerate(RECORDS)]
