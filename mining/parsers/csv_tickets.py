@@ -4,7 +4,8 @@ The default mapping reads columns `ticket_id`, `role`, `message`, `status`, and 
 `tool_name`, `tool_arguments`, `tool_call_id`. Rows of one ticket must be contiguous (sort the
 export by ticket); a ticket is resolved when its status column holds one of `resolved_values`.
 A row the CSV reader cannot read (a quote out of place, a quoted cell never closed) or with a
-line over the size limit is quarantined, and so is its ticket.
+line over the size limit is quarantined, and so is its ticket. Statuses and roles are matched
+whatever their case (`Solved` is one of `resolved_values` `solved`, and the other way round).
 An export with one row per ticket and the whole conversation in one column is read by setting
 `transcript` to that column (role-prefixed, as the `transcript` format).
 
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from casemill.errors import UserError
 from mining.model import Conversation, Quarantined, RecordProblem
@@ -52,6 +53,17 @@ class CsvMapping(BaseModel):
     tool_call_id: str | None = "tool_call_id"
     transcript: str | None = None
     delimiter: str = ","
+
+    @field_validator("resolved_values")
+    @classmethod
+    def _lower_values(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        # a status and a role are matched in lower case: so are the words that name them
+        return tuple(v.strip().lower() for v in values)
+
+    @field_validator("role_values")
+    @classmethod
+    def _lower_roles(cls, values: dict[str, str]) -> dict[str, str]:
+        return {k.strip().lower(): v for k, v in values.items()}
 
 
 class _Source:

@@ -232,6 +232,21 @@ def test_a_csv_line_over_the_size_limit_quarantines_its_ticket(tmp_path, monkeyp
     assert {c.provenance.source.conversation_id for c in result.cases} == {rows[-1][0]}
 
 
+def test_csv_mapping_words_match_whatever_their_case(tmp_path):
+    log = _csv(tmp_path / "t.csv", RECORDS[:4])
+    text = log.read_text().replace(",solved,", ",Solved,").replace(",agent,", ",Agent,")
+    log.write_text(text)
+    default = mine([log], "csv")
+    mapping = CsvMapping(
+        resolved_values=("Solved",),
+        role_values={"Customer": "user", "AGENT": "assistant", "tool": "tool"},
+    )
+    mapped = mine([log], "csv", csv_mapping=mapping)
+    assert mapped.quarantined == default.quarantined == ()
+    assert calls_by_case(mapped) == calls_by_case(default)
+    assert "high" in {c.provenance.label_confidence for c in mapped.cases}
+
+
 def test_otel_spans_give_the_same_cases_as_chat_logs(tmp_path):
     chat_log = write_jsonl(tmp_path / "c.jsonl", RECORDS)
     docs = [otel_export(r, f"{i:032x}", with_responses=i % 2 == 0) for i, r in enumerate(RECORDS)]
