@@ -142,6 +142,12 @@ def _plain(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
     file = str(path)
     builder, start, conv_id, failed = TranscriptBuilder(max_turns), first.number, None, None
     for raw in _chain(first, lines):
+        if raw.too_long:  # only its first bytes were kept: the conversation is not mined
+            failed = failed or (
+                "line_too_long",
+                f"line {raw.number} is over the 16 MiB limit; the conversation is skipped",
+            )
+            continue
         try:
             text = raw.data.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -63,6 +63,27 @@ def test_a_transcript_without_a_role_prefix_is_quarantined(tmp_path):
     assert len(result.cases) == 1
 
 
+def test_a_plain_transcript_line_over_the_size_limit_quarantines_its_conversation(
+    tmp_path, monkeypatch
+):
+    from functools import partial
+
+    from mining import reading
+    from mining.parsers import transcript
+
+    monkeypatch.setattr(transcript, "iter_lines", partial(reading.iter_lines, max_bytes=20_000))
+    log = tmp_path / "t.txt"
+    log.write_text(
+        "user: my lamp broke\nassistant: sorry\n---\n"
+        f"user: {'x' * 30_000}\nassistant: ok\n---\nuser: hello\nassistant: hi\n"
+    )
+    result = mine([log], "transcript")
+    # before, the line's first 200 bytes were mined as if they were the whole message
+    assert [(q.line, q.reason) for q in result.quarantined] == [(4, "line_too_long")]
+    assert "line 4 is over" in result.quarantined[0].message
+    assert [c.provenance.source.line for c in result.cases] == [1, 7]
+
+
 @pytest.mark.shared_data
 def test_retail_transcripts_all_reach_review_unlabelled(shared_data):
     log = shared_data / "tau-bench-retail-logs" / "retail_conversations.jsonl"
