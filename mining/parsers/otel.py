@@ -4,7 +4,8 @@ Input: OTLP JSON, one export request a line (`{"resourceSpans": [{"resource": ..
 "scopeSpans": [{"spans": [...]}]}]}`, what the collector's file exporter writes), or one such
 document for the whole file. Attributes are OTLP key/value lists.
 
-Spans are grouped by `traceId` and ordered by start time. A trace becomes one conversation:
+Spans are grouped by `traceId` (a GenAI span without one is quarantined) and ordered by start
+time. A trace becomes one conversation:
 - the model-call span (`gen_ai.operation.name` = `chat`, ...) with the longest
   `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
   (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
@@ -159,7 +160,7 @@ def parse(
             )
             continue
         try:
-            _collect(doc, number, open_traces)
+            untraced = _collect(doc, number, open_traces)
         except (TypeError, ValueError, AttributeError) as exc:
             yield Quarantined(
                 file=file,
@@ -168,6 +169,8 @@ def parse(
                 message=f"malformed span data ({type(exc).__name__})",
             )
             continue
+        if untraced:
+            yield _untraced(file, number, untraced)
         stale = [t for t in open_traces.values() if number - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
@@ -176,16 +179,23 @@ def parse(
         yield _finish(trace, file, max_turns)
 
 
-def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None:
-    for rs in doc["resourceSpans"]:
+def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list[str]:
+    """Add the document's GenAI spans to their traces; the paths of those with no trace id,
+    which are left out (they cannot be told apart from other conversations' spans)."""
+    untraced = []
+    for i, rs in enumerate(doc["resourceSpans"]):
         resource = attributes((rs.get("resource") or {}).get("attributes"))
-        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-            for raw in ss.get("spans") or []:
+        scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []
+        for j, ss in enumerate(scopes):
+            for n, raw in enumerate(ss.get("spans") or []):
                 attrs = attributes(raw.get("attributes"))
                 if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
                     continue
                 start = int(raw.get("startTimeUnixNano") or 0)  # a bad one: before any trace
                 trace_id = str(raw.get("traceId") or "")
+                if not trace_id:
+                    untraced.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{n}].traceId")
+                    continue
                 trace = traces.get(trace_id)
                 if trace is None:
                     trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
@@ -199,6 +209,19 @@ def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None
                 if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
                     error = str(status.get("message") or attrs.get("error.type") or "error")
                 trace.add(Span(start, attrs, error))
+    return untraced
+
+
+def _untraced(file: str, line: int, fields: list[str]) -> Quarantined:
+    more = f" (and {len(fields) - 1} more span(s) of this line)" if len(fields) > 1 else ""
+    return Quarantined(
+        file=file,
+        line=line,
+        reason="bad_span",
+        message=f"a GenAI span with no traceId{more} skipped: without it its conversation "
+        "cannot be told apart from the others",
+        field=fields[0],
+    )
 
 
 def _loads(value: Any) -> Any:
@@ -256,7 +279,7 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
     every = [trace.resource, *(s.attrs for s in spans)]
     conv_id = next(
         (a["gen_ai.conversation.id"] for a in every if a.get("gen_ai.conversation.id")),
-        trace.trace_id or f"trace@{trace.line}",
+        trace.trace_id,
     )
     resolved = next((as_resolved(a[k]) for a in every for k in RESOLVED_KEYS if k in a), None)
     try:

@@ -290,6 +290,24 @@ def test_otel_spans_of_one_trace_across_lines_and_bad_documents(tmp_path):
     assert calls_by_case(result) == calls_by_case(single)
 
 
+def test_otel_spans_with_no_trace_id_are_quarantined_not_merged_into_one_conversation(tmp_path):
+    docs = [otel_export(r, f"{i:032x}") for i, r in enumerate(RECORDS[:3])]
+    for doc in docs[:2]:
+        for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            del span["traceId"]
+    log = write_jsonl(tmp_path / "spans.jsonl", docs)
+    result = mine([log], "otel", redact=False)
+    # before, the two conversations' spans were grouped under the trace id "" as one
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "bad_span", "resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+        (2, "bad_span", "resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+    ]
+    assert "more span(s) of this line" in result.quarantined[0].message
+    assert result.summary.conversations_read == 1
+    single = mine([write_jsonl(tmp_path / "one.jsonl", docs[2:])], "otel", redact=False)
+    assert calls_by_case(result) == calls_by_case(single)
+
+
 def _chat_span(trace_id: str, inputs: str, start: str = "10") -> dict:
     attrs = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": inputs}
     return {
