@@ -42,6 +42,27 @@ def test_detectors_find_each_kind_and_leave_order_ids_alone():
     }
 
 
+def test_a_name_the_customer_gives_is_found_whole():
+    # before, the name stopped at the first letter outside A-Z/a-z: the rest of it was kept
+    # ("Caroline Greer-Lopez", "Pamela Mc" + "Donald", "Jos" + "é Álvarez")
+    said = {
+        "this is Maria Garcia-Lopez, order 12": "Maria Garcia-Lopez",
+        "I'm Sean McDonald.": "Sean McDonald",
+        "my name is Sean O'Brien": "Sean O'Brien",
+        "i am José Álvarez": "José Álvarez",
+        "I'm Jürgen Müller": "Jürgen Müller",
+    }
+    for text, name in said.items():
+        assert ("name", name) in scan(text), text
+    assert not [v for k, v in scan("I'm OK, this is URGENT") if k == "name"]
+    red = redact_conversation(
+        conv([Message("customer", "Hi, this is Maria Garcia-Lopez. Garcia-Lopez is my name.")]),
+        seed=0,
+    )
+    assert "Garcia" not in red.conversation.messages[0].content
+    assert "Lopez" not in red.conversation.messages[0].content
+
+
 # pieces that make the detectors' patterns start, stop, back off and meet their boundaries
 PIECES = [
     *"0123456789 +-().,_#@%\n\taCcxZé",
