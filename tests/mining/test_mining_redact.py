@@ -200,6 +200,27 @@ def test_same_value_same_surrogate_across_text_arguments_and_results():
         assert raw.lower() not in text.lower()
 
 
+def test_each_part_of_a_hyphenated_name_is_replaced_where_it_is_written_alone():
+    profile = {"first_name": "Maria", "last_name": "Garcia-Lopez", "email": "mgl@example.com"}
+    call = LoggedCall("k1", "get_user_details", {"user_id": "u1"}, json.dumps(profile))
+    red = redact_conversation(
+        conv(
+            [
+                Message("customer", "hi, my surname is Garcia Lopez"),
+                Message("assistant", "", [call]),
+                Message("tool", call.result or "", call_id="k1"),
+                Message("assistant", "Thanks Ms. Lopez, Maria Garcia-Lopez is on file."),
+            ]
+        ),
+        seed=0,
+    )
+    text = " ".join(m.content for m in red.conversation.messages)
+    # before, 'Ms. Lopez' and 'Garcia Lopez' kept the surname's second part
+    assert "lopez" not in text.lower() and "garcia" not in text.lower()
+    new_last = json.loads(red.conversation.messages[2].content)["last_name"]
+    assert f"{new_last} is on file" in red.conversation.messages[3].content
+
+
 def test_surrogates_are_deterministic_and_depend_on_seed_and_conversation():
     a = redact_conversation(_profile_conversation(), seed=3).conversation
     b = redact_conversation(_profile_conversation(), seed=3).conversation
