@@ -1,13 +1,13 @@
 """CSV ticket exports, one message a row, with a configurable column mapping.
 
-The default mapping reads columns `ticket_id`, `role`, `message`, `status`, and optionally
-`tool_name`, `tool_arguments`, `tool_call_id`. Rows of one ticket must be contiguous (sort the
-export by ticket); a ticket is resolved when its status column holds one of `resolved_values`.
-A row the CSV reader cannot read (a quote out of place, a quoted cell never closed) or with a
-line over the size limit is quarantined, and so is its ticket. Statuses and roles are matched
-whatever their case (`Solved` is one of `resolved_values` `solved`, and the other way round).
-An export with one row per ticket and the whole conversation in one column is read by setting
-`transcript` to that column (role-prefixed, as the `transcript` format).
+The default mapping reads columns `ticket_id`, `role`, `message`, and when the header has them
+`status`, `tool_name`, `tool_arguments`, `tool_call_id` (a column a mapping names itself must be
+in the header). Rows of one ticket must be contiguous (sort the export by ticket); a ticket is
+resolved when its status column holds one of `resolved_values`. Statuses and roles are matched
+whatever their case. A row the CSV reader cannot read (a quote out of place, a quoted cell never
+closed) or with a line over the size limit is quarantined, and so is its ticket. An export with
+one row per ticket and the whole conversation in one column is read by setting `transcript` to
+that column (role-prefixed, as the `transcript` format).
 
     {"conversation_id": "Ticket ID", "role": "Author type", "content": "Body",
      "role_values": {"end-user": "user", "agent": "assistant"}}
@@ -119,10 +119,7 @@ def parse(
     if header is None:
         return
     header[0] = header[0].lstrip("\ufeff")
-    needed = [mapping.conversation_id] + (
-        [mapping.transcript] if mapping.transcript else [mapping.role, mapping.content]
-    )
-    missing = [c for c in needed if c not in header]
+    missing = [c for c in _needed(mapping) if c not in header]
     if missing:
         raise UserError(
             f"{path}:1: CSV header has no column {missing[0]!r} (columns: "
@@ -137,6 +134,17 @@ def parse(
         number, record = item
         yield from tickets.row(number, record, record.get(mapping.conversation_id, ""))
     yield from tickets.flush()
+
+
+def _needed(mapping: CsvMapping) -> list[str]:
+    """The columns the header must have: the id and the content's, and every optional one the
+    mapping names itself (a misspelt status column would leave every ticket unresolved)."""
+    needed = [mapping.conversation_id] + (
+        [mapping.transcript] if mapping.transcript else [mapping.role, mapping.content]
+    )
+    optional = ("resolved", "tool_name", "tool_arguments", "tool_call_id")
+    given = [getattr(mapping, f) for f in optional if f in mapping.model_fields_set]
+    return needed + [c for c in given if c]
 
 
 def _rows(

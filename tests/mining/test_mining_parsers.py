@@ -154,6 +154,20 @@ def test_csv_column_mapping_and_missing_columns(tmp_path):
         mine([log], "csv")
 
 
+def test_an_optional_csv_column_the_mapping_names_must_be_in_the_header(tmp_path):
+    log = _csv(tmp_path / "t.csv", RECORDS[:2])
+    # before, a misspelt status column left every ticket unresolved (low confidence), silently
+    with pytest.raises(UserError, match="t.csv:1: CSV header has no column 'State'"):
+        mine([log], "csv", csv_mapping=CsvMapping(resolved="State"))
+    with pytest.raises(UserError, match="no column 'Tool'"):
+        mine([log], "csv", csv_mapping=CsvMapping(tool_name="Tool"))
+    # the defaults stay optional: an export without tool columns is read
+    bare = tmp_path / "bare.csv"
+    bare.write_text("ticket_id,role,message\nT1,customer,my lamp broke\nT1,agent,sorry\n")
+    assert mine([bare], "csv").summary.conversations_read == 1
+    assert mine([bare], "csv", csv_mapping=CsvMapping(resolved=None)).quarantined == ()
+
+
 def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path):
     log = write_jsonl(tmp_path / "chat.jsonl", RECORDS[:1])  # given as CSV by mistake
     with pytest.raises(UserError) as caught:
