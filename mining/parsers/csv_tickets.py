@@ -5,7 +5,8 @@ The default mapping reads columns `ticket_id`, `role`, `message`, and when the h
 in the header). Rows of one ticket must be contiguous (sort the export by ticket); a ticket is
 resolved when its status column holds one of `resolved_values`. Statuses and roles are matched
 whatever their case. A row the CSV reader cannot read (a quote out of place, a quoted cell never
-closed) or with a line over the size limit is quarantined, and so is its ticket. An export with
+closed), with more cells than the header (a delimiter in a cell not quoted) or with a line over
+the size limit is quarantined, and so is its ticket. An export with
 one row per ticket and the whole conversation in one column is read by setting `transcript` to
 that column (role-prefixed, as the `transcript` format).
 
@@ -151,8 +152,8 @@ def _rows(
     path: Path, reader: Any, source: _Source, header: list[str], mapping: CsvMapping
 ) -> Iterator[tuple[int, dict[str, str]] | Quarantined]:
     """Each non-empty row as `(line it starts on, {column: cell})`; a row the CSV reader
-    cannot read (a quote out of place, a quoted cell never closed) or that holds a line over
-    the size limit comes back as a `Quarantined` record at its first line, with its ticket's
+    cannot read (a quote out of place, a quoted cell never closed), with more cells than the
+    header has columns, or that holds a line over the size limit comes back as a `Quarantined` record at its first line, with its ticket's
     id when the start of that line shows it."""
     key_at = header.index(mapping.conversation_id)
     start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
@@ -166,6 +167,8 @@ def _rows(
             row, problem = [], str(exc)
         number, start = start, reader.line_num + 1
         cut = [n for n in source.too_long if n <= reader.line_num]
+        if any(cell.strip() for cell in row[len(header) :]):  # a delimiter in an unquoted cell
+            problem = f"{len(row)} cells where the header has {len(header)} columns"
         if cut or problem is not None:
             del source.too_long[: len(cut)]
             yield _unreadable(path, number, reader.line_num, problem, cut, _key(source, key_at))

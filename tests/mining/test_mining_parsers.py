@@ -244,6 +244,25 @@ def test_an_unreadable_csv_row_quarantines_its_ticket_and_the_others_are_mined(t
     assert mined == {RECORDS[0]["conversation_id"], RECORDS[2]["conversation_id"]}
 
 
+def test_a_csv_row_with_more_cells_than_the_header_quarantines_its_ticket(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_text(
+        "ticket_id,role,message,status\n"
+        "T1,customer,Hi, I need help,open\n"  # a comma in a cell not quoted
+        "T1,agent,sure,open\n"
+        "T2,customer,my lamp broke,closed\n"
+        "T2,agent,sorry,closed,,\n"  # empty cells past the header's are no harm
+    )
+    result = mine([log], "csv")
+    # before, T1 was mined with the message 'Hi' and the status ' I need help'
+    assert [(q.line, q.reason, q.conversation_id) for q in result.quarantined] == [
+        (2, "bad_row", "T1"),
+        (3, "bad_row", "T1"),  # the rest of its ticket
+    ]
+    assert "5 cells where the header has 4 columns" in result.quarantined[0].message
+    assert {c.provenance.source.conversation_id for c in result.cases} == {"T2"}
+
+
 def test_a_csv_line_over_the_size_limit_quarantines_its_ticket(tmp_path, monkeypatch):
     from functools import partial
 
