@@ -91,8 +91,15 @@ class _Source:
 
 def _shown(header: list[str], most: int = 12, width: int = 40) -> str:
     """The header's columns for a message, a few and each cut short (the first line of a file
-    that is not CSV can be a whole JSON record)."""
-    names = [c if len(c) <= width else c[: width - 3] + "..." for c in header[:most]]
+    that is not CSV can be a whole JSON record), with the personal data the detectors find in
+    them named by kind (`<email>`): that first line can be a customer's message."""
+    from mining.redact.detect import scan
+
+    names = []
+    for c in header[:most]:
+        for kind, value in sorted(scan(c), key=lambda found: -len(found[1])):
+            c = c.replace(value, f"<{kind}>")
+        names.append(c if len(c) <= width else c[: width - 3] + "...")
     more = f", ... ({len(header) - most} more)" if len(header) > most else ""
     return ", ".join(names) + more
 

@@ -177,6 +177,18 @@ def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path
     assert len(said) < 1000 < len(log.read_text())
 
 
+def test_a_missing_csv_column_message_holds_no_personal_data_of_the_first_line(tmp_path):
+    log = tmp_path / "chat.txt"  # a transcript given as CSV by mistake
+    log.write_text("user: Hi, I'm Ana Diaz, ana.diaz@example.com, (415) 555-0134\nassistant: hi\n")
+    with pytest.raises(UserError) as caught:
+        mine([log], "csv")
+    said = str(caught.value)
+    # before, the columns were quoted as they were: the customer's name, email and phone
+    assert "no column 'ticket_id'" in said and "<email>" in said and "<name>" in said
+    for raw in ("Ana", "Diaz", "ana.diaz", "555-0134"):
+        assert raw not in said
+
+
 def test_csv_rows_are_placed_at_the_line_they_start_on(tmp_path):
     log = tmp_path / "t.csv"
     with log.open("w", newline="") as fh:
