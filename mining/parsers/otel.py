@@ -4,8 +4,9 @@ Input: OTLP JSON, one export request a line (`{"resourceSpans": [{"resource": ..
 "scopeSpans": [{"spans": [...]}]}]}`, what the collector's file exporter writes), or one such
 document for the whole file. Attributes are OTLP key/value lists.
 
-Spans are grouped by `traceId` (a GenAI span without one is quarantined) and ordered by start
-time. A trace becomes one conversation:
+Spans are grouped by `traceId` (a GenAI span without one is quarantined, and a trace with a
+malformed span is quarantined whole) and ordered by start time. A trace becomes one
+conversation:
 - the model-call span (`gen_ai.operation.name` = `chat`, ...) with the longest
   `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
   (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
@@ -55,6 +56,7 @@ class Trace:
     resource: dict[str, Any] = field(default_factory=dict)
     dropped: int = 0
     best: Span | None = None  # the model call with the longest history so far
+    broken: tuple[str, str, str] | None = None  # (line, field, error) of a malformed span
 
     def add(self, span: Span) -> None:
         """Keep the span; of model calls, only the longest history keeps its messages (each
@@ -180,46 +182,71 @@ def parse(
 
 
 def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list[str]:
-    """Add the document's GenAI spans to their traces; the paths of those with no trace id,
-    which are left out (they cannot be told apart from other conversations' spans)."""
+    """Add the document's GenAI spans to their traces. A malformed span (a start time that is no
+    number, ...) marks its trace, which is quarantined whole when it ends; the fields of spans
+    left out for want of a trace id are returned (they cannot be told apart from other
+    conversations' spans, nor their trace named)."""
     untraced = []
     for i, rs in enumerate(doc["resourceSpans"]):
         resource = attributes((rs.get("resource") or {}).get("attributes"))
         scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []
         for j, ss in enumerate(scopes):
             for n, raw in enumerate(ss.get("spans") or []):
-                attrs = attributes(raw.get("attributes"))
-                if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
+                at = f"resourceSpans[{i}].scopeSpans[{j}].spans[{n}]"
+                try:
+                    traced = _add(raw, number, resource, traces)
+                except (TypeError, ValueError, AttributeError) as exc:
+                    trace_id = raw.get("traceId") if isinstance(raw, dict) else None
+                    if not trace_id:
+                        untraced.append(at)
+                        continue
+                    trace = _trace(traces, str(trace_id), number, resource)
+                    trace.broken = trace.broken or (f"line {number}", at, type(exc).__name__)
                     continue
-                start = int(raw.get("startTimeUnixNano") or 0)  # a bad one: before any trace
-                trace_id = str(raw.get("traceId") or "")
-                if not trace_id:
-                    untraced.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{n}].traceId")
-                    continue
-                trace = traces.get(trace_id)
-                if trace is None:
-                    trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
-                trace.last_line = number
-                if len(trace.spans) >= MAX_SPANS:
-                    trace.dropped += 1
-                    continue
-                status = raw.get("status") or {}
-                code = status.get("code")
-                error = None
-                if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
-                    error = str(status.get("message") or attrs.get("error.type") or "error")
-                trace.add(Span(start, attrs, error))
+                if not traced:
+                    untraced.append(f"{at}.traceId")
     return untraced
+
+
+def _trace(traces: dict[str, Trace], trace_id: str, number: int, resource: dict) -> Trace:
+    trace = traces.get(trace_id)
+    if trace is None:
+        trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
+    trace.last_line = number
+    return trace
+
+
+def _add(raw: Any, number: int, resource: dict[str, Any], traces: dict[str, Trace]) -> bool:
+    """Add one span to its trace if it is a GenAI span; False when it has no trace id."""
+    attrs = attributes(raw.get("attributes"))
+    if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
+        return True
+    start = int(raw.get("startTimeUnixNano") or 0)
+    trace_id = str(raw.get("traceId") or "")
+    if not trace_id:
+        return False
+    status = raw.get("status") or {}
+    code = status.get("code")
+    error = None
+    if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
+        error = str(status.get("message") or attrs.get("error.type") or "error")
+    trace = _trace(traces, trace_id, number, resource)
+    if len(trace.spans) >= MAX_SPANS:
+        trace.dropped += 1
+    else:
+        trace.add(Span(start, attrs, error))
+    return True
 
 
 def _untraced(file: str, line: int, fields: list[str]) -> Quarantined:
     more = f" (and {len(fields) - 1} more span(s) of this line)" if len(fields) > 1 else ""
+    what = "a GenAI span with no traceId" if fields[0].endswith(".traceId") else "a malformed span"
     return Quarantined(
         file=file,
         line=line,
         reason="bad_span",
-        message=f"a GenAI span with no traceId{more} skipped: without it its conversation "
-        "cannot be told apart from the others",
+        message=f"{what}{more} skipped: without a trace id its conversation cannot be told "
+        "apart from the others",
         field=fields[0],
     )
 
@@ -282,6 +309,16 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
         trace.trace_id,
     )
     resolved = next((as_resolved(a[k]) for a in every for k in RESOLVED_KEYS if k in a), None)
+    if trace.broken is not None:  # mined without the span, the conversation would miss a part
+        where, at, error = trace.broken
+        return Quarantined(
+            file=file,
+            line=trace.line,
+            reason="bad_span",
+            message=f"a span of this trace is malformed ({error}, {where}); the trace is skipped",
+            field=at,
+            conversation_id=str(conv_id),
+        )
     try:
         messages = _history(spans)
         _merge_tool_spans(messages, spans)

@@ -376,12 +376,29 @@ def test_otel_traces_of_an_unexpected_shape_are_quarantined_one_by_one(tmp_path)
     result = mine([write_jsonl(tmp_path / "spans.jsonl", docs)], "otel", redact=False)
     got = [(q.line, q.reason, q.field) for q in result.quarantined]
     assert got == [
-        (3, "bad_span", None),  # the start time is no number: nothing of it kept
         (1, "bad_span", None),  # tool_calls is no list
         (2, "bad_span", "gen_ai.input.messages"),
+        (3, "bad_span", "resourceSpans[0].scopeSpans[0].spans[0]"),  # a start time of no number
     ]
-    assert "not JSON" in result.quarantined[2].message
+    assert "not JSON" in result.quarantined[1].message
+    assert "malformed (ValueError, line 3)" in result.quarantined[2].message
     assert {c.provenance.source.line for c in result.cases} == {4}
+
+
+def test_otel_a_malformed_span_quarantines_its_trace_not_the_others_on_its_line(tmp_path):
+    a, b = (otel_export(r, f"{i:032x}") for i, r in enumerate(RECORDS[:2]))
+    spans_a = a["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans_b = b["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans_b[0]["startTimeUnixNano"] = "soon"
+    bad_at = f"resourceSpans[0].scopeSpans[0].spans[{len(spans_a)}]"
+    spans_a += spans_b  # one batch of both traces
+    result = mine([write_jsonl(tmp_path / "spans.jsonl", [a])], "otel", redact=False)
+    # before, the whole line was quarantined, trace A with it, and no field was named
+    assert [(q.line, q.reason, q.field, q.conversation_id) for q in result.quarantined] == [
+        (1, "bad_span", bad_at, RECORDS[1]["conversation_id"])
+    ]
+    alone = write_jsonl(tmp_path / "a.jsonl", [otel_export(RECORDS[0], "0" * 32)])
+    assert calls_by_case(result) == calls_by_case(mine([alone], "otel", redact=False))
 
 
 def test_otel_uses_the_model_call_with_the_longest_history(tmp_path):
