@@ -23,6 +23,7 @@ memory holds only the traces still open.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,11 @@ from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, as_text, build_conversation
 from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem, too_long
 
+# where a message built from the spans comes from, for a problem's field (build_conversation
+# reads none of these keys)
+FROM, CALLS_FROM = "casemill.from", "casemill.calls_from"
+TOOL_SPAN = "the execute_tool span of call"
+MESSAGE_FIELD = re.compile(r"messages\[(\d+)\](?:\.tool_calls\[(\d+)\](?:\.function)?)?(.*)")
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
 WINDOW = 2000
@@ -260,22 +266,24 @@ def _loads(value: Any) -> Any:
     return value
 
 
-def _semconv_messages(items: Any) -> list[dict[str, Any]]:
-    """GenAI `{role, parts}` messages as OpenAI chat messages."""
+def _semconv_messages(items: Any, key: str) -> list[dict[str, Any]]:
+    """GenAI `{role, parts}` messages (the attribute `key`) as OpenAI chat messages, each with
+    where it comes from (`FROM`: the message's, or a tool call's part's, field in the span)."""
     out: list[dict[str, Any]] = []
-    for m in items if isinstance(items, list) else []:
+    for k, m in enumerate(items if isinstance(items, list) else []):
         if not isinstance(m, dict):
             continue
         parts = m.get("parts")
         if parts is None:  # tolerate OpenAI-shaped messages
-            out.append(m)
+            out.append({**m, FROM: f"{key}[{k}]"})
             continue
-        texts, calls = [], []
-        for p in parts if isinstance(parts, list) else []:
+        texts, calls, sources = [], [], []
+        for n, p in enumerate(parts if isinstance(parts, list) else []):
             kind = p.get("type") if isinstance(p, dict) else None
             if kind == "text":
                 texts.append(as_text(p.get("content")))
             elif kind in ("tool_call", "function_call"):
+                sources.append(f"{key}[{k}].parts[{n}]")
                 args = p.get("arguments")
                 calls.append(
                     {
@@ -291,12 +299,21 @@ def _semconv_messages(items: Any) -> list[dict[str, Any]]:
             elif kind == "tool_call_response":
                 result = p.get("response", p.get("result"))
                 out.append(
-                    {"role": "tool", "tool_call_id": p.get("id"), "content": as_text(result)}
+                    {
+                        "role": "tool",
+                        "tool_call_id": p.get("id"),
+                        "content": as_text(result),
+                        FROM: f"{key}[{k}].parts[{n}]",
+                    }
                 )
         if texts or calls:
-            msg: dict[str, Any] = {"role": m.get("role"), "content": "\n".join(texts)}
+            msg: dict[str, Any] = {
+                "role": m.get("role"),
+                "content": "\n".join(texts),
+                FROM: f"{key}[{k}]",
+            }
             if calls:
-                msg["tool_calls"] = calls
+                msg["tool_calls"], msg[CALLS_FROM] = calls, sources
             out.append(msg)
     return out
 
@@ -319,6 +336,7 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
             field=at,
             conversation_id=str(conv_id),
         )
+    messages: list[dict[str, Any]] = []
     try:
         messages = _history(spans)
         _merge_tool_spans(messages, spans)
@@ -337,7 +355,7 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
             line=trace.line,
             reason=p.reason,
             message=p.message,
-            field=p.field,
+            field=_span_field(messages, p.field),
             conversation_id=str(conv_id),
         )
     except (TypeError, ValueError, AttributeError) as exc:  # messages of an unexpected shape
@@ -353,6 +371,23 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
         conv.capped = True
         conv.total_messages += trace.dropped
     return conv
+
+
+def _span_field(messages: list[dict[str, Any]], field: str | None) -> str | None:
+    """A problem's field in the messages built from the spans (`messages[2].tool_calls[0]
+    .function.arguments`) as the span attribute it comes from (`gen_ai.input.messages[1]
+    .parts[0].arguments`)."""
+    m = MESSAGE_FIELD.fullmatch(field or "")
+    if m is None or int(m.group(1)) >= len(messages):
+        return field
+    message = messages[int(m.group(1))]
+    origin, call, rest = message.get(FROM), m.group(2), m.group(3)
+    if origin is None:
+        return field
+    sources = message.get(CALLS_FROM)
+    if call is None or sources is None or int(call) >= len(sources):  # an OpenAI-shaped one
+        return origin + field[len(f"messages[{m.group(1)}]") :]
+    return sources[int(call)] + rest
 
 
 def _history(spans: list[Span]) -> list[dict[str, Any]]:
@@ -373,8 +408,12 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
             best, chosen = (size, s.start), s
     if chosen is None:
         return []
-    messages = _semconv_messages(_loads(chosen.attrs.get("gen_ai.input.messages")))
-    messages += _semconv_messages(_loads(chosen.attrs.get("gen_ai.output.messages")))
+    messages = _semconv_messages(
+        _loads(chosen.attrs.get("gen_ai.input.messages")), "gen_ai.input.messages"
+    )
+    messages += _semconv_messages(
+        _loads(chosen.attrs.get("gen_ai.output.messages")), "gen_ai.output.messages"
+    )
     system = _loads(chosen.attrs.get("gen_ai.system_instructions"))
     if system and not any(m.get("role") == "system" for m in messages):
         text = (
@@ -382,7 +421,7 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
             if isinstance(system, list)
             else as_text(system)
         )
-        messages.insert(0, {"role": "system", "content": text})
+        messages.insert(0, {"role": "system", "content": text, FROM: "gen_ai.system_instructions"})
     return messages
 
 
@@ -400,7 +439,12 @@ def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None
             result = f"Error: {s.error}" + (f" {result}" if result else "")
         if call_id in answered:
             continue
-        tool_msg = {"role": "tool", "tool_call_id": call_id, "content": result or ""}
+        tool_msg = {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": result or "",
+            FROM: f"{TOOL_SPAN} {call_id}: gen_ai.tool.call.result",
+        }
         if call_id in called:
             at = called[call_id] + 1
             while at < len(messages) and messages[at].get("role") == "tool":
@@ -413,6 +457,8 @@ def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None
                 {
                     "role": "assistant",
                     "content": "",
+                    FROM: f"{TOOL_SPAN} {call_id}",
+                    CALLS_FROM: [f"{TOOL_SPAN} {call_id}: gen_ai.tool.call"],
                     "tool_calls": [
                         {
                             "id": call_id,

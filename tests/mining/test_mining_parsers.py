@@ -401,6 +401,37 @@ def test_otel_a_malformed_span_quarantines_its_trace_not_the_others_on_its_line(
     assert calls_by_case(result) == calls_by_case(mine([alone], "otel", redact=False))
 
 
+def test_otel_problems_name_the_span_attribute_they_come_from(tmp_path):
+    def doc(*spans: dict) -> dict:
+        return {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+
+    user = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+    call = {"type": "tool_call", "id": "k1", "name": "get_order", "arguments": "{not json"}
+    tool_span = {
+        "traceId": "t3",
+        "startTimeUnixNano": "20",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": "get_order"}},
+            {"key": "gen_ai.tool.call.id", "value": {"stringValue": "k9"}},
+            {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": "[1]"}},
+        ],
+    }
+    docs = [
+        doc(_chat_span("t1", json.dumps([user, {"role": "assistant", "parts": [call]}]))),
+        doc(_chat_span("t2", json.dumps([user, {"role": "wizard", "parts": [user["parts"][0]]}]))),
+        doc(_chat_span("t3", json.dumps([user])), tool_span),
+    ]
+    result = mine([write_jsonl(tmp_path / "spans.jsonl", docs)], "otel", redact=False)
+    # before, the fields named the messages built from the spans (messages[1].tool_calls[0]
+    # .function.arguments), which the export does not have
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "bad_tool_arguments", "gen_ai.input.messages[1].parts[0].arguments"),
+        (2, "unknown_role", "gen_ai.input.messages[1].role"),
+        (3, "bad_tool_arguments", "the execute_tool span of call k9: gen_ai.tool.call.arguments"),
+    ]
+
+
 def test_otel_uses_the_model_call_with_the_longest_history(tmp_path):
     doc = otel_export(RECORDS[1], "b" * 32, with_responses=True)
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
