@@ -106,8 +106,8 @@ def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
             continue
         number, record = item
         conv_id = record_id(record, path, number)
-        text = next((record[k] for k in TEXT_KEYS if isinstance(record.get(k), str)), None)
-        if text is None:
+        key = next((k for k in TEXT_KEYS if isinstance(record.get(k), str)), None)
+        if key is None:
             yield Quarantined(
                 file=file,
                 line=number,
@@ -118,7 +118,7 @@ def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
             continue
         builder = TranscriptBuilder(max_turns)
         try:
-            for part in text.split("\n"):
+            for part in record[key].split("\n"):
                 builder.line(part)
         except RecordProblem as p:
             yield Quarantined(
@@ -126,7 +126,7 @@ def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
                 line=number,
                 reason=p.reason,
                 message=p.message,
-                field=p.field,
+                field=key,  # the line's own key, whichever it is
                 conversation_id=conv_id,
             )
             continue

@@ -59,7 +59,10 @@ def test_a_transcript_without_a_role_prefix_is_quarantined(tmp_path):
         ],
     )
     result = mine([log], "transcript")
-    assert [(q.line, q.reason) for q in result.quarantined] == [(1, "unknown_role")]
+    # the field is the line's key (was 'transcript', a key this log does not have)
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "unknown_role", "messages_display")
+    ]
     assert len(result.cases) == 1
 
 
