@@ -469,3 +469,8 @@ def test_chat_lines_may_keep_their_id_and_resolution_in_metadata(tmp_path):
     (case, *_) = mine([write_jsonl(tmp_path / "both.jsonl", both)], "openai-jsonl").cases
     assert case.provenance.source.conversation_id == "own"
     assert case.provenance.label_confidence == "low"
+    # a null on the line says nothing: the metadata's flag is read (was: resolution unknown)
+    null = [{**nested[0], "resolved": None}]
+    got = calls_by_case(mine([write_jsonl(tmp_path / "null.jsonl", null)], "openai-jsonl"))
+    assert got == [c for c in expected if c[0] == flat[0]["conversation_id"]]
+    assert flat[0]["resolved"] and {c[3] for c in got} == {"high"}
