@@ -64,7 +64,7 @@ def _interruptible(out: Path, mine: Any, *args: Any, progress: Any, **kwargs: An
 
 @app.command("mine")
 def mine_command(
-    logs: list[Path] = typer.Argument(..., help="log files (.gz read transparently)"),
+    logs: list[Path] = typer.Argument(..., help="log files (gzip read transparently)"),
     fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="candidates JSONL to write"),
     no_redact: bool = typer.Option(
