@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from casemill.errors import UserError
 from mining.model import Conversation, Quarantined, RecordProblem
-from mining.parsers.messages import build_conversation
+from mining.parsers.messages import ROLES, build_conversation
 from mining.parsers.transcript import TranscriptBuilder
 from mining.reading import MAX_LINE_BYTES, Progress, iter_lines
 
@@ -64,7 +64,19 @@ class CsvMapping(BaseModel):
     @field_validator("role_values")
     @classmethod
     def _lower_roles(cls, values: dict[str, str]) -> dict[str, str]:
-        return {k.strip().lower(): v for k, v in values.items()}
+        unknown = sorted({v for v in values.values() if v.lower() not in ROLES})
+        if unknown:
+            raise ValueError(
+                f"role_values maps to {unknown[0]!r}; map to user, assistant, tool or system"
+            )
+        return {k.strip().lower(): v.lower() for k, v in values.items()}
+
+    @field_validator("delimiter")
+    @classmethod
+    def _one_character(cls, value: str) -> str:
+        if len(value) != 1:
+            raise ValueError(f'the delimiter is one character ("\\t" for a tab), not {value!r}')
+        return value
 
 
 class _Source:
