@@ -4,9 +4,9 @@ Input: OTLP JSON, one export request a line (`{"resourceSpans": [{"resource": ..
 "scopeSpans": [{"spans": [...]}]}]}`, what the collector's file exporter writes), or one such
 document for the whole file. Attributes are OTLP key/value lists.
 
-Spans are grouped by `traceId` (a GenAI span without one is quarantined, and a trace with a
-malformed span is quarantined whole) and ordered by start time. A trace becomes one
-conversation:
+Spans are grouped by `traceId` (a GenAI span without one is quarantined; a trace with a
+malformed span, or with spans on a line that cannot be read, is quarantined whole: it would be
+mined without them) and ordered by start time. A trace becomes one conversation:
 - the model-call span (`gen_ai.operation.name` = `chat`, ...) with the longest
   `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
   (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
@@ -62,7 +62,7 @@ class Trace:
     resource: dict[str, Any] = field(default_factory=dict)
     dropped: int = 0
     best: Span | None = None  # the model call with the longest history so far
-    broken: tuple[str, str, str] | None = None  # (line, field, error) of a malformed span
+    broken: tuple[str, str | None, str] | None = None  # (line, field, why) of a malformed span
 
     def add(self, span: Span) -> None:
         """Keep the span; of model calls, only the longest history keeps its messages (each
@@ -115,14 +115,31 @@ def attributes(items: Any) -> dict[str, Any]:
     return out
 
 
-def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any] | Quarantined]:
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """A line that could not be read, and the trace ids its bytes name: those traces lost spans
+    there, and are quarantined rather than mined without them."""
+
+    record: Quarantined
+    trace_ids: frozenset[str]
+
+
+TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"\\]{1,64})"')
+
+
+def _unread(record: Quarantined, data: bytes) -> Unread:
+    ids = frozenset(m.group(1).decode("utf-8", "replace") for m in TRACE_ID.finditer(data))
+    return Unread(record, ids)
+
+
+def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any] | Unread]:
     file = str(path)
     lines = iter_lines(path, progress)
     buffered: list[bytes] = []
     first_bad: Quarantined | None = None
     for raw in lines:
-        if raw.too_long:
-            yield too_long(file, raw.number)
+        if raw.too_long:  # its first bytes only: the ids they name
+            yield _unread(too_long(file, raw.number), raw.data)
             continue
         if not raw.data.strip():
             continue
@@ -138,7 +155,7 @@ def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any
                 buffered.append(raw.data)  # maybe one pretty-printed document
                 first_bad = bad
                 continue
-            yield bad
+            yield _unread(bad, raw.data)
     if buffered:
         whole = b"\n".join(buffered)
         try:
@@ -146,7 +163,7 @@ def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any
                 raise ValueError
             yield 1, orjson.loads(whole)
         except ValueError:
-            yield first_bad  # type: ignore[misc]
+            yield _unread(first_bad, whole)  # type: ignore[arg-type]
 
 
 def parse(
@@ -154,9 +171,13 @@ def parse(
 ) -> Iterator[Conversation | Quarantined]:
     file = str(path)
     open_traces: dict[str, Trace] = {}
+    lost: dict[str, tuple[str, str | None, str]] = {}  # trace id -> where spans were lost
     for item in _documents(path, progress):
-        if isinstance(item, Quarantined):
-            yield item
+        if isinstance(item, Unread):
+            record = item.record
+            for trace_id in item.trace_ids:
+                lost.setdefault(trace_id, (f"line {record.line}", None, record.reason))
+            yield record
             continue
         number, doc = item
         if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
@@ -170,21 +191,24 @@ def parse(
         try:
             untraced = _collect(doc, number, open_traces)
         except (TypeError, ValueError, AttributeError) as exc:
-            yield Quarantined(
+            record = Quarantined(
                 file=file,
                 line=number,
                 reason="bad_span",
                 message=f"malformed span data ({type(exc).__name__})",
             )
+            for trace_id in _unread(record, orjson.dumps(doc)).trace_ids:
+                lost.setdefault(trace_id, (f"line {number}", None, "bad_span"))
+            yield record
             continue
         if untraced:
             yield _untraced(file, number, untraced)
         stale = [t for t in open_traces.values() if number - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
-            yield _finish(trace, file, max_turns)
+            yield _finish(trace, file, max_turns, lost)
     for trace in sorted(open_traces.values(), key=lambda t: t.line):
-        yield _finish(trace, file, max_turns)
+        yield _finish(trace, file, max_turns, lost)
 
 
 def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list[str]:
@@ -318,7 +342,9 @@ def _semconv_messages(items: Any, key: str) -> list[dict[str, Any]]:
     return out
 
 
-def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantined:
+def _finish(
+    trace: Trace, file: str, max_turns: int, lost: dict[str, tuple[str, str | None, str]]
+) -> Conversation | Quarantined:
     spans = sorted(trace.spans, key=lambda s: s.start)
     every = [trace.resource, *(s.attrs for s in spans)]
     conv_id = next(
@@ -326,13 +352,15 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
         trace.trace_id,
     )
     resolved = next((as_resolved(a[k]) for a in every for k in RESOLVED_KEYS if k in a), None)
-    if trace.broken is not None:  # mined without the span, the conversation would miss a part
-        where, at, error = trace.broken
+    broken = trace.broken or lost.get(trace.trace_id)
+    if broken is not None:  # mined without those spans, the conversation would miss a part
+        where, at, error = broken
         return Quarantined(
             file=file,
             line=trace.line,
             reason="bad_span",
-            message=f"a span of this trace is malformed ({error}, {where}); the trace is skipped",
+            message=f"spans of this trace could not be read ({error}, {where}); the trace is "
+            "skipped",
             field=at,
             conversation_id=str(conv_id),
         )

@@ -356,6 +356,26 @@ def test_otel_spans_with_no_trace_id_are_quarantined_not_merged_into_one_convers
     assert calls_by_case(result) == calls_by_case(single)
 
 
+def test_otel_a_trace_with_spans_on_a_line_that_cannot_be_read_is_quarantined(tmp_path):
+    doc = otel_export(RECORDS[0], "a" * 32)
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    halves = [json.loads(json.dumps(doc)) for _ in range(2)]
+    halves[0]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[::2]
+    halves[1]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[1::2]
+    cut = json.dumps(halves[1]).encode()[:-40]  # the line of its other spans, truncated
+    other = otel_export(RECORDS[1], "b" * 32)
+    log = write_jsonl(tmp_path / "spans.jsonl", [halves[0], cut, other])
+    result = mine([log], "otel", redact=False)
+    # before, the trace was mined from its first line alone, as if its other spans never were
+    assert [(q.line, q.reason, q.conversation_id) for q in result.quarantined] == [
+        (2, "truncated", None),
+        (1, "bad_span", RECORDS[0]["conversation_id"]),
+    ]
+    assert "could not be read (truncated, line 2)" in result.quarantined[1].message
+    alone = write_jsonl(tmp_path / "b.jsonl", [other])
+    assert calls_by_case(result) == calls_by_case(mine([alone], "otel", redact=False))
+
+
 def _chat_span(trace_id: str, inputs: str, start: str = "10") -> dict:
     attrs = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": inputs}
     return {
@@ -384,7 +404,7 @@ def test_otel_traces_of_an_unexpected_shape_are_quarantined_one_by_one(tmp_path)
         (3, "bad_span", "resourceSpans[0].scopeSpans[0].spans[0]"),  # a start time of no number
     ]
     assert "not JSON" in result.quarantined[1].message
-    assert "malformed (ValueError, line 3)" in result.quarantined[2].message
+    assert "could not be read (ValueError, line 3)" in result.quarantined[2].message
     assert {c.provenance.source.line for c in result.cases} == {4}
 
 
