@@ -197,7 +197,10 @@ def _rows(
 
 def _key(source: _Source, key_at: int) -> str | None:
     """The ticket id in the first line of a row the reader could not read, read loosely."""
-    cells = next(csv.reader([source.first or ""]), [])
+    try:
+        cells = next(csv.reader([source.first or ""]), [])
+    except csv.Error:  # a carriage return alone in the line, say: no id to be read
+        return None
     return cells[key_at] if key_at < len(cells) and cells[key_at] else None
 
 

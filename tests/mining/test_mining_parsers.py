@@ -278,6 +278,18 @@ def test_a_csv_row_with_more_cells_than_the_header_quarantines_its_ticket(tmp_pa
     assert {c.provenance.source.conversation_id for c in result.cases} == {"T2"}
 
 
+def test_a_carriage_return_alone_in_an_unquoted_csv_cell_quarantines_its_row(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_bytes(
+        b"ticket_id,role,message\nT1,customer,my lamp\rbroke\nT1,agent,sorry\n"
+        b"T2,customer,hello\nT2,agent,hi\n"
+    )
+    result = mine([log], "csv")  # was a csv.Error traceback that lost every output
+    assert [(q.line, q.reason) for q in result.quarantined] == [(2, "bad_row"), (3, "bad_row")]
+    assert "new-line character seen in unquoted field" in result.quarantined[0].message
+    assert {c.provenance.source.conversation_id for c in result.cases} == {"T2"}
+
+
 def test_a_csv_line_over_the_size_limit_quarantines_its_ticket(tmp_path, monkeypatch):
     from functools import partial
 
