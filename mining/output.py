@@ -23,8 +23,9 @@ from mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_reco
 
 
 class _Pending:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, private: bool = False):
         self.path = path
+        self.private = private  # readable by its owner alone (raw personal data)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         self.tmp = Path(tmp)
@@ -41,9 +42,10 @@ class _Pending:
         self.fh.flush()
         os.fsync(self.fh.fileno())
         self.fh.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.tmp, 0o666 & ~umask)
+        if not self.private:  # mkstemp's 0600 kept for a private file
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self.tmp, 0o666 & ~umask)
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
@@ -83,7 +85,7 @@ def _open(targets: dict[str, tuple[str, Path | None]]) -> dict[str, _Pending]:
         if target is None:
             continue
         try:
-            files[name] = _Pending(target)
+            files[name] = _Pending(target, private=name == "raw")
         except OSError as exc:
             for f in files.values():
                 f.abort()
@@ -108,7 +110,7 @@ def mine_to_files(
 ) -> MineSummary:
     """Mine `paths` straight to `out` (candidates JSONL), `quarantine` (JSONL of bad records,
     default `<out>.quarantine.jsonl`) and, only if given, `keep_raw` (raw values with their
-    surrogates). Returns the summary."""
+    surrogates, readable by the user alone: mode 0600). Returns the summary."""
     quarantine = quarantine or quarantine_path(out)
     paths = list(paths)
     targets = {"--out": out, "--quarantine": quarantine, "--keep-raw": keep_raw}

@@ -36,7 +36,7 @@ class RawLine:
 
 
 def file_size(path: str | Path) -> int:
-    """Bytes the reader will report for `path` (the compressed size for `.gz`)."""
+    """Bytes the reader will report for `path` (the compressed size for gzip)."""
     return Path(path).stat().st_size
 
 

@@ -64,7 +64,7 @@ def _interruptible(out: Path, mine: Any, *args: Any, progress: Any, **kwargs: An
 
 @app.command("mine")
 def mine_command(
-    logs: list[Path] = typer.Argument(..., help="log files (.gz read transparently)"),
+    logs: list[Path] = typer.Argument(..., help="log files (gzip read transparently)"),
     fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="candidates JSONL to write"),
     no_redact: bool = typer.Option(
@@ -182,10 +182,17 @@ def _nothing_read(summary, fmt: str, quarantine: Path) -> None:
 
 
 def _csv_mapping(path: Path):
+    from pydantic import ValidationError
+
     from mining.parsers.csv_tickets import CsvMapping
 
     try:
         return CsvMapping.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:  # the first problem, by field, without pydantic's links
+        err = exc.errors(include_url=False)[0]
+        at = f"field '{'.'.join(str(p) for p in err['loc'])}': " if err["loc"] else ""
+        why = err["msg"].removeprefix("Value error, ")
+        raise UserError(f"{path}: not a valid CSV column mapping: {at}{why}") from None
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: not a valid CSV column mapping: {exc}") from exc
 

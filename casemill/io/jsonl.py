@@ -1,11 +1,12 @@
 """Reading and writing JSON Lines, robustly.
 
-`read_jsonl` streams a file (gzip when it ends in `.gz`) and yields one `Line` per non-blank line:
-either the parsed object or the reason it could not be parsed (invalid UTF-8, truncated JSON, not
-an object, over the size limit, damaged gzip data). A bad line never stops the reading. A BOM
-and CRLF endings are accepted. `atomic_write_text` writes to a temporary file beside the target,
-fsyncs and renames, so a crash never leaves a half-written file; the file keeps the mode it had
-(a new one gets the mode the umask gives), not the owner-only mode of a temporary file.
+`read_jsonl` streams a file (gzip when it ends in `.gz` or starts as gzip does) and yields one
+`Line` per non-blank line: either the parsed object or the reason it could not be parsed
+(invalid UTF-8, truncated JSON, not an object, over the size limit, damaged gzip data). A bad
+line never stops the reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to
+a temporary file beside the target, fsyncs and renames, so a crash never leaves a half-written
+file; the file keeps the mode it had (a new one gets the mode the umask gives), not the
+owner-only mode of a temporary file.
 """
 
 from __future__ import annotations
@@ -33,11 +34,21 @@ class Line:
     raw: bytes = b""
 
 
-def open_binary(path: str | Path) -> IO[bytes]:
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether `path` is read as gzip: its name ends in `.gz`, or it starts with gzip's magic
+    bytes (a compressed log named `.jsonl`, `.gzip`, ...; no text file starts with them)."""
     path = Path(path)
     if path.suffix == ".gz":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+        return True
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def open_binary(path: str | Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
 def iter_raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
@@ -104,7 +115,7 @@ def read_jsonl(path: str | Path) -> Iterator[Line]:
             if line is not None:
                 yield line
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-        if Path(path).suffix != ".gz":
+        if not is_gzip(path):
             raise
         yield Line(file, number + 1, error=f"unreadable gzip data: {type(exc).__name__}: {exc}")
 

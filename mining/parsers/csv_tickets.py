@@ -1,10 +1,14 @@
 """CSV ticket exports, one message a row, with a configurable column mapping.
 
-The default mapping reads columns `ticket_id`, `role`, `message`, `status`, and optionally
-`tool_name`, `tool_arguments`, `tool_call_id`. Rows of one ticket must be contiguous (sort the
-export by ticket); a ticket is resolved when its status column holds one of `resolved_values`.
-An export with one row per ticket and the whole conversation in one column is read by setting
-`transcript` to that column (role-prefixed, as the `transcript` format).
+The default mapping reads columns `ticket_id`, `role`, `message`, and when the header has them
+`status`, `tool_name`, `tool_arguments`, `tool_call_id` (a column a mapping names itself must be
+in the header). Rows of one ticket must be contiguous (sort the export by ticket); a ticket is
+resolved when its status column holds one of `resolved_values`. Statuses and roles are matched
+whatever their case. A row the CSV reader cannot read (a quote out of place, a quoted cell never
+closed), with more cells than the header (a delimiter in a cell not quoted) or with a line over
+the size limit is quarantined, and so is its ticket. An export with
+one row per ticket and the whole conversation in one column is read by setting `transcript` to
+that column (role-prefixed, as the `transcript` format).
 
     {"conversation_id": "Ticket ID", "role": "Author type", "content": "Body",
      "role_values": {"end-user": "user", "agent": "assistant"}}
@@ -17,13 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from casemill.errors import UserError
 from mining.model import Conversation, Quarantined, RecordProblem
-from mining.parsers.messages import build_conversation
+from mining.parsers.messages import ROLES, build_conversation
 from mining.parsers.transcript import TranscriptBuilder
-from mining.reading import Progress, iter_lines
+from mining.reading import MAX_LINE_BYTES, Progress, iter_lines
 
 
 class CsvMapping(BaseModel):
@@ -51,16 +55,63 @@ class CsvMapping(BaseModel):
     transcript: str | None = None
     delimiter: str = ","
 
+    @field_validator("resolved_values")
+    @classmethod
+    def _lower_values(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        # a status and a role are matched in lower case: so are the words that name them
+        return tuple(v.strip().lower() for v in values)
 
-def _lines(path: Path, progress: Progress | None) -> Iterator[str]:
-    for raw in iter_lines(path, progress):
-        yield raw.data.decode("utf-8", errors="surrogateescape") + "\n"
+    @field_validator("role_values")
+    @classmethod
+    def _lower_roles(cls, values: dict[str, str]) -> dict[str, str]:
+        unknown = sorted({v for v in values.values() if v.lower() not in ROLES})
+        if unknown:
+            raise ValueError(
+                f"role_values maps to {unknown[0]!r}; map to user, assistant, tool or system"
+            )
+        return {k.strip().lower(): v.lower() for k, v in values.items()}
+
+    @field_validator("delimiter")
+    @classmethod
+    def _one_character(cls, value: str) -> str:
+        if len(value) != 1:
+            raise ValueError(f'the delimiter is one character ("\\t" for a tab), not {value!r}')
+        return value
+
+
+class _Source:
+    """The file's lines for the CSV reader. A line over the size limit is given as an empty
+    line (its cut-off start would unbalance the quoting) and its number noted in `too_long`;
+    `first` keeps the first line read since it was last cleared (the start of a row)."""
+
+    def __init__(self, path: Path, progress: Progress | None):
+        self.path, self.progress = path, progress
+        self.too_long: list[int] = []
+        self.first: str | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        for raw in iter_lines(self.path, self.progress):
+            if raw.too_long:
+                self.too_long.append(raw.number)
+                text = "\n"
+            else:
+                text = raw.data.decode("utf-8", errors="surrogateescape") + "\n"
+            if self.first is None:
+                self.first = text
+            yield text
 
 
 def _shown(header: list[str], most: int = 12, width: int = 40) -> str:
     """The header's columns for a message, a few and each cut short (the first line of a file
-    that is not CSV can be a whole JSON record)."""
-    names = [c if len(c) <= width else c[: width - 3] + "..." for c in header[:most]]
+    that is not CSV can be a whole JSON record), with the personal data the detectors find in
+    them named by kind (`<email>`): that first line can be a customer's message."""
+    from mining.redact.detect import scan
+
+    names = []
+    for c in header[:most]:
+        for kind, value in sorted(scan(c), key=lambda found: -len(found[1])):
+            c = c.replace(value, f"<{kind}>")
+        names.append(c if len(c) <= width else c[: width - 3] + "...")
     more = f", ... ({len(header) - most} more)" if len(header) > most else ""
     return ", ".join(names) + more
 
@@ -78,36 +129,143 @@ def parse(
     **_: Any,
 ) -> Iterator[Conversation | Quarantined]:
     mapping = csv_mapping or CsvMapping()
-    reader = csv.reader(_lines(path, progress), delimiter=mapping.delimiter)
-    header = next(reader, None)
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))  # a long cell is no error
+    source = _Source(path, progress)
+    reader = csv.reader(source, delimiter=mapping.delimiter, strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise UserError(f"{path}:1: the CSV header cannot be read ({exc})") from None
     if header is None:
         return
     header[0] = header[0].lstrip("\ufeff")
-    needed = [mapping.conversation_id] + (
-        [mapping.transcript] if mapping.transcript else [mapping.role, mapping.content]
-    )
-    missing = [c for c in needed if c not in header]
+    missing = [c for c in _needed(mapping) if c not in header]
     if missing:
         raise UserError(
             f"{path}:1: CSV header has no column {missing[0]!r} (columns: "
             f"{_shown(header)}); pass a --csv-mapping naming your columns"
         )
-    ticket: list[tuple[int, dict[str, str]]] = []
-    current = None
-    start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
-    for row in reader:
-        number, start = start, reader.line_num + 1
-        if not any(row):
+    tickets = _Tickets(path, mapping, max_turns)
+    for item in _rows(path, reader, source, header, mapping):
+        if isinstance(item, Quarantined):
+            tickets.unreadable(item.line or 0, item.conversation_id)
+            yield item
             continue
-        record = dict(zip(header, row, strict=False))
-        key = record.get(mapping.conversation_id, "")
-        if ticket and key != current:
-            yield _ticket(path, ticket, mapping, max_turns)
-            ticket = []
-        current = key
-        ticket.append((number, record))
-    if ticket:
-        yield _ticket(path, ticket, mapping, max_turns)
+        number, record = item
+        yield from tickets.row(number, record, record.get(mapping.conversation_id, ""))
+    yield from tickets.flush()
+
+
+def _needed(mapping: CsvMapping) -> list[str]:
+    """The columns the header must have: the id and the content's, and every optional one the
+    mapping names itself (a misspelt status column would leave every ticket unresolved)."""
+    needed = [mapping.conversation_id] + (
+        [mapping.transcript] if mapping.transcript else [mapping.role, mapping.content]
+    )
+    optional = ("resolved", "tool_name", "tool_arguments", "tool_call_id")
+    given = [getattr(mapping, f) for f in optional if f in mapping.model_fields_set]
+    return needed + [c for c in given if c]
+
+
+def _rows(
+    path: Path, reader: Any, source: _Source, header: list[str], mapping: CsvMapping
+) -> Iterator[tuple[int, dict[str, str]] | Quarantined]:
+    """Each non-empty row as `(line it starts on, {column: cell})`; a row the CSV reader
+    cannot read (a quote out of place, a quoted cell never closed), with more cells than the
+    header has columns, or that holds a line over the size limit comes back as a `Quarantined` record at its first line, with its ticket's
+    id when the start of that line shows it."""
+    key_at = header.index(mapping.conversation_id)
+    start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
+    while True:
+        source.first = None
+        try:
+            row, problem = next(reader), None
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            row, problem = [], str(exc)
+        number, start = start, reader.line_num + 1
+        cut = [n for n in source.too_long if n <= reader.line_num]
+        if any(cell.strip() for cell in row[len(header) :]):  # a delimiter in an unquoted cell
+            problem = f"{len(row)} cells where the header has {len(header)} columns"
+        if cut or problem is not None:
+            del source.too_long[: len(cut)]
+            yield _unreadable(path, number, reader.line_num, problem, cut, _key(source, key_at))
+        elif any(row):
+            yield number, dict(zip(header, row, strict=False))
+
+
+def _key(source: _Source, key_at: int) -> str | None:
+    """The ticket id in the first line of a row the reader could not read, read loosely."""
+    try:
+        cells = next(csv.reader([source.first or ""]), [])
+    except csv.Error:  # a carriage return alone in the line, say: no id to be read
+        return None
+    return cells[key_at] if key_at < len(cells) and cells[key_at] else None
+
+
+def _unreadable(
+    path: Path, line: int, last: int, problem: str | None, cut: list[int], key: str | None
+) -> Quarantined:
+    if cut:
+        reason, message = "line_too_long", f"line {cut[0]} is over the 16 MiB limit"
+    else:
+        reason, message = "bad_row", f"not a readable CSV row ({problem})"
+    span = f"line {line}" if last == line else f"lines {line} to {last}"
+    return Quarantined(
+        file=str(path),
+        line=line,
+        reason=reason,
+        message=f"{message}; {span} skipped, and the ticket of the row with it",
+        conversation_id=key,
+    )
+
+
+class _Tickets:
+    """Gathers contiguous rows into tickets. The ticket of an unreadable row is quarantined
+    whole (mined without the row, its conversation would miss a turn): the ticket whose id the
+    row shows, or when it shows none, the tickets on both sides of it (the row may be the last
+    of one or the first of the next)."""
+
+    def __init__(self, path: Path, mapping: CsvMapping, max_turns: int):
+        self.path, self.mapping, self.max_turns = path, mapping, max_turns
+        self.rows: list[tuple[int, dict[str, str]]] = []
+        self.key: str | None = None
+        self.broken: int | None = None  # the line of an unreadable row of this ticket
+        self.bad_keys: dict[str, int] = {}  # ticket id -> the line of its unreadable row
+        self.unknown: int | None = None  # an unreadable row of no known ticket, just before
+
+    def unreadable(self, line: int, key: str | None) -> None:
+        if key is None:
+            self.unknown = line
+        else:
+            self.bad_keys.setdefault(key, line)
+        if self.rows and key in (None, self.key):
+            self.broken = self.broken or line
+
+    def row(self, number: int, record: dict[str, str], key: str):
+        if self.rows and key != self.key:
+            yield from self.flush()
+        if not self.rows:
+            self.broken = self.bad_keys.get(key) or self.unknown
+        self.unknown = None
+        self.key = key
+        self.rows.append((number, record))
+
+    def flush(self) -> Iterator[Conversation | Quarantined]:
+        if self.rows and self.broken is not None:
+            line, first = self.rows[0]
+            yield Quarantined(
+                file=str(self.path),
+                line=line,
+                reason="bad_row",
+                message=f"a row of this ticket (line {self.broken}) could not be read; "
+                "the ticket is skipped",
+                conversation_id=first.get(self.mapping.conversation_id) or None,
+            )
+        elif self.rows:
+            yield _ticket(self.path, self.rows, self.mapping, self.max_turns)
+        self.rows, self.broken = [], None
 
 
 def _ticket(

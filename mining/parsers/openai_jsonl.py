@@ -44,7 +44,7 @@ def record_id(record: dict[str, Any], path: Path, line: int) -> str:
 def record_resolved(record: dict[str, Any]) -> bool | None:
     for place in _places(record):
         for key in RESOLVED_KEYS:
-            if key in place:
+            if place.get(key) is not None:  # a null says nothing: the metadata's may
                 return as_resolved(place[key])
     return None
 

@@ -4,7 +4,9 @@ Input: OTLP JSON, one export request a line (`{"resourceSpans": [{"resource": ..
 "scopeSpans": [{"spans": [...]}]}]}`, what the collector's file exporter writes), or one such
 document for the whole file. Attributes are OTLP key/value lists.
 
-Spans are grouped by `traceId` and ordered by start time. A trace becomes one conversation:
+Spans are grouped by `traceId` (a GenAI span without one is quarantined; a trace with a
+malformed span, or with spans on a line that cannot be read, is quarantined whole: it would be
+mined without them) and ordered by start time. A trace becomes one conversation:
 - the model-call span (`gen_ai.operation.name` = `chat`, ...) with the longest
   `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
   (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
@@ -21,6 +23,7 @@ memory holds only the traces still open.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +35,11 @@ from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, as_text, build_conversation
 from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem, too_long
 
+# where a message built from the spans comes from, for a problem's field (build_conversation
+# reads none of these keys)
+FROM, CALLS_FROM = "casemill.from", "casemill.calls_from"
+TOOL_SPAN = "the execute_tool span of call"
+MESSAGE_FIELD = re.compile(r"messages\[(\d+)\](?:\.tool_calls\[(\d+)\](?:\.function)?)?(.*)")
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
 WINDOW = 2000
@@ -54,6 +62,7 @@ class Trace:
     resource: dict[str, Any] = field(default_factory=dict)
     dropped: int = 0
     best: Span | None = None  # the model call with the longest history so far
+    broken: tuple[str, str | None, str] | None = None  # (line, field, why) of a malformed span
 
     def add(self, span: Span) -> None:
         """Keep the span; of model calls, only the longest history keeps its messages (each
@@ -106,14 +115,31 @@ def attributes(items: Any) -> dict[str, Any]:
     return out
 
 
-def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any] | Quarantined]:
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """A line that could not be read, and the trace ids its bytes name: those traces lost spans
+    there, and are quarantined rather than mined without them."""
+
+    record: Quarantined
+    trace_ids: frozenset[str]
+
+
+TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"\\]{1,64})"')
+
+
+def _unread(record: Quarantined, data: bytes) -> Unread:
+    ids = frozenset(m.group(1).decode("utf-8", "replace") for m in TRACE_ID.finditer(data))
+    return Unread(record, ids)
+
+
+def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any] | Unread]:
     file = str(path)
     lines = iter_lines(path, progress)
     buffered: list[bytes] = []
     first_bad: Quarantined | None = None
     for raw in lines:
-        if raw.too_long:
-            yield too_long(file, raw.number)
+        if raw.too_long:  # its first bytes only: the ids they name
+            yield _unread(too_long(file, raw.number), raw.data)
             continue
         if not raw.data.strip():
             continue
@@ -129,7 +155,7 @@ def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any
                 buffered.append(raw.data)  # maybe one pretty-printed document
                 first_bad = bad
                 continue
-            yield bad
+            yield _unread(bad, raw.data)
     if buffered:
         whole = b"\n".join(buffered)
         try:
@@ -137,7 +163,7 @@ def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any
                 raise ValueError
             yield 1, orjson.loads(whole)
         except ValueError:
-            yield first_bad  # type: ignore[misc]
+            yield _unread(first_bad, whole)  # type: ignore[arg-type]
 
 
 def parse(
@@ -145,9 +171,13 @@ def parse(
 ) -> Iterator[Conversation | Quarantined]:
     file = str(path)
     open_traces: dict[str, Trace] = {}
+    lost: dict[str, tuple[str, str | None, str]] = {}  # trace id -> where spans were lost
     for item in _documents(path, progress):
-        if isinstance(item, Quarantined):
-            yield item
+        if isinstance(item, Unread):
+            record = item.record
+            for trace_id in item.trace_ids:
+                lost.setdefault(trace_id, (f"line {record.line}", None, record.reason))
+            yield record
             continue
         number, doc = item
         if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
@@ -159,46 +189,96 @@ def parse(
             )
             continue
         try:
-            _collect(doc, number, open_traces)
+            untraced = _collect(doc, number, open_traces)
         except (TypeError, ValueError, AttributeError) as exc:
-            yield Quarantined(
+            record = Quarantined(
                 file=file,
                 line=number,
                 reason="bad_span",
                 message=f"malformed span data ({type(exc).__name__})",
             )
+            for trace_id in _unread(record, orjson.dumps(doc)).trace_ids:
+                lost.setdefault(trace_id, (f"line {number}", None, "bad_span"))
+            yield record
             continue
+        if untraced:
+            yield _untraced(file, number, untraced)
         stale = [t for t in open_traces.values() if number - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
-            yield _finish(trace, file, max_turns)
+            yield _finish(trace, file, max_turns, lost)
     for trace in sorted(open_traces.values(), key=lambda t: t.line):
-        yield _finish(trace, file, max_turns)
+        yield _finish(trace, file, max_turns, lost)
 
 
-def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> None:
-    for rs in doc["resourceSpans"]:
+def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list[str]:
+    """Add the document's GenAI spans to their traces. A malformed span (a start time that is no
+    number, ...) marks its trace, which is quarantined whole when it ends; the fields of spans
+    left out for want of a trace id are returned (they cannot be told apart from other
+    conversations' spans, nor their trace named)."""
+    untraced = []
+    for i, rs in enumerate(doc["resourceSpans"]):
         resource = attributes((rs.get("resource") or {}).get("attributes"))
-        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-            for raw in ss.get("spans") or []:
-                attrs = attributes(raw.get("attributes"))
-                if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
+        scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []
+        for j, ss in enumerate(scopes):
+            for n, raw in enumerate(ss.get("spans") or []):
+                at = f"resourceSpans[{i}].scopeSpans[{j}].spans[{n}]"
+                try:
+                    traced = _add(raw, number, resource, traces)
+                except (TypeError, ValueError, AttributeError) as exc:
+                    trace_id = raw.get("traceId") if isinstance(raw, dict) else None
+                    if not trace_id:
+                        untraced.append(at)
+                        continue
+                    trace = _trace(traces, str(trace_id), number, resource)
+                    trace.broken = trace.broken or (f"line {number}", at, type(exc).__name__)
                     continue
-                start = int(raw.get("startTimeUnixNano") or 0)  # a bad one: before any trace
-                trace_id = str(raw.get("traceId") or "")
-                trace = traces.get(trace_id)
-                if trace is None:
-                    trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
-                trace.last_line = number
-                if len(trace.spans) >= MAX_SPANS:
-                    trace.dropped += 1
-                    continue
-                status = raw.get("status") or {}
-                code = status.get("code")
-                error = None
-                if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
-                    error = str(status.get("message") or attrs.get("error.type") or "error")
-                trace.add(Span(start, attrs, error))
+                if not traced:
+                    untraced.append(f"{at}.traceId")
+    return untraced
+
+
+def _trace(traces: dict[str, Trace], trace_id: str, number: int, resource: dict) -> Trace:
+    trace = traces.get(trace_id)
+    if trace is None:
+        trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
+    trace.last_line = number
+    return trace
+
+
+def _add(raw: Any, number: int, resource: dict[str, Any], traces: dict[str, Trace]) -> bool:
+    """Add one span to its trace if it is a GenAI span; False when it has no trace id."""
+    attrs = attributes(raw.get("attributes"))
+    if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
+        return True
+    start = int(raw.get("startTimeUnixNano") or 0)
+    trace_id = str(raw.get("traceId") or "")
+    if not trace_id:
+        return False
+    status = raw.get("status") or {}
+    code = status.get("code")
+    error = None
+    if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
+        error = str(status.get("message") or attrs.get("error.type") or "error")
+    trace = _trace(traces, trace_id, number, resource)
+    if len(trace.spans) >= MAX_SPANS:
+        trace.dropped += 1
+    else:
+        trace.add(Span(start, attrs, error))
+    return True
+
+
+def _untraced(file: str, line: int, fields: list[str]) -> Quarantined:
+    more = f" (and {len(fields) - 1} more span(s) of this line)" if len(fields) > 1 else ""
+    what = "a GenAI span with no traceId" if fields[0].endswith(".traceId") else "a malformed span"
+    return Quarantined(
+        file=file,
+        line=line,
+        reason="bad_span",
+        message=f"{what}{more} skipped: without a trace id its conversation cannot be told "
+        "apart from the others",
+        field=fields[0],
+    )
 
 
 def _loads(value: Any) -> Any:
@@ -210,22 +290,24 @@ def _loads(value: Any) -> Any:
     return value
 
 
-def _semconv_messages(items: Any) -> list[dict[str, Any]]:
-    """GenAI `{role, parts}` messages as OpenAI chat messages."""
+def _semconv_messages(items: Any, key: str) -> list[dict[str, Any]]:
+    """GenAI `{role, parts}` messages (the attribute `key`) as OpenAI chat messages, each with
+    where it comes from (`FROM`: the message's, or a tool call's part's, field in the span)."""
     out: list[dict[str, Any]] = []
-    for m in items if isinstance(items, list) else []:
+    for k, m in enumerate(items if isinstance(items, list) else []):
         if not isinstance(m, dict):
             continue
         parts = m.get("parts")
         if parts is None:  # tolerate OpenAI-shaped messages
-            out.append(m)
+            out.append({**m, FROM: f"{key}[{k}]"})
             continue
-        texts, calls = [], []
-        for p in parts if isinstance(parts, list) else []:
+        texts, calls, sources = [], [], []
+        for n, p in enumerate(parts if isinstance(parts, list) else []):
             kind = p.get("type") if isinstance(p, dict) else None
             if kind == "text":
                 texts.append(as_text(p.get("content")))
             elif kind in ("tool_call", "function_call"):
+                sources.append(f"{key}[{k}].parts[{n}]")
                 args = p.get("arguments")
                 calls.append(
                     {
@@ -241,24 +323,48 @@ def _semconv_messages(items: Any) -> list[dict[str, Any]]:
             elif kind == "tool_call_response":
                 result = p.get("response", p.get("result"))
                 out.append(
-                    {"role": "tool", "tool_call_id": p.get("id"), "content": as_text(result)}
+                    {
+                        "role": "tool",
+                        "tool_call_id": p.get("id"),
+                        "content": as_text(result),
+                        FROM: f"{key}[{k}].parts[{n}]",
+                    }
                 )
         if texts or calls:
-            msg: dict[str, Any] = {"role": m.get("role"), "content": "\n".join(texts)}
+            msg: dict[str, Any] = {
+                "role": m.get("role"),
+                "content": "\n".join(texts),
+                FROM: f"{key}[{k}]",
+            }
             if calls:
-                msg["tool_calls"] = calls
+                msg["tool_calls"], msg[CALLS_FROM] = calls, sources
             out.append(msg)
     return out
 
 
-def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantined:
+def _finish(
+    trace: Trace, file: str, max_turns: int, lost: dict[str, tuple[str, str | None, str]]
+) -> Conversation | Quarantined:
     spans = sorted(trace.spans, key=lambda s: s.start)
     every = [trace.resource, *(s.attrs for s in spans)]
     conv_id = next(
         (a["gen_ai.conversation.id"] for a in every if a.get("gen_ai.conversation.id")),
-        trace.trace_id or f"trace@{trace.line}",
+        trace.trace_id,
     )
     resolved = next((as_resolved(a[k]) for a in every for k in RESOLVED_KEYS if k in a), None)
+    broken = trace.broken or lost.get(trace.trace_id)
+    if broken is not None:  # mined without those spans, the conversation would miss a part
+        where, at, error = broken
+        return Quarantined(
+            file=file,
+            line=trace.line,
+            reason="bad_span",
+            message=f"spans of this trace could not be read ({error}, {where}); the trace is "
+            "skipped",
+            field=at,
+            conversation_id=str(conv_id),
+        )
+    messages: list[dict[str, Any]] = []
     try:
         messages = _history(spans)
         _merge_tool_spans(messages, spans)
@@ -277,7 +383,7 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
             line=trace.line,
             reason=p.reason,
             message=p.message,
-            field=p.field,
+            field=_span_field(messages, p.field),
             conversation_id=str(conv_id),
         )
     except (TypeError, ValueError, AttributeError) as exc:  # messages of an unexpected shape
@@ -293,6 +399,23 @@ def _finish(trace: Trace, file: str, max_turns: int) -> Conversation | Quarantin
         conv.capped = True
         conv.total_messages += trace.dropped
     return conv
+
+
+def _span_field(messages: list[dict[str, Any]], field: str | None) -> str | None:
+    """A problem's field in the messages built from the spans (`messages[2].tool_calls[0]
+    .function.arguments`) as the span attribute it comes from (`gen_ai.input.messages[1]
+    .parts[0].arguments`)."""
+    m = MESSAGE_FIELD.fullmatch(field or "")
+    if m is None or int(m.group(1)) >= len(messages):
+        return field
+    message = messages[int(m.group(1))]
+    origin, call, rest = message.get(FROM), m.group(2), m.group(3)
+    if origin is None:
+        return field
+    sources = message.get(CALLS_FROM)
+    if call is None or sources is None or int(call) >= len(sources):  # an OpenAI-shaped one
+        return origin + field[len(f"messages[{m.group(1)}]") :]
+    return sources[int(call)] + rest
 
 
 def _history(spans: list[Span]) -> list[dict[str, Any]]:
@@ -313,8 +436,12 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
             best, chosen = (size, s.start), s
     if chosen is None:
         return []
-    messages = _semconv_messages(_loads(chosen.attrs.get("gen_ai.input.messages")))
-    messages += _semconv_messages(_loads(chosen.attrs.get("gen_ai.output.messages")))
+    messages = _semconv_messages(
+        _loads(chosen.attrs.get("gen_ai.input.messages")), "gen_ai.input.messages"
+    )
+    messages += _semconv_messages(
+        _loads(chosen.attrs.get("gen_ai.output.messages")), "gen_ai.output.messages"
+    )
     system = _loads(chosen.attrs.get("gen_ai.system_instructions"))
     if system and not any(m.get("role") == "system" for m in messages):
         text = (
@@ -322,7 +449,7 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
             if isinstance(system, list)
             else as_text(system)
         )
-        messages.insert(0, {"role": "system", "content": text})
+        messages.insert(0, {"role": "system", "content": text, FROM: "gen_ai.system_instructions"})
     return messages
 
 
@@ -340,7 +467,12 @@ def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None
             result = f"Error: {s.error}" + (f" {result}" if result else "")
         if call_id in answered:
             continue
-        tool_msg = {"role": "tool", "tool_call_id": call_id, "content": result or ""}
+        tool_msg = {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": result or "",
+            FROM: f"{TOOL_SPAN} {call_id}: gen_ai.tool.call.result",
+        }
         if call_id in called:
             at = called[call_id] + 1
             while at < len(messages) and messages[at].get("role") == "tool":
@@ -353,6 +485,8 @@ def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None
                 {
                     "role": "assistant",
                     "content": "",
+                    FROM: f"{TOOL_SPAN} {call_id}",
+                    CALLS_FROM: [f"{TOOL_SPAN} {call_id}: gen_ai.tool.call"],
                     "tool_calls": [
                         {
                             "id": call_id,

@@ -106,8 +106,8 @@ def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
             continue
         number, record = item
         conv_id = record_id(record, path, number)
-        text = next((record[k] for k in TEXT_KEYS if isinstance(record.get(k), str)), None)
-        if text is None:
+        key = next((k for k in TEXT_KEYS if isinstance(record.get(k), str)), None)
+        if key is None:
             yield Quarantined(
                 file=file,
                 line=number,
@@ -118,7 +118,7 @@ def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
             continue
         builder = TranscriptBuilder(max_turns)
         try:
-            for part in text.split("\n"):
+            for part in record[key].split("\n"):
                 builder.line(part)
         except RecordProblem as p:
             yield Quarantined(
@@ -126,7 +126,7 @@ def _jsonl(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
                 line=number,
                 reason=p.reason,
                 message=p.message,
-                field=p.field,
+                field=key,  # the line's own key, whichever it is
                 conversation_id=conv_id,
             )
             continue
@@ -142,6 +142,12 @@ def _plain(path: Path, first, lines, max_turns: int) -> Iterator[Conversation | 
     file = str(path)
     builder, start, conv_id, failed = TranscriptBuilder(max_turns), first.number, None, None
     for raw in _chain(first, lines):
+        if raw.too_long:  # only its first bytes were kept: the conversation is not mined
+            failed = failed or (
+                "line_too_long",
+                f"line {raw.number} is over the 16 MiB limit; the conversation is skipped",
+            )
+            continue
         try:
             text = raw.data.decode("utf-8")
         except UnicodeDecodeError as exc:

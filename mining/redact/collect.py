@@ -56,7 +56,10 @@ class Collector:
             self.capitals.update(t.lower() for t in tokens)
         for i, token in enumerate(tokens):
             is_first = part == "first" or (part is None and i == 0 and len(tokens) > 1)
-            (self.first if is_first else self.last).add(token.lower())
+            into = self.first if is_first else self.last
+            into.add(token.lower())
+            if "-" in token:  # Garcia-Lopez: each part is the name too, typed alone (Ms. Lopez)
+                into.update(p.lower() for p in token.split("-") if len(p) >= 3)
 
     def text(self, text: str) -> None:
         if not text:

@@ -69,7 +69,12 @@ _C_ID = re.compile(r"C(?<!\wC)\d{4,6}\b")
 PAYMENT_ID = re.compile(rf"(?<!\w){_PAYMENT_SOURCE}_\d{{4,}}\b")
 _TAU_TAIL = re.compile(r"_[a-z]+_\d{4}\b")  # a tau-bench id from its first underscore on
 _NAME_HINTS = ("my name is", "this is", "i am", "i'm")
-_NAME_AFTER = re.compile(r"\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
+# a name's word: capitalised, with inner capitals (McDonald), an O' or D' (O'Brien), hyphenated
+# parts (Garcia-Lopez) and Latin letters with accents (José Álvarez, Müller); not all capitals
+_UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
+_NAME_PART = rf"[{_UP}][{_LOW}]+(?:[{_UP}][{_LOW}]+)*"
+_NAME_WORD = rf"(?:[{_UP}]['’])?{_NAME_PART}(?:-{_NAME_PART})*"
+_NAME_AFTER = re.compile(rf"\s+({_NAME_WORD}(?:\s+{_NAME_WORD})?)")
 _PHONE_AFTER = re.compile(r"[^\d\n\x00]{0,15}(\d{10,11})(?!\d)")
 _PHONE_HINTS = ("phone", "mobile", "cell", "call me", "text me", "number")
 _HAS_DIGIT = re.compile(r"\d")

@@ -44,6 +44,17 @@ def test_a_gzip_cut_short_keeps_the_lines_before_and_ends_in_an_error_line(tmp_p
     assert last.error.startswith("unreadable gzip data: EOFError: ")
 
 
+def test_gzip_data_is_read_whatever_the_file_is_named(tmp_path) -> None:
+    import gzip
+
+    packed = tmp_path / "cases.jsonl"
+    packed.write_bytes(gzip.compress(b'{"n": 1}\n{"n": 2}\n'))
+    assert [line.value for line in read_jsonl(packed)] == [{"n": 1}, {"n": 2}]
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(packed.read_bytes()[:-12])  # cut short: an error line, not a traceback
+    assert list(read_jsonl(cut))[-1].error.startswith("unreadable gzip data: EOFError")
+
+
 def test_a_gz_file_that_is_no_gzip_is_one_error_line(tmp_path) -> None:
     fake = tmp_path / "fake.jsonl.gz"
     fake.write_text('{"n": 1}\n')

@@ -108,6 +108,12 @@ def test_gzip_logs_are_read_transparently(tmp_path):
     b = mine([packed], "openai-jsonl")
     assert [c.id for c in a.cases] == [c.id for c in b.cases]
     assert b.summary.bytes_read == packed.stat().st_size
+    # a compressed log not named .gz is known by gzip's magic bytes (it was 57 records of
+    # invalid UTF-8, and 'are the logs in --format openai-jsonl?')
+    unnamed = tmp_path / "log-compressed.jsonl"
+    unnamed.write_bytes(packed.read_bytes())
+    c = mine([unnamed], "openai-jsonl")
+    assert c.quarantined == () and [x.id for x in c.cases] == [x.id for x in a.cases]
 
 
 def test_a_damaged_gzip_is_quarantined_and_what_came_before_it_is_mined(tmp_path):

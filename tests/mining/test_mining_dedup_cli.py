@@ -104,6 +104,35 @@ def test_cli_fails_when_no_conversation_could_be_read(tmp_path):
     assert result.exit_code == 0 and "no conversation found" in " ".join(result.output.split())
 
 
+def test_a_csv_mapping_that_cannot_be_used_is_said_before_mining(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_text("ticket_id,role,message\nT1,customer,my lamp broke\nT1,agent,sorry\n")
+    out = tmp_path / "o.jsonl"
+    for mapping, said in (
+        # was a TypeError traceback
+        ({"delimiter": "tab"}, "field 'delimiter': the delimiter is one character"),
+        # was every row quarantined as unknown_role
+        ({"role_values": {"customer": "client"}}, "field 'role_values': role_values maps to"),
+        ({"conversation": "x"}, "field 'conversation': Extra inputs are not permitted"),
+    ):
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps(mapping))
+        result = CliRunner().invoke(
+            app, ["mine", str(log), "-f", "csv", "--csv-mapping", str(path), "-o", str(out)]
+        )
+        assert isinstance(result.exception, UserError)  # exit 2, said as is, by casemill
+        told = str(result.exception)
+        assert "m.json: not a valid CSV column mapping" in told
+        assert said in told and "errors.pydantic.dev" not in told
+    assert not out.exists()
+    roles = tmp_path / "roles.json"
+    roles.write_text(json.dumps({"role_values": {"Customer": "User", "AGENT": "assistant"}}))
+    result = CliRunner().invoke(
+        app, ["mine", str(log), "-f", "csv", "--csv-mapping", str(roles), "-o", str(out)]
+    )
+    assert result.exit_code == 0 and out.read_text().count("\n") == 1
+
+
 @pytest.mark.slow
 def test_cli_rejects_unknown_formats_and_missing_files(tmp_path):
     casemill = Path(sys.executable).parent / "casemill"

@@ -59,8 +59,32 @@ def test_a_transcript_without_a_role_prefix_is_quarantined(tmp_path):
         ],
     )
     result = mine([log], "transcript")
-    assert [(q.line, q.reason) for q in result.quarantined] == [(1, "unknown_role")]
+    # the field is the line's key (was 'transcript', a key this log does not have)
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "unknown_role", "messages_display")
+    ]
     assert len(result.cases) == 1
+
+
+def test_a_plain_transcript_line_over_the_size_limit_quarantines_its_conversation(
+    tmp_path, monkeypatch
+):
+    from functools import partial
+
+    from mining import reading
+    from mining.parsers import transcript
+
+    monkeypatch.setattr(transcript, "iter_lines", partial(reading.iter_lines, max_bytes=20_000))
+    log = tmp_path / "t.txt"
+    log.write_text(
+        "user: my lamp broke\nassistant: sorry\n---\n"
+        f"user: {'x' * 30_000}\nassistant: ok\n---\nuser: hello\nassistant: hi\n"
+    )
+    result = mine([log], "transcript")
+    # before, the line's first 200 bytes were mined as if they were the whole message
+    assert [(q.line, q.reason) for q in result.quarantined] == [(4, "line_too_long")]
+    assert "line 4 is over" in result.quarantined[0].message
+    assert [c.provenance.source.line for c in result.cases] == [1, 7]
 
 
 @pytest.mark.shared_data
@@ -133,6 +157,20 @@ def test_csv_column_mapping_and_missing_columns(tmp_path):
         mine([log], "csv")
 
 
+def test_an_optional_csv_column_the_mapping_names_must_be_in_the_header(tmp_path):
+    log = _csv(tmp_path / "t.csv", RECORDS[:2])
+    # before, a misspelt status column left every ticket unresolved (low confidence), silently
+    with pytest.raises(UserError, match="t.csv:1: CSV header has no column 'State'"):
+        mine([log], "csv", csv_mapping=CsvMapping(resolved="State"))
+    with pytest.raises(UserError, match="no column 'Tool'"):
+        mine([log], "csv", csv_mapping=CsvMapping(tool_name="Tool"))
+    # the defaults stay optional: an export without tool columns is read
+    bare = tmp_path / "bare.csv"
+    bare.write_text("ticket_id,role,message\nT1,customer,my lamp broke\nT1,agent,sorry\n")
+    assert mine([bare], "csv").summary.conversations_read == 1
+    assert mine([bare], "csv", csv_mapping=CsvMapping(resolved=None)).quarantined == ()
+
+
 def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path):
     log = write_jsonl(tmp_path / "chat.jsonl", RECORDS[:1])  # given as CSV by mistake
     with pytest.raises(UserError) as caught:
@@ -140,6 +178,18 @@ def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path
     said = str(caught.value)
     assert "no column 'ticket_id'" in said and "more)" in said
     assert len(said) < 1000 < len(log.read_text())
+
+
+def test_a_missing_csv_column_message_holds_no_personal_data_of_the_first_line(tmp_path):
+    log = tmp_path / "chat.txt"  # a transcript given as CSV by mistake
+    log.write_text("user: Hi, I'm Ana Diaz, ana.diaz@example.com, (415) 555-0134\nassistant: hi\n")
+    with pytest.raises(UserError) as caught:
+        mine([log], "csv")
+    said = str(caught.value)
+    # before, the columns were quoted as they were: the customer's name, email and phone
+    assert "no column 'ticket_id'" in said and "<email>" in said and "<name>" in said
+    for raw in ("Ana", "Diaz", "ana.diaz", "555-0134"):
+        assert raw not in said
 
 
 def test_csv_rows_are_placed_at_the_line_they_start_on(tmp_path):
@@ -175,6 +225,109 @@ def test_csv_row_with_invalid_utf8_quarantines_its_ticket(tmp_path):
     assert result.summary.conversations_read == 1
 
 
+def test_a_csv_cell_over_128_kib_is_mined(tmp_path):
+    # the csv module's default field limit (131,072) made this a traceback that lost every output
+    log = _csv(tmp_path / "t.csv", RECORDS[:2])
+    rows = list(csv.reader(log.open(newline="")))
+    rows[2][2] = "my lamp broke. " + "x" * 200_000  # the first customer message
+    with log.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    result = mine([log], "csv", redact=False)
+    assert result.quarantined == () and result.summary.conversations_read == 2
+    said = [t.content for c in result.cases for t in c.conversation]
+    assert any(t.startswith("my lamp broke. xxx") for t in said)  # capped as any long turn
+
+
+def test_an_unreadable_csv_row_quarantines_its_ticket_and_the_others_are_mined(tmp_path):
+    log = _csv(tmp_path / "t.csv", RECORDS[:3])
+    lines = log.read_bytes().split(b"\r\n")
+    second = RECORDS[1]["conversation_id"]
+    starts = next(i for i, line in enumerate(lines) if line.startswith(second.encode())) + 1
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{second},agent".encode()))
+    lines[at] = lines[at].replace(b",agent,", b',agent,"stray" quote,', 1)  # a quote out of place
+    lines.insert(-1, b'Z9,customer,"a quoted cell never closed,open')
+    log.write_bytes(b"\r\n".join(lines))
+    result = mine([log], "csv")
+    assert [(q.line, q.reason, q.conversation_id) for q in result.quarantined] == [
+        (at + 1, "bad_row", second),  # the row, and the ticket its first cell names
+        (starts, "bad_row", second),
+        (len(lines) - 1, "bad_row", "Z9"),
+    ]
+    assert f"line {at + 1} skipped" in result.quarantined[0].message
+    assert "unexpected end of data" in result.quarantined[2].message
+    mined = {c.provenance.source.conversation_id for c in result.cases}
+    assert mined == {RECORDS[0]["conversation_id"], RECORDS[2]["conversation_id"]}
+
+
+def test_a_csv_row_with_more_cells_than_the_header_quarantines_its_ticket(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_text(
+        "ticket_id,role,message,status\n"
+        "T1,customer,Hi, I need help,open\n"  # a comma in a cell not quoted
+        "T1,agent,sure,open\n"
+        "T2,customer,my lamp broke,closed\n"
+        "T2,agent,sorry,closed,,\n"  # empty cells past the header's are no harm
+    )
+    result = mine([log], "csv")
+    # before, T1 was mined with the message 'Hi' and the status ' I need help'
+    assert [(q.line, q.reason, q.conversation_id) for q in result.quarantined] == [
+        (2, "bad_row", "T1"),
+        (3, "bad_row", "T1"),  # the rest of its ticket
+    ]
+    assert "5 cells where the header has 4 columns" in result.quarantined[0].message
+    assert {c.provenance.source.conversation_id for c in result.cases} == {"T2"}
+
+
+def test_a_carriage_return_alone_in_an_unquoted_csv_cell_quarantines_its_row(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_bytes(
+        b"ticket_id,role,message\nT1,customer,my lamp\rbroke\nT1,agent,sorry\n"
+        b"T2,customer,hello\nT2,agent,hi\n"
+    )
+    result = mine([log], "csv")  # was a csv.Error traceback that lost every output
+    assert [(q.line, q.reason) for q in result.quarantined] == [(2, "bad_row"), (3, "bad_row")]
+    assert "new-line character seen in unquoted field" in result.quarantined[0].message
+    assert {c.provenance.source.conversation_id for c in result.cases} == {"T2"}
+
+
+def test_a_csv_line_over_the_size_limit_quarantines_its_ticket(tmp_path, monkeypatch):
+    from functools import partial
+
+    from mining import reading
+    from mining.parsers import csv_tickets
+
+    monkeypatch.setattr(csv_tickets, "iter_lines", partial(reading.iter_lines, max_bytes=20_000))
+    log = _csv(tmp_path / "t.csv", RECORDS[:2])
+    rows = list(csv.reader(log.open(newline="")))
+    first_id = rows[1][0]
+    rows[1][2] = "x" * 30_000  # its start, kept alone, would open a quoted cell never closed
+    rows[1][2] = '"' + rows[1][2]
+    with log.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    result = mine([log], "csv")
+    assert [(q.line, q.reason) for q in result.quarantined] == [
+        (2, "line_too_long"),
+        (3, "bad_row"),
+    ]
+    assert result.quarantined[1].conversation_id == first_id
+    assert {c.provenance.source.conversation_id for c in result.cases} == {rows[-1][0]}
+
+
+def test_csv_mapping_words_match_whatever_their_case(tmp_path):
+    log = _csv(tmp_path / "t.csv", RECORDS[:4])
+    text = log.read_text().replace(",solved,", ",Solved,").replace(",agent,", ",Agent,")
+    log.write_text(text)
+    default = mine([log], "csv")
+    mapping = CsvMapping(
+        resolved_values=("Solved",),
+        role_values={"Customer": "user", "AGENT": "assistant", "tool": "tool"},
+    )
+    mapped = mine([log], "csv", csv_mapping=mapping)
+    assert mapped.quarantined == default.quarantined == ()
+    assert calls_by_case(mapped) == calls_by_case(default)
+    assert "high" in {c.provenance.label_confidence for c in mapped.cases}
+
+
 def test_otel_spans_give_the_same_cases_as_chat_logs(tmp_path):
     chat_log = write_jsonl(tmp_path / "c.jsonl", RECORDS)
     docs = [otel_export(r, f"{i:032x}", with_responses=i % 2 == 0) for i, r in enumerate(RECORDS)]
@@ -195,6 +348,44 @@ def test_otel_spans_of_one_trace_across_lines_and_bad_documents(tmp_path):
     assert [(q.line, q.reason) for q in result.quarantined] == [(2, "bad_span")]
     single = mine([write_jsonl(tmp_path / "one.jsonl", [doc])], "otel", redact=False)
     assert calls_by_case(result) == calls_by_case(single)
+
+
+def test_otel_spans_with_no_trace_id_are_quarantined_not_merged_into_one_conversation(tmp_path):
+    docs = [otel_export(r, f"{i:032x}") for i, r in enumerate(RECORDS[:3])]
+    for doc in docs[:2]:
+        for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            del span["traceId"]
+    log = write_jsonl(tmp_path / "spans.jsonl", docs)
+    result = mine([log], "otel", redact=False)
+    # before, the two conversations' spans were grouped under the trace id "" as one
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "bad_span", "resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+        (2, "bad_span", "resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+    ]
+    assert "more span(s) of this line" in result.quarantined[0].message
+    assert result.summary.conversations_read == 1
+    single = mine([write_jsonl(tmp_path / "one.jsonl", docs[2:])], "otel", redact=False)
+    assert calls_by_case(result) == calls_by_case(single)
+
+
+def test_otel_a_trace_with_spans_on_a_line_that_cannot_be_read_is_quarantined(tmp_path):
+    doc = otel_export(RECORDS[0], "a" * 32)
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    halves = [json.loads(json.dumps(doc)) for _ in range(2)]
+    halves[0]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[::2]
+    halves[1]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[1::2]
+    cut = json.dumps(halves[1]).encode()[:-40]  # the line of its other spans, truncated
+    other = otel_export(RECORDS[1], "b" * 32)
+    log = write_jsonl(tmp_path / "spans.jsonl", [halves[0], cut, other])
+    result = mine([log], "otel", redact=False)
+    # before, the trace was mined from its first line alone, as if its other spans never were
+    assert [(q.line, q.reason, q.conversation_id) for q in result.quarantined] == [
+        (2, "truncated", None),
+        (1, "bad_span", RECORDS[0]["conversation_id"]),
+    ]
+    assert "could not be read (truncated, line 2)" in result.quarantined[1].message
+    alone = write_jsonl(tmp_path / "b.jsonl", [other])
+    assert calls_by_case(result) == calls_by_case(mine([alone], "otel", redact=False))
 
 
 def _chat_span(trace_id: str, inputs: str, start: str = "10") -> dict:
@@ -220,12 +411,60 @@ def test_otel_traces_of_an_unexpected_shape_are_quarantined_one_by_one(tmp_path)
     result = mine([write_jsonl(tmp_path / "spans.jsonl", docs)], "otel", redact=False)
     got = [(q.line, q.reason, q.field) for q in result.quarantined]
     assert got == [
-        (3, "bad_span", None),  # the start time is no number: nothing of it kept
         (1, "bad_span", None),  # tool_calls is no list
         (2, "bad_span", "gen_ai.input.messages"),
+        (3, "bad_span", "resourceSpans[0].scopeSpans[0].spans[0]"),  # a start time of no number
     ]
-    assert "not JSON" in result.quarantined[2].message
+    assert "not JSON" in result.quarantined[1].message
+    assert "could not be read (ValueError, line 3)" in result.quarantined[2].message
     assert {c.provenance.source.line for c in result.cases} == {4}
+
+
+def test_otel_a_malformed_span_quarantines_its_trace_not_the_others_on_its_line(tmp_path):
+    a, b = (otel_export(r, f"{i:032x}") for i, r in enumerate(RECORDS[:2]))
+    spans_a = a["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans_b = b["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans_b[0]["startTimeUnixNano"] = "soon"
+    bad_at = f"resourceSpans[0].scopeSpans[0].spans[{len(spans_a)}]"
+    spans_a += spans_b  # one batch of both traces
+    result = mine([write_jsonl(tmp_path / "spans.jsonl", [a])], "otel", redact=False)
+    # before, the whole line was quarantined, trace A with it, and no field was named
+    assert [(q.line, q.reason, q.field, q.conversation_id) for q in result.quarantined] == [
+        (1, "bad_span", bad_at, RECORDS[1]["conversation_id"])
+    ]
+    alone = write_jsonl(tmp_path / "a.jsonl", [otel_export(RECORDS[0], "0" * 32)])
+    assert calls_by_case(result) == calls_by_case(mine([alone], "otel", redact=False))
+
+
+def test_otel_problems_name_the_span_attribute_they_come_from(tmp_path):
+    def doc(*spans: dict) -> dict:
+        return {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+
+    user = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+    call = {"type": "tool_call", "id": "k1", "name": "get_order", "arguments": "{not json"}
+    tool_span = {
+        "traceId": "t3",
+        "startTimeUnixNano": "20",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": "get_order"}},
+            {"key": "gen_ai.tool.call.id", "value": {"stringValue": "k9"}},
+            {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": "[1]"}},
+        ],
+    }
+    docs = [
+        doc(_chat_span("t1", json.dumps([user, {"role": "assistant", "parts": [call]}]))),
+        doc(_chat_span("t2", json.dumps([user, {"role": "wizard", "parts": [user["parts"][0]]}]))),
+        doc(_chat_span("t3", json.dumps([user])), tool_span),
+    ]
+    result = mine([write_jsonl(tmp_path / "spans.jsonl", docs)], "otel", redact=False)
+    # before, the fields named the messages built from the spans (messages[1].tool_calls[0]
+    # .function.arguments), which the export does not have
+    assert [(q.line, q.reason, q.field) for q in result.quarantined] == [
+        (1, "bad_tool_arguments", "gen_ai.input.messages[1].parts[0].arguments"),
+        (2, "unknown_role", "gen_ai.input.messages[1].role"),
+        (3, "bad_tool_arguments", "the execute_tool span of call k9: gen_ai.tool.call.arguments"),
+    ]
 
 
 def test_otel_uses_the_model_call_with_the_longest_history(tmp_path):
@@ -262,3 +501,8 @@ def test_chat_lines_may_keep_their_id_and_resolution_in_metadata(tmp_path):
     (case, *_) = mine([write_jsonl(tmp_path / "both.jsonl", both)], "openai-jsonl").cases
     assert case.provenance.source.conversation_id == "own"
     assert case.provenance.label_confidence == "low"
+    # a null on the line says nothing: the metadata's flag is read (was: resolution unknown)
+    null = [{**nested[0], "resolved": None}]
+    got = calls_by_case(mine([write_jsonl(tmp_path / "null.jsonl", null)], "openai-jsonl"))
+    assert got == [c for c in expected if c[0] == flat[0]["conversation_id"]]
+    assert flat[0]["resolved"] and {c[3] for c in got} == {"high"}

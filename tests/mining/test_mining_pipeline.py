@@ -61,6 +61,24 @@ def test_keep_raw_only_in_its_own_result_field(tmp_path):
     assert raws and not any(r in blob for r in raws)
 
 
+def test_the_raw_values_file_is_readable_by_its_owner_alone(tmp_path):
+    import os
+    import stat
+
+    log = write_jsonl(tmp_path / "a.jsonl", sample_records(2, seed=4))
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("")
+    raw.chmod(0o644)  # last run's, or made by hand: replaced by one of the owner's alone
+    old = os.umask(0o022)
+    try:
+        mine_to_files([log], "openai-jsonl", tmp_path / "o.jsonl", keep_raw=raw)
+    finally:
+        os.umask(old)
+    # before, it was 0644 like the candidates: raw personal data readable by every user
+    assert stat.S_IMODE(raw.stat().st_mode) == 0o600 and raw.stat().st_size > 0
+    assert stat.S_IMODE((tmp_path / "o.jsonl").stat().st_mode) == 0o644
+
+
 def test_files_written_must_differ_from_the_logs_and_from_each_other(tmp_path):
     log = write_jsonl(tmp_path / "log.jsonl", sample_records(1))
     before = log.read_bytes()

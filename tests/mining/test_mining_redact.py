@@ -42,6 +42,27 @@ def test_detectors_find_each_kind_and_leave_order_ids_alone():
     }
 
 
+def test_a_name_the_customer_gives_is_found_whole():
+    # before, the name stopped at the first letter outside A-Z/a-z: the rest of it was kept
+    # ("Caroline Greer-Lopez", "Pamela Mc" + "Donald", "Jos" + "é Álvarez")
+    said = {
+        "this is Maria Garcia-Lopez, order 12": "Maria Garcia-Lopez",
+        "I'm Sean McDonald.": "Sean McDonald",
+        "my name is Sean O'Brien": "Sean O'Brien",
+        "i am José Álvarez": "José Álvarez",
+        "I'm Jürgen Müller": "Jürgen Müller",
+    }
+    for text, name in said.items():
+        assert ("name", name) in scan(text), text
+    assert not [v for k, v in scan("I'm OK, this is URGENT") if k == "name"]
+    red = redact_conversation(
+        conv([Message("customer", "Hi, this is Maria Garcia-Lopez. Garcia-Lopez is my name.")]),
+        seed=0,
+    )
+    assert "Garcia" not in red.conversation.messages[0].content
+    assert "Lopez" not in red.conversation.messages[0].content
+
+
 # pieces that make the detectors' patterns start, stop, back off and meet their boundaries
 PIECES = [
     *"0123456789 +-().,_#@%\n\taCcxZé",
@@ -177,6 +198,27 @@ def test_same_value_same_surrogate_across_text_arguments_and_results():
     text = " ".join(m.content for m in c.messages)
     for raw in ("Ana", "Diaz", "ana.diaz@example.com", "555-867-5309", "12 Oak Street", "C1001"):
         assert raw.lower() not in text.lower()
+
+
+def test_each_part_of_a_hyphenated_name_is_replaced_where_it_is_written_alone():
+    profile = {"first_name": "Maria", "last_name": "Garcia-Lopez", "email": "mgl@example.com"}
+    call = LoggedCall("k1", "get_user_details", {"user_id": "u1"}, json.dumps(profile))
+    red = redact_conversation(
+        conv(
+            [
+                Message("customer", "hi, my surname is Garcia Lopez"),
+                Message("assistant", "", [call]),
+                Message("tool", call.result or "", call_id="k1"),
+                Message("assistant", "Thanks Ms. Lopez, Maria Garcia-Lopez is on file."),
+            ]
+        ),
+        seed=0,
+    )
+    text = " ".join(m.content for m in red.conversation.messages)
+    # before, 'Ms. Lopez' and 'Garcia Lopez' kept the surname's second part
+    assert "lopez" not in text.lower() and "garcia" not in text.lower()
+    new_last = json.loads(red.conversation.messages[2].content)["last_name"]
+    assert f"{new_last} is on file" in red.conversation.messages[3].content
 
 
 def test_surrogates_are_deterministic_and_depend_on_seed_and_conversation():
