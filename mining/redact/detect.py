@@ -68,7 +68,23 @@ _C_ID = re.compile(r"C(?<!\wC)\d{4,6}\b")
 # a payment method's id in the tau-bench shape (`credit_card_7815826`, `gift_card_8190333`)
 PAYMENT_ID = re.compile(rf"(?<!\w){_PAYMENT_SOURCE}_\d{{4,}}\b")
 _TAU_TAIL = re.compile(r"_[a-z]+_\d{4}\b")  # a tau-bench id from its first underscore on
-_NAME_HINTS = ("my name is", "this is", "i am", "i'm")
+# what a name follows in text: the customer giving it, a title, a letter's sign-off
+_NAME_HINTS = (
+    "my name is",
+    "this is",
+    "i am",
+    "i'm",
+    "mr.",
+    "mrs.",
+    "ms.",
+    "dr.",
+    "mr",
+    "mrs",
+    "ms",
+    "miss",
+    "sincerely,",
+    "regards,",
+)
 # a name's word: capitalised, with inner capitals (McDonald), an O' or D' (O'Brien), hyphenated
 # parts (Garcia-Lopez) and Latin letters with accents (José Álvarez, Müller); not all capitals
 _UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
@@ -121,6 +137,11 @@ _STOP = frozenset(
 )
 _NOT_NAMES = frozenset(
     [
+        "Dr",
+        "Mr",
+        "Mrs",
+        "Ms",
+        "Miss",
         "Sorry",
         "Not",
         "Just",

@@ -55,6 +55,27 @@ def test_a_name_the_customer_gives_is_found_whole():
     for text, name in said.items():
         assert ("name", name) in scan(text), text
     assert not [v for k, v in scan("I'm OK, this is URGENT") if k == "name"]
+
+
+def test_a_name_after_a_title_or_a_sign_off_is_found():
+    said = {
+        "Could Mr. Olsen call me back?": "Olsen",
+        "ask for Mrs Ruth Baker": "Ruth Baker",
+        "Ms. Garcia-Lopez ordered it": "Garcia-Lopez",
+        "Dr. Elena Rossi wrote": "Elena Rossi",
+        "Thank you.\nSincerely,\nDr. Elena Rossi": "Elena Rossi",
+        "Kind regards,\nPriya Patel": "Priya Patel",
+        "Miss Jones will pick it up": "Jones",
+    }
+    for text, name in said.items():
+        names = [v for k, v in scan(text) if k == "name"]
+        assert names == [name], text
+    # a title word inside another word, or not followed by a capitalised word, is no hint
+    for text in ("Mrs. smith", "the forms are due", "ms office", "items Ordered"):
+        assert not [v for k, v in scan(text) if k == "name"], text
+    red = redact_conversation(conv([Message("customer", "Regards,\nDr. Elena Rossi")]), seed=0)
+    assert "Elena" not in red.conversation.messages[0].content
+    assert "Rossi" not in red.conversation.messages[0].content
     red = redact_conversation(
         conv([Message("customer", "Hi, this is Maria Garcia-Lopez. Garcia-Lopez is my name.")]),
         seed=0,
