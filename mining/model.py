@@ -9,9 +9,11 @@ hands back (`Quarantined`, the summary) is typed and frozen; a worker hands back
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
@@ -77,6 +79,19 @@ class Conversation:
 
     def calls(self) -> list[LoggedCall]:
         return [c for m in self.messages for c in m.calls]
+
+    def content_key(self) -> str:
+        """A digest of what was said and done (roles, texts, tool calls with their arguments and
+        results), without the conversation's id, file or call ids: the same conversation logged
+        twice under two ids has one key."""
+        said = [
+            [m.role, m.content, [[c.tool, c.arguments, c.result, c.error] for c in m.calls]]
+            for m in self.messages
+        ]
+        blob = orjson.dumps(
+            said, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str
+        )
+        return hashlib.sha256(blob).hexdigest()
 
     def with_messages(self, messages: list[Message]) -> Conversation:
         """This conversation with other messages: `dataclasses.replace(self, messages=...)`

@@ -129,7 +129,9 @@ class ConversationRedactor:
     def __init__(self, conversation: Conversation, seed: int, keep_raw: bool = False):
         self.source = conversation
         self.keep_raw = keep_raw
-        self.sur = Surrogates(seed, conversation.id)
+        # drawn by what the conversation holds, not by its id: the same conversation logged under
+        # two ids gets the same surrogates, so its cases are duplicates that dedup drops
+        self.sur = Surrogates(seed, conversation.content_key())
         self.counts: Counter = Counter()
         self.map: dict[str, tuple[str, str]] = {}  # lowered raw -> (kind, surrogate)
         self.originals: dict[str, str] = {}  # lowered raw -> the value as first seen
@@ -143,6 +145,7 @@ class ConversationRedactor:
         self._c_avoid: frozenset[str] | None = None
         self._digits_avoid: frozenset[str] | None = None
         self.cities: list[str] = []  # the raw cities, lowered
+        self.addresses: list[str] = []  # the raw street lines and units, lowered
         self._raw_words: frozenset[str] | None = None  # words of raw names and cities
         self.parsed: dict[int, Any] = {}
         # cities and postal codes of many words: needle -> (its pattern with other whitespace
@@ -185,6 +188,7 @@ class ConversationRedactor:
         names: dict[str, str] = {}
         short = [t for t in first | last if len(t) < 5 and t not in c.capitals]
         cities = [value for value, kind in c.values.items() if kind == "city"]
+        self.addresses = [lowered[value] for value, kind in c.values.items() if kind == "address"]
         if cities:
             self.cities = [lowered[value] for value in cities]
             short += [lowered[v] for v in cities if len(v) < 5 and not v.isupper()]
@@ -247,7 +251,7 @@ class ConversationRedactor:
             return sep.join(card[i : i + 4] for i in range(0, len(card), 4)) if sep else card
         if kind == "address":
             pool = p.street if value[:1].isdigit() else p.unit
-            return s.pick("address", value, pool, raws, self._fits(names, p.street_words))
+            return s.pick("address", value, pool, raws, self._street_fits(names, p.street_words))
         if kind == "dob":
             return s.pick("dob", value, p.dob, raws)
         if kind == "postcode":
@@ -288,6 +292,14 @@ class ConversationRedactor:
             self._raw_words = frozenset(raw)
         raw_words = self._raw_words
         return lambda surrogate: raw_words.isdisjoint(words[surrogate])
+
+    def _street_fits(
+        self, names: dict[str, str], words: dict[str, frozenset[str]]
+    ) -> Callable[[str], bool]:
+        """`_fits`, and the street line holds no raw street line or unit of the conversation
+        (the surrogate 3028 Thompson Vista Suite 494 would show the raw unit Suite 494)."""
+        fits, held = self._fits(names, words), self.addresses
+        return lambda surrogate: fits(surrogate) and not any(a in surrogate.lower() for a in held)
 
     def _user_id(self, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         s = self.sur

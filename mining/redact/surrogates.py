@@ -123,14 +123,16 @@ def _date_of_birth(fake: Any, minimum_age: int = 18, maximum_age: int = 90) -> s
 class Surrogates:
     """Surrogate picks for one conversation."""
 
-    def __init__(self, seed: int, conversation_id: str):
+    def __init__(self, seed: int, key: str):
+        """`key` names the conversation (`Conversation.content_key`): the same seed and key
+        give the same surrogates."""
         self.seed = seed
-        self.conversation_id = conversation_id
+        self.key = key
         self.pools = pools(seed)
         self.taken: set[str] = set()
-        # a value's start in its pool: the SHA-256 of seed, conversation id, kind and value
-        # joined by \x1f (its first 8 bytes)
-        self._prefix = f"{seed}\x1f{conversation_id}\x1f"
+        # a value's start in its pool: the SHA-256 of seed, key, kind and value joined by \x1f
+        # (its first 8 bytes)
+        self._prefix = f"{seed}\x1f{key}\x1f"
 
     def _start(self, kind: str, value: str) -> int:
         digest = _sha256(f"{self._prefix}{kind}\x1f{value}".encode()).digest()

@@ -35,6 +35,27 @@ def test_repeated_conversations_are_dropped_within_and_across_files(tmp_path):
     assert merged.summary.conversations_read == 9
 
 
+def test_a_conversation_logged_again_under_other_ids_is_dropped_with_redaction_on(tmp_path):
+    """Surrogates are drawn by what a conversation holds, not by its id: a re-export with a new
+    conversation id and new tool call ids redacts to the same values, so its cases are
+    duplicates (they used to differ by their surrogates and all stayed)."""
+    again = copy.deepcopy(RECORDS[0])
+    again["conversation_id"] = "export-2-0"
+    renamed = 0
+    for message in again["messages"]:
+        for call in message.get("tool_calls") or []:
+            call["id"] = f"re-{call['id']}"
+            renamed += 1
+        if message.get("tool_call_id"):
+            message["tool_call_id"] = f"re-{message['tool_call_id']}"
+    assert renamed, "the record has tool calls whose ids the re-export changes"
+    result = mine([write_jsonl(tmp_path / "a.jsonl", [*RECORDS, again])], "openai-jsonl")
+    once = mine([write_jsonl(tmp_path / "b.jsonl", RECORDS)], "openai-jsonl")
+    alone = mine([write_jsonl(tmp_path / "c.jsonl", [RECORDS[0]])], "openai-jsonl")
+    assert len(result.cases) == len(once.cases)
+    assert result.summary.duplicates == {"within_logs": len(alone.cases)}
+
+
 def test_dedup_verdicts_do_not_depend_on_the_filter_of_new_signatures(tmp_path, monkeypatch):
     """The Bloom filter only spares the table a look-up: with a filter of 8 bits (nearly every
     signature a false positive) the verdicts and the cases are the same."""

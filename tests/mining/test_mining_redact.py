@@ -242,16 +242,22 @@ def test_each_part_of_a_hyphenated_name_is_replaced_where_it_is_written_alone():
     assert f"{new_last} is on file" in red.conversation.messages[3].content
 
 
-def test_surrogates_are_deterministic_and_depend_on_seed_and_conversation():
+def test_surrogates_are_deterministic_and_depend_on_seed_and_what_was_said():
     a = redact_conversation(_profile_conversation(), seed=3).conversation
     b = redact_conversation(_profile_conversation(), seed=3).conversation
     c = redact_conversation(_profile_conversation(), seed=4).conversation
     assert [m.content for m in a.messages] == [m.content for m in b.messages]
     assert [m.content for m in a.messages] != [m.content for m in c.messages]
+    # drawn by what the conversation holds: the same one under another id redacts the same,
+    # another one (here: one more message) draws anew
     other = _profile_conversation()
     other.id = "c-2"
     d = redact_conversation(other, seed=3).conversation
-    assert d.messages[3].content != a.messages[3].content
+    assert d.messages[3].content == a.messages[3].content
+    longer = _profile_conversation()
+    longer.messages.append(Message("customer", "thanks"))
+    e = redact_conversation(longer, seed=3).conversation
+    assert e.messages[3].content != a.messages[3].content
 
 
 def test_raw_values_only_when_asked():
@@ -609,9 +615,10 @@ def test_long_texts_seen_again_are_searched_for_the_needles_they_hold():
         c = conv(
             [
                 Message("system", instructions),
-                Message("customer", f"Hi, my name is Ana Diaz. Ticket {n}."),
+                Message("customer", "Hi, my name is Ana Diaz."),
                 Message("customer", "my name is Bo Li, write to ana.diaz@example.com"),
-            ]
+            ],
+            conv_id=f"c-{n}",  # the same words (so the same surrogates) under another id
         )
         red = redact_conversation(c, seed=1).conversation
         outputs.append(red.messages[0].content)
@@ -662,3 +669,29 @@ def test_surrogate_zip_codes_start_with_0_only_where_the_raw_ones_do():
     four = [s.postcode(f"{n}", frozenset()) for n in range(2000, 2200)]  # Australia's shape
     assert all(re.fullmatch(r"[1-9]\d{3}", z) for z in four) and len(set(four)) == len(four)
     assert re.fullmatch(r"\d{4}", s.postcode("0800", frozenset()))
+
+
+def test_a_street_surrogate_never_holds_a_raw_unit_of_the_conversation(monkeypatch):
+    """Faker's street lines can carry a unit (3028 Thompson Vista Suite 494): one that holds the
+    conversation's own raw unit would show it. With only such a street line and a clean one in
+    the pool, the clean one is picked for every raw street line."""
+    import dataclasses
+
+    from mining.redact import surrogates
+
+    shipped = surrogates.pools(0)
+    street = ("3028 Thompson Vista Suite 494", "7 Elm Row")
+    narrow = dataclasses.replace(shipped, street=street)
+    monkeypatch.setattr(surrogates, "pools", lambda seed: narrow)
+    picked = set()
+    for number in range(1, 21):
+        record = {"address": {"address1": f"{number} Chestnut Street", "address2": "Suite 494"}}
+        messages = [
+            Message("assistant", calls=[LoggedCall("c1", "get_user_details", {"user_id": "u"})]),
+            Message("tool", json.dumps(record), call_id="c1"),
+        ]
+        red = redact_conversation(conv(messages, conv_id=f"c-{number}"), seed=0)
+        result = red.conversation.messages[1].content
+        assert "suite 494" not in result.lower(), result
+        picked.add(json.loads(result)["address"]["address1"])
+    assert picked == {"7 Elm Row"}
