@@ -42,7 +42,7 @@ def all_commands() -> list[tuple[str, ...]]:
 def test_mine_help_shows_flags_bare_and_the_logs_argument_as_paths() -> None:
     lines = rows(help_of("mine"))
     assert "Usage: casemill mine [OPTIONS] LOGS..." in lines
-    assert "* logs... <path> log files (.gz read transparently) [required]" in lines
+    assert "* logs... <path> log files (gzip read transparently) [required]" in lines
     assert "--no-redact keep personal data (never for real logs)" in lines
     assert "--json print the summary as JSON" in lines
     assert "--help Show this message and exit." in lines
