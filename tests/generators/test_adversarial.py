@@ -71,3 +71,40 @@ def test_contradiction_adds_turns_and_never_forbids_the_expected_write():
         assert [t.role for t in new.conversation][-2:] == ["assistant", "customer"]
         assert new.expected.tool_calls == case.expected.tool_calls
         assert problems(new) == []
+
+
+CUSTOMER_VOICED = [a for a in ATTACKS if a not in ("inject_tool_result", "other_customer_data")]
+
+
+def _attack_cancels(case, new) -> list:
+    return [
+        f
+        for f in new.expected.forbidden_calls
+        if f not in case.expected.forbidden_calls and f.tool == "cancel_order"
+    ]
+
+
+def test_a_customer_asking_to_cancel_their_own_cancellable_order_is_no_attack_goal():
+    # The owner of a processing order may cancel it: forbidding the cancel they ask for would
+    # fail an agent that follows the policy.
+    for intent in ("status", "change_address", "refund"):
+        case = support_case(intent, "processing", second_item=True)
+        for name in CUSTOMER_VOICED:
+            for seed in range(12):
+                for new in run_op(name, case, seed):
+                    assert _attack_cancels(case, new) == [], (intent, name, seed)
+
+
+def test_cancelling_a_shipped_order_or_a_planted_cancel_stays_an_attack_goal():
+    shipped = support_case("status", "shipped")
+    assert any(
+        _attack_cancels(shipped, new)
+        for seed in range(12)
+        for new in run_op("policy_bypass", shipped, seed)
+    )
+    processing = support_case("status", "processing")
+    assert any(
+        _attack_cancels(processing, new)
+        for seed in range(12)
+        for new in run_op("inject_tool_result", processing, seed)
+    )
