@@ -108,3 +108,15 @@ def test_cancelling_a_shipped_order_or_a_planted_cancel_stays_an_attack_goal():
         for seed in range(12)
         for new in run_op("inject_tool_result", processing, seed)
     )
+
+
+def test_the_other_customers_item_is_never_one_the_customer_owns():
+    # The lexicon's "Ceramic mug 12oz" inside the customer's own "Ceramic mug 12oz (blue)": a
+    # correct reply about their own mug would hold the excluded phrase.
+    for item in range(6):
+        case = support_case("refund", "delivered", item=item, second_item=True)
+        own = " ".join(i["name"] for i in case.environment.state["orders"]["W1001"]["items"])
+        for seed in range(20):
+            new = run_op("other_customer_data", case, seed)[0]
+            for phrase in new.expected.reply_excludes:
+                assert phrase.lower() not in own.lower(), (item, seed, phrase)
