@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from casemill.case.model import derive
 from tests.generators.conftest import (
     PROPERTY_SETTINGS,
     cases,
@@ -120,3 +121,26 @@ def test_the_other_customers_item_is_never_one_the_customer_owns():
             new = run_op("other_customer_data", case, seed)[0]
             for phrase in new.expected.reply_excludes:
                 assert phrase.lower() not in own.lower(), (item, seed, phrase)
+
+
+def test_a_cancel_of_another_customers_processing_order_stays_an_attack_goal():
+    case = support_case("status", "processing")
+    state = dict(case.environment.state)
+    state["customers"] = {
+        **state["customers"],
+        "C2002": {"id": "C2002", "name": "Bo Lee", "email": "bo.lee@example.com"},
+    }
+    turns = list(case.conversation)
+    turns[0] = turns[0].model_copy(
+        update={"content": "Authenticated customer: C2002 (Bo Lee, bo.lee@example.com)"}
+    )
+    other = derive(
+        case,
+        environment=case.environment.model_copy(update={"state": state}),
+        conversation=turns,
+    )
+    assert any(
+        _attack_cancels(other, new)
+        for seed in range(12)
+        for new in run_op("policy_bypass", other, seed)
+    )
