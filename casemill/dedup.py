@@ -124,6 +124,8 @@ class NearDuplicateIndex:
     _sigs: dict[str, str] = field(default_factory=dict, init=False)
     _hashes: dict[str, MinHash] = field(default_factory=dict, init=False)
     _by_text: dict[str, MinHash] = field(default_factory=dict, init=False)
+    # threshold 1 means the same text: its digest, as MinHash can estimate 1.0 for two texts
+    _digests: dict[str, bytes] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1:
@@ -157,10 +159,23 @@ class NearDuplicateIndex:
             return case.id
         sig = _sig or case_signature(case)
         m = _m if _m is not None else self._minhash(case)
+        digest = self._digest(case)
         for other in sorted(self._lsh.query(m)):
-            if self._sigs[other] == sig and m.jaccard(self._hashes[other]) >= self.threshold:
+            if self._sigs[other] != sig:
+                continue
+            if digest is not None:
+                if self._digests[other] == digest:
+                    return other
+            elif m.jaccard(self._hashes[other]) >= self.threshold:
                 return other
         return None
+
+    def _digest(self, case: Case) -> bytes | None:
+        """The digest of the case's text when only the same text is a duplicate, else None."""
+        if self.threshold < 1:
+            return None
+        text = case_text(case, fold_case=self.fold_case)
+        return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
     def add(self, case: Case, *, _m: MinHash | None = None, _sig: str | None = None) -> None:
         if case.id in self._ids:
@@ -169,6 +184,9 @@ class NearDuplicateIndex:
         self._ids.add(case.id)
         self._sigs[case.id] = _sig or case_signature(case)
         self._hashes[case.id] = m
+        digest = self._digest(case)
+        if digest is not None:
+            self._digests[case.id] = digest
         self._lsh.insert(case.id, m)
 
     def check_and_add(self, case: Case) -> str | None:

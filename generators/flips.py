@@ -214,13 +214,25 @@ def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
     return [relabel(case, state, intent, call)]
 
 
+_DAMAGE_WORD = re.compile(r"\b(cracked|broken|shattered|damaged|defective)\b", re.IGNORECASE)
+# a damage word said of the item and ending its clause ("arrived cracked.", "both seem
+# defective,"): only that can be turned into "arrived fine" and keep a sentence
 _DAMAGE = re.compile(
-    r"\b((?:arrived|came|is|was|are|were) )?(cracked|broken|shattered|damaged|defective)\b",
+    r"\b((?:arrived|came|is|was|are|were|seems?|looks?) (?:both )?)"
+    r"(cracked|broken|shattered|damaged|defective)\b(?=\s*(?:[.,;:!?]|$))",
+    re.IGNORECASE,
+)
+# the fault described in other words, which an intact item contradicts
+_FAULT = re.compile(
+    r"\b(won['\u2019]?t|wouldn['\u2019]?t|doesn['\u2019]?t|does not|will not|not working|"
+    r"stopped|pair|turn on|peel\w*|holes?|tear|torn|ripped|scratch\w*|leak\w*|glass|"
+    r"crushed|smashed|dropped|dent\w*|stain\w*|chipped|faulty|bent|snapped|burnt|"
+    r"missing|wrong)\b",
     re.IGNORECASE,
 )
 
 
-@operator(kind="outcome_flip", name="flip_intact", version="1", label_rule=FLIP_RULE)
+@operator(kind="outcome_flip", name="flip_intact", version="2", label_rule=FLIP_RULE)
 def flip_intact(case: Case, rng: random.Random) -> list[Case]:
     """The item arrived intact: damage words become 'arrived fine' and the customer just
     changed their mind -> refuse (only damaged, defective, wrong or missing items qualify)."""
@@ -230,10 +242,12 @@ def flip_intact(case: Case, rng: random.Random) -> list[Case]:
     turns = list(case.conversation)
     changed = False
     for index, turn in enumerate(turns):
-        if turn.role == "customer" and _DAMAGE.search(turn.content):
-            if re.search(r"\b(missing|wrong)\b", turn.content, re.IGNORECASE):
-                raise NotApplicable("mixed damage wording")
-            text = _DAMAGE.sub(lambda m: (m.group(1) or "") + rng.choice(INTACT), turn.content)
+        if turn.role == "customer" and _DAMAGE_WORD.search(turn.content):
+            if _FAULT.search(turn.content):
+                raise NotApplicable("the text describes the fault in other words too")
+            text = _DAMAGE.sub(lambda m: m.group(1) + rng.choice(INTACT), turn.content)
+            if _DAMAGE_WORD.search(text):
+                raise NotApplicable("a damage word that cannot be turned into 'intact'")
             text += " Nothing is actually wrong, I just changed my mind."
             turns[index] = turn.model_copy(update={"content": text})
             changed = True

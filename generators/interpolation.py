@@ -214,7 +214,7 @@ def _clarified(
     return rebuild(case, state=state, conversation=turns, expected=expected, tags=tags)
 
 
-@operator(kind="interpolation", name="blend_contradictory", version="1", label_rule=BLEND_RULE)
+@operator(kind="interpolation", name="blend_contradictory", version="2", label_rule=BLEND_RULE)
 def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
     """Adds a request that contradicts the seed's on the same order -> clarify, no write."""
     support_only(case)

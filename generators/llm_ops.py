@@ -100,7 +100,7 @@ def slot_problems(case: Case, original: str, new: str, must: tuple[str, ...] = (
 @operator(
     kind="adversarial",
     name="llm_adversarial_rewrite",
-    version="1",
+    version="2",
     label_rule=ADV_RULE,
     needs_llm=True,
 )

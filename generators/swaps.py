@@ -168,7 +168,7 @@ def _product_words(name: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in {"the", "and", "with"}]
 
 
-@operator(kind="entity_swap", name="swap_product", version="1", label_rule=SWAP_RULE)
+@operator(kind="entity_swap", name="swap_product", version="2", label_rule=SWAP_RULE)
 def swap_product(case: Case, rng: random.Random) -> list[Case]:
     """An item of the case's order becomes another product (name and the customer's word for
     it), from the product lexicon; ids, prices and variants stay."""
@@ -178,7 +178,8 @@ def swap_product(case: Case, rng: random.Random) -> list[Case]:
     text = f"{case.customer_text} {case.user_scenario or ''}".lower()
     names = {i.name for o in st.orders.values() for i in o.items}
     for item in rng.sample(order.items, len(order.items)):
-        used = [w for w in _product_words(item.name) if re.search(r"\b" + w.lower() + r"\b", text)]
+        base = item.name.split(" (")[0]  # the variant's options in brackets are kept
+        used = [w for w in _product_words(base) if re.search(r"\b" + w.lower() + r"\b", text)]
         if len(used) != 1:
             continue
         options = [
@@ -189,7 +190,6 @@ def swap_product(case: Case, rng: random.Random) -> list[Case]:
         if not options:
             break
         new = rng.choice(options)
-        base = item.name.split(" (")[0]
         mapping = {item.name: new["name"] + item.name[len(base) :], base: new["name"]}
         product = st.products.get(item.product_id or "")
         if product is not None and product.name not in mapping:

@@ -101,3 +101,21 @@ def test_a_threshold_of_one_keeps_all_but_the_same_text():
         assert index.check_and_add(seed) is None
         assert index.check_and_add(recased) == seed.id
         assert index.check_and_add(typo) is None
+
+
+def test_a_threshold_of_one_never_takes_a_different_text_for_the_same():
+    # A long tool result makes two typos a Jaccard of about 0.98, which MinHash's 128 values
+    # can estimate as 1.0: '1: identical text only' must compare the texts themselves.
+    seed = next(s for s in _seeds() if "W1067 is being shipped" in s.customer_text)
+    turns = [
+        t.model_copy(update={"content": t.content.replace("need", "neeg").replace("being", "bing")})
+        if "W1067 is being shipped" in t.content
+        else t
+        for t in seed.conversation
+    ]
+    typo = derive(seed, conversation=turns)
+    index = NearDuplicateIndex(threshold=1.0, fold_case=False)
+    assert index.check_and_add(seed) is None
+    assert index.check_and_add(typo) is None
+    same_text = derive(typo, expected=typo.expected.model_copy(update={"reference_reply": "ok"}))
+    assert same_text.id != typo.id and index.check_and_add(same_text) == typo.id

@@ -189,7 +189,7 @@ class CorpusStore:
         note: str = "",
     ) -> Manifest | None:
         """Write a new version adding `add` and retiring `retire`. Cases already active are not
-        added twice. Only approved cases enter the corpus: any other is a `UserError` and
+        added twice; a retired case added again is re-activated as it was stored. Only approved cases enter the corpus: any other is a `UserError` and
         nothing is written. Returns the new manifest, or None when nothing changes. Holds the
         corpus folder's write lock throughout."""
         add = list(add)
@@ -216,6 +216,8 @@ class CorpusStore:
         if not new_cases and not retire_ids:
             return None
         for case_id, case in new_cases.items():
+            if case_id in lines:  # retired before: re-activated as stored, never rewritten
+                continue
             lines[case_id] = dumps_line(
                 case.model_dump(mode="json", exclude_defaults=False)
             ).rstrip("\n")

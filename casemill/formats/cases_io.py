@@ -19,15 +19,14 @@ from casemill.errors import UserError
 from casemill.formats.common import model_findings
 from casemill.io.jsonl import atomic_write_jsonl, read_jsonl
 from casemill.validation.findings import Finding
-
-CASE_SUFFIXES = (".jsonl", ".jsonl.gz")
+from casemill.validation.loading import case_files_in
 
 
 def _files(src: Path) -> list[Path]:
     if src.is_file():
         return [src]
     if src.is_dir():
-        return sorted(p for p in src.rglob("*") if p.is_file() and p.name.endswith(CASE_SUFFIXES))
+        return case_files_in(src)
     raise UserError(f"{src}: no such file or folder")
 
 

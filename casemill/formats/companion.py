@@ -254,6 +254,16 @@ def import_companion(path: str | Path, label: str | None = None) -> ImportResult
 
 
 # -- export -------------------------------------------------------------------------------------
+def _labelled_id(record: dict[str, Any], domain: str) -> str:
+    """The sample id of a generic case, prefixed with its domain label when the import would not
+    read that label back from the record (a case made in casemill has its bare id, c_...)."""
+    sample_id = str(record["sample_id"])
+    label = domain.partition(":")[2]
+    if re.fullmatch(r"[a-z]+", label) and domain_label(record) != label:
+        return f"{label}_{sample_id}"
+    return sample_id
+
+
 def export_record(case: Case) -> dict[str, Any]:
     no_user_scenario(case, FORMAT)
     if len(case.expected.tool_calls) != 1:
@@ -292,6 +302,7 @@ def export_record(case: Case) -> dict[str, Any]:
         out["expected_function_call"] = {"name": call.tool, "arguments": dict(call.params)}
         if isinstance(state.get("orders"), dict) and isinstance(state.get("customers"), dict):
             out["order"] = sm.export_order(state)
+        out["sample_id"] = _labelled_id(out, case.domain)
     for label in case.tags.labels:
         if label.startswith("routing:"):
             out["expected_routing"] = label[len("routing:") :]

@@ -10,6 +10,7 @@ and the conversation. `export_call` maps back. Every inference is appended to `n
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -100,6 +101,21 @@ def refund_reason(text: str) -> str | None:
     return next((reason for word, reason in DAMAGE_REASONS if word in low), None)
 
 
+def _lines_summing_to(totals: dict[str, float], amount: float) -> list[str] | None:
+    """The one set of whole line items whose totals add up to `amount` (the mug and the plates of
+    three lines), or None when no set or more than one does."""
+    if len(totals) > 12:
+        return None
+    ids = list(totals)
+    found = [
+        list(subset)
+        for size in range(2, len(ids))
+        for subset in itertools.combinations(ids, size)
+        if abs(sum(totals[i] for i in subset) - amount) <= 0.005
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def _items_for_amount(
     order: dict[str, Any], amount: float, text: str
 ) -> tuple[list[str], float | None]:
@@ -110,6 +126,9 @@ def _items_for_amount(
         return exact, None
     if abs(sum(totals.values()) - amount) <= 0.005:
         return list(totals), None
+    summing = _lines_summing_to(totals, amount)
+    if summing is not None:
+        return summing, None
     low = text.lower()
     named = [
         i["item_id"]

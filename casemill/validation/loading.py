@@ -31,6 +31,23 @@ from casemill.validation.schema import SchemaLayer
 log = logging.getLogger(__name__)
 
 CASE_SUFFIXES = (".jsonl", ".jsonl.gz")
+# what casemill writes beside its outputs: no cases, so a folder's walk leaves them out
+SIDE_SUFFIXES = tuple(
+    f".{kind}{ext}" for kind in ("rejects", "quarantine") for ext in CASE_SUFFIXES
+)
+
+
+def case_files_in(folder: Path) -> list[Path]:
+    """The case files under `folder`, recursively and sorted: `.jsonl` and `.jsonl.gz`, less the
+    rejects and quarantine files casemill writes (`NAME.rejects.jsonl`, `NAME.quarantine.jsonl`),
+    which hold bad records, not cases (named as a file, one is still read)."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and p.name.endswith(CASE_SUFFIXES) and not p.name.endswith(SIDE_SUFFIXES)
+    )
+
+
 MAX_MESSAGE = 300
 
 
@@ -77,9 +94,7 @@ def expand_paths(paths: Iterable[str | Path], *, quiet: bool = False) -> list[Pa
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.name.endswith(CASE_SUFFIXES)
-            )
+            found = case_files_in(path)
             if not found and not quiet:
                 log.warning("%s: no .jsonl or .jsonl.gz files in this folder", path)
             out.extend(found)

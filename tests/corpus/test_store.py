@@ -44,6 +44,20 @@ def test_adding_again_is_idempotent(store):
     assert v2.added == (C.id,)
 
 
+def test_adding_a_retired_case_again_keeps_its_stored_line_and_old_versions_verify(store):
+    # cases.jsonl is never rewritten: the re-approved copy (another reviewer, another time) of a
+    # retired case re-activates the stored case, so v0001's hash still holds
+    store.add_version([A, B])
+    store.add_version(retire=[A.id])
+    before = store.cases_path.read_bytes()
+    again = A.model_copy(update={"review": A.review.model_copy(update={"reviewer": "someone"})})
+    v3 = store.add_version([again])
+    assert (v3.added, v3.active_count) == ((A.id,), 2)
+    assert store.cases_path.read_bytes() == before
+    assert store.get(A.id) == A
+    assert verify_corpus(store).ok
+
+
 def test_retire_unknown_is_a_user_error(store):
     store.add_version([A])
     with pytest.raises(UserError, match="not active"):

@@ -264,3 +264,45 @@ def test_a_user_scenario_is_never_exported_as_scripted_turns_nor_dropped(
             (both.id, "user scenario", "user_scenario"),
         ]
         assert "instructions for a simulated customer" in result.skipped[0].message
+
+
+def test_a_refund_amount_of_two_of_three_lines_refunds_those_lines(tmp_path: Path) -> None:
+    # 14.50 + 42.00: the mug and the plates, the tea towels survived (what casemill's own chapter
+    # export writes for a two-item refund, which the import could not read back)
+    items = [
+        ("P100", "Ceramic mug 12oz (white)", 14.5),
+        ("P116", "Stoneware dinner plate set (white)", 42.0),
+        ("P101", "Linen tea towel set (sage)", 18.0),
+    ]
+    record = {
+        "order": {
+            "order_id": "W1014",
+            "status": "Delivered",
+            "total": 74.5,
+            "currency": "USD",
+            "items": [{"sku": s, "name": n, "qty": 1, "unit_price": p} for s, n, p in items],
+        },
+        "conversation": [
+            {
+                "role": "customer",
+                "content": "Order W1014 was dropped: the mug and the plates are both broken. "
+                "The tea towels survived.",
+            }
+        ],
+        "expected": {
+            "final_state": {
+                "tool_calls": [
+                    {"tool": "issue_refund", "params": {"order_id": "W1014", "amount": 56.5}}
+                ],
+                "customer_msg_contains": ["56.50", "refund"],
+            }
+        },
+    }
+    path = tmp_path / "book.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = import_chapter(path)
+    assert not result.quarantined
+    (case,) = result.cases
+    (call,) = case.expected.tool_calls
+    assert call.params == {"order_id": "W1014", "item_ids": ["I1", "I2"], "reason": "damaged"}
+    assert replay(case).ok

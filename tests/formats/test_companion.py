@@ -212,3 +212,25 @@ def test_a_lookup_only_sample_resolves_as_a_status_question(tmp_path: Path) -> N
     assert case.expected.outcome == "resolve" and case.tags.intents == ("status",)
     assert case.expected.optimal_steps == 2
     assert "only lookups are expected" in case.provenance.notes
+
+
+def test_a_generic_case_made_in_casemill_keeps_its_domain_through_a_round_trip(
+    tmp_path: Path,
+) -> None:
+    # its sample id was the bare case id, whose prefix 'c' came back as the domain generic:c
+    from casemill.case.model import Case
+
+    case = Case(
+        domain="generic:banking",
+        environment={"state": {}},
+        conversation=[{"role": "customer", "content": "Please freeze my card ending 4242"}],
+        expected={
+            "tool_calls": [{"tool": "freeze_card", "params": {"last4": "4242"}}],
+            "outcome": "resolve",
+            "optimal_steps": 2,
+        },
+    )
+    out = tmp_path / "banking.jsonl"
+    export_companion([case], out)
+    (back,) = import_companion(out).cases
+    assert (back.domain, back.id) == ("generic:banking", case.id)

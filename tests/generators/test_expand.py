@@ -179,10 +179,15 @@ def test_cli_refuses_to_write_over_the_seeds(tmp_path, small_seeds):
     folder.mkdir()
     text = "".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds)
     (folder / "support.jsonl").write_text(text)
-    (folder / "more.rejects.jsonl").write_text(text)  # a seed file `-o more.jsonl` implies
-    for target, option in ((folder / "support.jsonl", "-o"), (folder / "more.jsonl", "rejects")):
+    # a seed file `-o more.jsonl` implies (named as a file: a folder's walk leaves it out)
+    (folder / "more.rejects.jsonl").write_text(text)
+    runs = (
+        (folder, folder / "support.jsonl", "-o"),
+        (folder / "more.rejects.jsonl", folder / "more.jsonl", "rejects"),
+    )
+    for seeds, target, option in runs:
         result = CliRunner().invoke(
-            app, ["expand", "--seeds", str(folder), "-o", str(target), "--operators", "slang"]
+            app, ["expand", "--seeds", str(seeds), "-o", str(target), "--operators", "slang"]
         )
         assert isinstance(result.exception, UserError), result.output
         assert str(result.exception).startswith(f"{option} ")

@@ -172,3 +172,34 @@ def test_price_paid_flip_reads_whole_dollar_amounts(text):
 )
 def test_price_paid_flip_does_not_take_other_numbers_for_the_amount(text):
     assert run_op("flip_price_paid", _partial_refund(text), 3) == []
+
+
+def _with_text(case, text):
+    turns = list(case.conversation)
+    turns[-1] = turns[-1].model_copy(update={"content": text})
+    return derive(case, conversation=turns)
+
+
+def test_intact_flip_skips_a_text_that_still_describes_the_fault():
+    # Turning only the damage word around leaves "it won't even turn on" or "a hole along the
+    # seam" beside "nothing is actually wrong": a defective item the policy refunds, labelled
+    # refuse. Nor can an attributive damage word be flipped ("a in perfect condition handle").
+    case = support_case("refund", "delivered")
+    for text in (
+        "The box was crushed and the mug from W1001 is damaged, it won't even turn on.",
+        "The mug from W1001 has a hole along the seam, it looks defective. Refund please?",
+        "The mug from W1001 arrived with a cracked handle. Can you refund it?",
+        "Order W1001 came today and the mug is cracked down the side. A refund please.",
+        "The mug from W1001 arrived broken, there was glass all over the box.",
+    ):
+        for seed in range(4):
+            assert run_op("flip_intact", _with_text(case, text), seed) == [], text
+
+
+def test_intact_flip_turns_a_plain_damage_statement_around():
+    case = _with_text(
+        support_case("refund", "delivered"), "The mug from W1001 arrived cracked. Refund it please."
+    )
+    (new,) = run_op("flip_intact", case, 1)
+    assert new.customer_text.startswith("The mug from W1001 arrived ")
+    assert "cracked" not in new.customer_text and new.expected.outcome == "refuse"

@@ -54,3 +54,19 @@ def test_ambiguous_other_order_asks_which_order():
     ]
     assert len(unshipped) == 2
     assert new.expected.reply_contains == ("which order",)
+
+
+def test_a_contradiction_never_leaves_the_choice_to_the_agent():
+    # "Or cancel it, whichever is easier" on a delivered order makes the refund the right move
+    # (the cancel is impossible, and the customer accepts either): labelling it clarify with no
+    # write would fail the agent that refunds. Contradictions must leave the choice open.
+    for intent, status in (
+        ("refund", "delivered"),
+        ("change_address", "pending"),
+        ("cancel", "processing"),
+    ):
+        case = support_case(intent, status)
+        for seed in range(16):
+            for new in run_op("blend_contradictory", case, seed):
+                text = new.customer_text.lower()
+                assert "whichever" not in text and "whatever works" not in text, text

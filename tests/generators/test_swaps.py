@@ -7,10 +7,11 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from casemill.case.model import derive
 from casemill.domains.support.state import SupportState
 from generators import apply_operator, get_operator
 from generators.facts import money, refund_amount, signed_in, writes
-from tests.generators.conftest import cases, checked_outputs, problems, support_case
+from tests.generators.conftest import cases, checked_outputs, problems, run_op, support_case
 
 SWAPS = ["swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address"]
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -78,3 +79,15 @@ def test_product_swap_renames_item_product_and_word():
     assert item["name"].startswith(product["name"]) and "mug" not in item["name"].lower()
     assert "mug" not in new.customer_text
     assert problems(new) == []
+
+
+def test_product_swap_never_renames_the_colour_the_customer_names_the_item_by():
+    # "The blue one" names the item by its variant (kept in "Ceramic mug 12oz (blue)"), not its
+    # product: swapping the product must not turn "blue" into the new product's word.
+    case = support_case("refund", "delivered")
+    turns = list(case.conversation)
+    turns[-1] = turns[-1].model_copy(update={"content": "The blue one from W1001 arrived cracked."})
+    case = derive(case, conversation=turns)
+    for seed in range(10):
+        for new in run_op("swap_product", case, seed):
+            assert "The blue one" in new.customer_text, (seed, new.customer_text)

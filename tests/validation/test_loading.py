@@ -43,3 +43,14 @@ def test_a_file_named_twice_is_read_once(tmp_path):
     assert expand_paths([tmp_path / "seeds", path, again]) == [path]
     loaded = load_cases([tmp_path / "seeds", path])
     assert loaded.bad == [] and len(loaded.cases) == len(good_cases())
+
+
+def test_a_folder_walk_leaves_out_rejects_and_quarantine_files(tmp_path):
+    # what expand and validate write beside their outputs holds bad records, not cases: read as
+    # cases they made 'casemill validate cases/' report every reject as a broken case
+    names = ("c.jsonl", "c.rejects.jsonl", "s.quarantine.jsonl", "t.quarantine.jsonl.gz")
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+    assert [p.name for p in expand_paths([tmp_path])] == ["c.jsonl"]
+    named = tmp_path / "c.rejects.jsonl"
+    assert expand_paths([named]) == [named]  # a file named as such is read
