@@ -23,6 +23,7 @@ from casemill.corpus import (
 from casemill.domains import get_domain
 from casemill.errors import UserError
 from casemill.settings import Settings
+from casemill.text import count as counted
 from casemill.validation import ValidationReport, validate_paths, write_quarantine
 from casemill.validation.loading import expand_paths
 
@@ -393,8 +394,8 @@ def corpus_verify(
             )
         state = "ok" if report.ok else "DAMAGED"
         console.print(
-            f"corpus {report.root}: {report.versions} versions, {report.active} active, "
-            f"{report.cases} stored: {state}",
+            f"corpus {report.root}: {counted(report.versions, 'version')}, {report.active:,} active, "
+            f"{report.cases:,} stored: {state}",
             markup=False,
         )
     raise typer.Exit(0 if report.ok else 1)

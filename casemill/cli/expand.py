@@ -82,7 +82,7 @@ def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
     out, rejects = escape(str(out)), escape(str(rejects))
     console.print(
         f"[bold]{count(summary['accepted'], 'candidate')}[/] written to {out} "
-        f"({summary['generated']} generated from {count(summary['seeds'], 'seed')}, "
+        f"({summary['generated']:,} generated from {count(summary['seeds'], 'seed')}, "
         f"{count(summary['near_duplicates'], 'near-duplicate')} removed, "
         f"{count(summary['not_applicable'], 'attempt')} not applicable)"
     )

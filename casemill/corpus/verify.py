@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from casemill.case.model import Case
 from casemill.corpus.store import CorpusStore
 from casemill.io.jsonl import read_jsonl
+from casemill.text import count
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def verify_corpus(store: CorpusStore) -> VerifyReport:
             report.problems.append(
                 Problem(
                     where,
-                    f"{len(missing)} active cases are missing from cases.jsonl "
+                    f"{count(len(missing), 'active case')} missing from cases.jsonl "
                     f"(first: {missing[0]})",
                 )
             )
@@ -102,7 +103,8 @@ def verify_corpus(store: CorpusStore) -> VerifyReport:
             report.problems.append(
                 Problem(
                     where,
-                    f"active_count {manifest.active_count} but {len(active)} cases are active",
+                    f"active_count {manifest.active_count} but "
+                    f"{count(len(active), 'case')} active",
                 )
             )
     report.active = len(active)

@@ -194,12 +194,12 @@ _EXPLAIN = {
     ("cases", "longest_text"): (
         "text-length",
         "conversation",
-        "longest text is {value:,} characters, outside {allowed}",
+        "longest text is {value:,} {characters}, outside {allowed}",
     ),
     ("cases", "total_chars"): (
         "text-length",
         "conversation",
-        "the case holds {value:,} characters of text, over {allowed}",
+        "the case holds {value:,} {characters} of text, over {allowed}",
     ),
     ("intents", "intent"): (
         "allowed-intent",
@@ -213,7 +213,14 @@ def _allowed(config: Any) -> str:
     kwargs = config.kwargs
     if "value_set" in kwargs:
         return ", ".join(map(str, kwargs["value_set"]))
-    return f"[{kwargs.get('min_value')}, {kwargs.get('max_value')}]"
+    return f"[{_number(kwargs.get('min_value'))}, {_number(kwargs.get('max_value'))}]"
+
+
+def _number(value: Any) -> str:
+    """A bound as written in a message: 20,000 (not 20000.0); None (no bound) as it is."""
+    if isinstance(value, int | float) and float(value).is_integer():
+        return f"{int(value):,}"
+    return str(value) if value is None else f"{value:,}"
 
 
 def run_suite(frames: dict[str, Any], rules: BatchRules) -> dict[str, list[tuple[Any, list[int]]]]:
@@ -262,7 +269,11 @@ def batch_findings(rows: Sequence[Row], rules: BatchRules | None = None) -> list
                 case_row = (
                     rows[int(frame.at[position, "row"])] if name == "intents" else rows[position]
                 )
-                message = template.format(value=value, allowed=_allowed(config))
+                message = template.format(
+                    value=value,
+                    allowed=_allowed(config),
+                    characters="character" if value == 1 else "characters",
+                )
                 out.append(
                     Finding(
                         "batch",

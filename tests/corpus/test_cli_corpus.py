@@ -72,6 +72,9 @@ def test_verify_exit_code_on_damage(tmp_path: Path):
     (corpus / "cases.jsonl").write_text("")
     result = invoke("corpus", "verify", "--corpus", str(corpus))
     assert result.exit_code == 1 and "DAMAGED" in result.output
+    said = " ".join(result.output.split())
+    assert "1 active case missing from cases.jsonl" in said  # "1 active cases are" before
+    assert "1 version, 1 active, 0 stored: DAMAGED" in said  # "1 versions" before
 
 
 def test_commands_reading_a_corpus_refuse_a_missing_folder(tmp_path: Path):

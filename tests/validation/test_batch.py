@@ -3,6 +3,8 @@ batch; table rules (no-write share per category) fail the report without costing
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fixtures.casebuild import cancel_case, clarify_case, line, record, refund_case, scenario_case
 
@@ -67,6 +69,8 @@ def test_duplicate_rows_and_length_bounds():
         ("f.jsonl", 1, "text-length"),
         ("g.jsonl", 7, "text-length"),
     }
+    (message,) = {f.message for f in found if f.rule == "text-length"}
+    assert re.fullmatch(r"longest text is \d+ characters, outside \[\d+, 40\]", message), message
 
 
 def test_default_rules_pass_good_cases():
