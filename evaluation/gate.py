@@ -15,11 +15,21 @@
     kind = "no_regression"                    # needs a baseline run
     metric = "task_success"
 
+    [[rule]]
+    metric = "pass^3"                         # needs --trials 3 or more
+    min = 0.8
+    where = { intent = "refund" }
+
 A threshold rule compares the slice's mean of the metric (per case, averaged over trials) with
 `min` and/or `max`, and names the cases whose own value is out of bounds. A no-regression rule
 fails when the paired 95% interval of (current - baseline) lies entirely on the bad side of zero
 (below it for a metric where higher is better) and names the cases that flipped pass->fail; it
 is checked on the cases both runs have, and its note says so when the case sets differ.
+`metric = "pass^K"` checks the chance that K trials all succeed: per case C(c, K) / C(n, K) (c
+successes of n trials), averaged over the slice; a case with fewer than K trials fails a threshold
+rule (its pass^K cannot be measured), and `check_trials` refuses the rule before the agent runs
+when the run (or, for no_regression, the baseline) has fewer than K trials per case. A
+no-regression rule on pass^K pairs the cases' pass^K values and names the cases whose value fell.
 `where` selects cases by origin, operator, category, intent, outcome, difficulty, label or
 domain; a list means any of. A slice with fewer than `min_cases` cases fails (default 0: an empty
 slice passes with a note).
@@ -45,10 +55,13 @@ from pydantic import (
 
 from casemill.case.model import Case, Category, Difficulty, Origin, Outcome
 from casemill.errors import UserError
+from casemill.text import count
+from evaluation.gate_passk import fell, pass_k_rows, short_of
+from evaluation.scoring.aggregate import by_case, per_case_means, trial_success
 from evaluation.scoring.caseset import difference_note
 from evaluation.scoring.compare import comparable, flips, paired_delta
 from evaluation.scoring.model import CaseScore, GateFailure, GateVerdict, RuleResult, RunSummary
-from evaluation.scoring.registry import METRICS, higher_is_better, spec
+from evaluation.scoring.registry import METRICS, base_metric, higher_is_better, pass_k_of, spec
 
 WHERE_KEYS = (
     "origin",
@@ -87,9 +100,14 @@ class Rule(BaseModel):
     @field_validator("metric")
     @classmethod
     def _known_metric(cls, value: str) -> str:
+        if pass_k_of(value) == 0:
+            raise ValueError(f"{value!r}: k counts the trials that must all succeed, at least 1")
         if spec(value) is None:
             known = ", ".join(sorted(METRICS))
-            raise ValueError(f"unknown metric {value!r}; known: {known}, judge_<criterion>")
+            raise ValueError(
+                f"unknown metric {value!r}; known: {known}, judge_<criterion>, pass^<k> "
+                '(for example "pass^3")'
+            )
         return value
 
     @field_validator("min", "max")
@@ -179,6 +197,7 @@ class Gate(BaseModel):
 
     source: str = ""
     rules: tuple[Rule, ...] = ()
+    lines: tuple[int, ...] = Field(default=(), description="the line of each rule's metric")
 
 
 def _rule_lines(text: str) -> list[int]:
@@ -214,11 +233,12 @@ def parse_gate(text: str, source: str = "<gate>") -> Gate:
     if not isinstance(raw_rules, list) or not raw_rules:
         raise UserError(f"{source}: no rules; add [[rule]] tables (see gates/default.toml)")
     starts = _rule_lines(text)
-    rules = []
+    rules, lines = [], []
     for index, raw in enumerate(raw_rules):
         start = starts[index] if index < len(starts) else 1
         try:
             rules.append(Rule.model_validate(raw))
+            lines.append(_field_line(text, start, "metric"))
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "(rule)"
@@ -227,7 +247,7 @@ def parse_gate(text: str, source: str = "<gate>") -> Gate:
             raise UserError(
                 f"{source}:{line}: rule {index + 1}, field '{field}': {message}"
             ) from exc
-    return Gate(source=source, rules=tuple(rules))
+    return Gate(source=source, rules=tuple(rules), lines=tuple(lines))
 
 
 def load_gate(path: str | Path) -> Gate:
@@ -325,8 +345,8 @@ def _against_baseline(
     baseline: RunSummary,
     summary: RunSummary,
 ) -> tuple[RuleResult, GateFailure | None]:
-    if not comparable(baseline, summary, rule.metric):
-        note = f"{rule.metric} versions differ from the baseline's: not comparable"
+    if not comparable(baseline, summary, base_metric(rule.metric)):
+        note = f"{base_metric(rule.metric)} versions differ from the baseline's: not comparable"
         return RuleResult(rule=label, passed=False, note=note), GateFailure(
             rule=label, slice="all", metric=rule.metric, value=None, threshold=0.0, message=note
         )
@@ -336,9 +356,14 @@ def _against_baseline(
         return RuleResult(rule=label, passed=True, note="no paired cases with this metric"), None
     if not delta.significant_regression:
         return RuleResult(rule=label, passed=True, value=delta.delta), None
-    flipped = tuple(
-        f.case_id for f in flips(baseline.per_case, per_case, paired) if f.direction == "pass->fail"
-    )
+    if pass_k_of(rule.metric):  # a case whose pass^k fell need not flip (3/3 -> 2/3)
+        flipped = fell(baseline.per_case, per_case, paired, rule.metric)
+    else:
+        flipped = tuple(
+            f.case_id
+            for f in flips(baseline.per_case, per_case, paired)
+            if f.direction == "pass->fail"
+        )
     direction = "below" if higher_is_better(rule.metric) else "above"
     message = (
         f"delta {delta.delta:+.4g}, 95% CI [{delta.ci_low:+.4g}, {delta.ci_high:+.4g}] lies "
@@ -356,6 +381,49 @@ def _against_baseline(
     return RuleResult(rule=label, passed=False, value=delta.delta), failure
 
 
+def _pass_k(
+    rule: Rule,
+    label: str,
+    ids: list[str],
+    successes: dict[str, tuple[bool, ...]],
+    baseline: RunSummary | None,
+    summary: RunSummary,
+) -> tuple[RuleResult, GateFailure | None]:
+    """A pass^k rule: the threshold or no-regression check on the cases' pass^k values."""
+    k = pass_k_of(rule.metric) or 1
+    rows = pass_k_rows(successes, rule.metric)
+    short = short_of(successes, ids, k)
+    if rule.kind == "no_regression":
+        base = baseline
+        if baseline is not None:
+            base_rows = pass_k_rows(baseline.trial_success, rule.metric)
+            base = baseline.model_copy(update={"per_case": base_rows})
+            short = sorted(set(short) | set(short_of(baseline.trial_success, ids, k)))
+            short = [i for i in short if i in base_rows]
+        result, failure = _no_regression(rule, label, ids, rows, base, summary)
+        if short and baseline is not None:
+            left = f"{count(len(short), 'case')} with fewer than {k} trials in a run: left out"
+            result = result.model_copy(
+                update={"note": "; ".join(n for n in (left, result.note) if n)}
+            )
+        return result, failure
+    if short:
+        message = (
+            f"{len(short)} of {count(len(ids), 'case')} in the slice have fewer than {k} trials: "
+            f"{rule.metric} cannot be measured on them (run with --trials {k} or more)"
+        )
+        return RuleResult(rule=label, passed=False, note=message), GateFailure(
+            rule=label,
+            slice=rule.slice_text().removeprefix(" where ") or "all",
+            metric=rule.metric,
+            value=None,
+            threshold=rule.min if rule.min is not None else rule.max,
+            case_ids=tuple(short),
+            message=message,
+        )
+    return _threshold(rule, label, ids, rows)
+
+
 def check_gate(
     gate: Gate,
     cases: Sequence[Case],
@@ -365,18 +433,20 @@ def check_gate(
 ) -> GateVerdict:
     """Check every rule; the verdict lists each failing rule with its slice and cases."""
     case_map = {c.id: c for c in cases}
-    per_case = summary.per_case
+    per_case, successes = summary.per_case, summary.trial_success
     if not per_case and scores:
-        from evaluation.scoring.aggregate import by_case, per_case_means
-
         per_case = per_case_means(by_case(scores))
+    if not successes and scores:
+        successes = trial_success(by_case(scores))
     keys = {key for rule in gate.rules for key in rule.where}
     seen = {key: set().union(*(_case_values(c, key) for c in cases)) for key in keys}
     results, failures = [], []
     for index, rule in enumerate(gate.rules):
         label = rule.label(index)
         ids = _selected(rule, case_map, per_case)
-        if rule.kind == "threshold":
+        if pass_k_of(rule.metric):
+            result, failure = _pass_k(rule, label, ids, successes, baseline, summary)
+        elif rule.kind == "threshold":
             result, failure = _threshold(rule, label, ids, per_case)
         else:
             result, failure = _no_regression(rule, label, ids, per_case, baseline, summary)

@@ -81,6 +81,7 @@ def check_run_inputs(
     """Fail before the agent runs on what would otherwise fail after it (a bad gate file or
     baseline run is only read when scoring) or inside every batch task (bad numbers)."""
     from evaluation.gate import load_gate
+    from evaluation.gate_passk import check_trials
     from evaluation.report.results import load_baseline
 
     for name, value in (
@@ -93,10 +94,13 @@ def check_run_inputs(
             raise UserError(f"parameter '{name}' is {value}; it must be at least 1")
     if timeout_s <= 0:
         raise UserError(f"parameter 'timeout_s' is {timeout_s}; it must be above 0")
-    if gate:
-        load_gate(gate)
+    loaded = load_gate(gate) if gate else None
+    if loaded is not None:
+        check_trials(loaded, trials, option="trials =")
     if baseline:
-        load_baseline(baseline, (c.id for c in case_list))
+        base = load_baseline(baseline, (c.id for c in case_list))
+        if loaded is not None:
+            check_trials(loaded, trials, baseline=base, baseline_name=f"baseline {baseline}")
 
 
 @task(

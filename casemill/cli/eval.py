@@ -266,6 +266,7 @@ class EvalOptions:
 def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     """Everything that can be wrong with the input, checked before the agent runs."""
     from evaluation.gate import load_gate
+    from evaluation.gate_passk import check_trials
     from evaluation.report.results import load_baseline, load_run
     from evaluation.scoring.inputs import load_eval_cases, quarantine
     from evaluation.scoring.registry import ScoringConfig, load_scoring_config
@@ -275,8 +276,9 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if not opts.judge and (opts.human_labels or opts.rubric):  # ignored, silently
         given = "--human-labels" if opts.human_labels else "--rubric"
         raise UserError(f"{given} is for the LLM judge only: add --judge")
-    if opts.gate is not None:
-        load_gate(opts.gate)
+    gate = load_gate(opts.gate) if opts.gate is not None else None
+    if gate is not None:
+        check_trials(gate, opts.trials)
     if opts.baseline is not None:
         if opts.baseline.resolve() == opts.output.resolve():
             # the run rewrites results.jsonl and summary.json there: the baseline would be lost
@@ -296,7 +298,10 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if not loaded.cases:
         raise UserError(f"{opts.cases}: no valid cases to run")
     if opts.baseline is not None:
-        load_baseline(opts.baseline, (c.id for c in loaded.cases))
+        baseline = load_baseline(opts.baseline, (c.id for c in loaded.cases))
+        if gate is not None:
+            name = f"--baseline {opts.baseline}"
+            check_trials(gate, opts.trials, baseline=baseline, baseline_name=name)
     return loaded, config
 
 

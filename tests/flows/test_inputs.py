@@ -175,3 +175,15 @@ def test_expand_settings_get_the_checks_of_casemill_expand(tmp_path: Path, kwarg
     with pytest.raises(UserError, match=message):
         expand_corpus.fn(seeds=str(root / "seeds"), out=str(out), corpus_dir=None, **kwargs)
     assert not out.exists()
+
+
+def test_evaluate_refuses_a_pass_k_gate_rule_with_too_few_trials(tmp_path: Path):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[rule]]\nmetric = "pass^2"\nmin = 0.9\n')
+    with pytest.raises(UserError) as info:
+        check_run_inputs([], trials=1, gate=str(gate))
+    assert str(info.value) == (
+        f"{gate}:2: rule 1, field 'metric': pass^2 needs at least 2 trials per case; the run has "
+        "1 trial per case: use trials = 2 or more"
+    )
+    check_run_inputs([], trials=2, gate=str(gate))
