@@ -494,12 +494,19 @@ def runs_compare(
     comp = compare(base.summary, cur.summary, seed=seed)
     if comp.paired_cases == 0:
         raise _fail(UserError(f"{a} and {b} share no case: nothing to compare"))
+    differ = base.summary.agent_settings != cur.summary.agent_settings
     if as_json:
-        typer.echo(comp.model_dump_json(indent=2))
+        settings = {
+            "current_agent": cur.summary.agent,
+            "baseline_agent_settings": base.summary.agent_settings,
+            "current_agent_settings": cur.summary.agent_settings,
+            "agent_settings_differ": differ,
+        }
+        typer.echo(json.dumps(comp.model_dump(mode="json") | settings, indent=2))
         return
     console.print(f"A: {describe(base.summary.case_set)}", markup=False, highlight=False)
     console.print(f"B: {describe(cur.summary.case_set)}", markup=False, highlight=False)
-    if base.summary.agent_settings != cur.summary.agent_settings:
+    if differ:
         said = [
             f"{n}: {r.summary.settings_line or 'none recorded'}"
             for n, r in (("A", base), ("B", cur))
