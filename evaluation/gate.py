@@ -31,8 +31,9 @@ rule (its pass^K cannot be measured), and `check_trials` refuses the rule before
 when the run (or, for no_regression, the baseline) has fewer than K trials per case. A
 no-regression rule on pass^K pairs the cases' pass^K values and names the cases whose value fell.
 `where` selects cases by origin, operator, category, intent, outcome, difficulty, label or
-domain; a list means any of. A slice with fewer than `min_cases` cases fails (default 0: an empty
-slice passes with a note).
+domain; a list means any of (an empty list is refused: it would select no case). A slice with
+fewer than `min_cases` cases fails a rule of either kind (default 0: an empty slice passes with a
+note).
 """
 
 from __future__ import annotations
@@ -131,6 +132,9 @@ class Rule(BaseModel):
         unknown = sorted(set(value) - set(WHERE_KEYS))
         if unknown:
             raise ValueError(f"unknown 'where' keys {unknown}; use: {', '.join(WHERE_KEYS)}")
+        empty = sorted(key for key, wanted in value.items() if wanted == [])
+        if empty:
+            raise ValueError(f"'where' {empty[0]} is an empty list, which selects no case")
         for key, allowed in CLOSED_VALUES.items():
             bad = sorted(_wanted(value[key]) - set(allowed)) if key in value else []
             if bad:
@@ -273,21 +277,26 @@ def _selected(rule: Rule, case_map: dict[str, Case], per_case: dict[str, dict]) 
     return [i for i in per_case if rule.selects(case_map.get(i))]
 
 
+def _too_few(rule: Rule, label: str, ids: list[str]) -> tuple[RuleResult, GateFailure] | None:
+    """The failure of a rule (of any kind) whose slice has fewer than `min_cases` cases."""
+    if len(ids) >= rule.min_cases:
+        return None
+    note = f"{count(len(ids), 'case')} in the slice, fewer than min_cases={rule.min_cases}"
+    return RuleResult(rule=label, passed=False, note=note), GateFailure(
+        rule=label,
+        slice=rule.slice_text().removeprefix(" where ") or "all",
+        metric=rule.metric,
+        value=None,
+        threshold=None,
+        message=note,
+    )
+
+
 def _threshold(
     rule: Rule, label: str, ids: list[str], per_case: dict[str, dict]
 ) -> tuple[RuleResult, GateFailure | None]:
     values = {i: per_case[i].get(rule.metric) for i in ids}
     present = {i: v for i, v in values.items() if v is not None}
-    if len(ids) < rule.min_cases:
-        note = f"{len(ids)} cases in the slice, fewer than min_cases={rule.min_cases}"
-        return RuleResult(rule=label, passed=False, note=note), GateFailure(
-            rule=label,
-            slice=rule.slice_text().strip() or "all",
-            metric=rule.metric,
-            value=None,
-            threshold=None,
-            message=note,
-        )
     if not present:
         note = "no case in the slice has this metric" if ids else "the slice has no case"
         return RuleResult(rule=label, passed=True, note=note), None
@@ -311,7 +320,7 @@ def _threshold(
         value=mean,
         threshold=threshold,
         case_ids=tuple(bad),
-        message=f"mean {mean:.4g} is {side} {threshold:g} over {len(present)} cases",
+        message=f"mean {mean:.4g} is {side} {threshold:g} over {count(len(present), 'case')}",
     )
     return RuleResult(rule=label, passed=False, value=mean), failure
 
@@ -444,7 +453,10 @@ def check_gate(
     for index, rule in enumerate(gate.rules):
         label = rule.label(index)
         ids = _selected(rule, case_map, per_case)
-        if pass_k_of(rule.metric):
+        too_few = _too_few(rule, label, ids)
+        if too_few is not None:
+            result, failure = too_few
+        elif pass_k_of(rule.metric):
             result, failure = _pass_k(rule, label, ids, successes, baseline, summary)
         elif rule.kind == "threshold":
             result, failure = _threshold(rule, label, ids, per_case)

@@ -109,6 +109,20 @@ def test_min_cases_fails_an_empty_slice():
     assert verdict.passed is False and "fewer than min_cases" in verdict.failures[0].message
 
 
+@pytest.mark.parametrize("baseline", [False, True])
+def test_min_cases_fails_a_no_regression_rule_on_a_small_slice_too(baseline):
+    cases, scores, base = _run(True, False)
+    gate = parse_gate(
+        '[[rule]]\nkind = "no_regression"\nmetric = "task_success"\nmin_cases = 5\n'
+        'where = { intent = "refund" }\n'
+    )
+    verdict = check_gate(gate, cases, scores, base, base if baseline else None)
+    assert verdict.passed is False
+    (failure,) = verdict.failures
+    assert failure.message == "2 cases in the slice, fewer than min_cases=5"
+    assert failure.slice == "intent in [refund]"
+
+
 def test_a_where_value_no_case_has_is_named_in_the_rule_note():
     cases, scores, summary = _run(True, False)
     gate = parse_gate(
@@ -168,6 +182,10 @@ def test_a_where_value_no_case_has_is_named_in_the_rule_note():
         (
             '[[rule]]\nmetric = "task_success"\nmin = "0.9"\n',
             ":3: rule 1, field 'min': Input should be a valid number",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 0.5\nwhere = { intent = [] }\n',
+            ":4: rule 1, field 'where': 'where' intent is an empty list, which selects no case",
         ),
         ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),

@@ -59,7 +59,7 @@ def test_a_pass_k_threshold_is_the_mean_of_per_case_c_choose_k_over_n_choose_k()
     assert failure.rule == "rule 1: pass^3 >= 0.8 where intent in [refund]"
     assert (failure.metric, failure.value, failure.threshold) == ("pass^3", 0.25, 0.8)
     assert failure.case_ids == (REFUND.id,)
-    assert failure.message == "mean 0.25 is below the minimum 0.8 over 1 cases"
+    assert failure.message == "mean 0.25 is below the minimum 0.8 over 1 case"
 
 
 def test_a_case_with_fewer_than_k_trials_fails_the_rule_by_name():
