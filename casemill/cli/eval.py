@@ -263,10 +263,27 @@ class EvalOptions:
     progress: bool = True
 
 
-def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
-    """Everything that can be wrong with the input, checked before the agent runs."""
+def _check_gate(opts: EvalOptions) -> Any:
+    """The gate, if any, with its rules checked against what the run will measure."""
     from evaluation.gate import load_gate
-    from evaluation.gate_passk import check_trials
+    from evaluation.gate_checks import check_judge, check_trials
+    from evaluation.judge import DEFAULT_RUBRIC, load_rubric
+
+    if opts.gate is None:
+        return None
+    gate = load_gate(opts.gate)
+    check_trials(gate, opts.trials)
+    criteria = None
+    if opts.judge:
+        rubric = load_rubric(opts.rubric) if opts.rubric is not None else DEFAULT_RUBRIC
+        criteria = [c.name for c in rubric]
+    check_judge(gate, criteria)
+    return gate
+
+
+def _check_inputs(opts: EvalOptions) -> tuple[Any, Any, Any]:
+    """Everything that can be wrong with the input, checked before the agent runs."""
+    from evaluation.gate_checks import check_trials
     from evaluation.report.results import load_baseline, load_run
     from evaluation.scoring.inputs import load_eval_cases, quarantine
     from evaluation.scoring.registry import ScoringConfig, load_scoring_config
@@ -276,9 +293,7 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if not opts.judge and (opts.human_labels or opts.rubric):  # ignored, silently
         given = "--human-labels" if opts.human_labels else "--rubric"
         raise UserError(f"{given} is for the LLM judge only: add --judge")
-    gate = load_gate(opts.gate) if opts.gate is not None else None
-    if gate is not None:
-        check_trials(gate, opts.trials)
+    gate = _check_gate(opts)
     if opts.baseline is not None:
         if opts.baseline.resolve() == opts.output.resolve():
             # the run rewrites results.jsonl and summary.json there: the baseline would be lost
@@ -302,17 +317,20 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
         if gate is not None:
             name = f"--baseline {opts.baseline}"
             check_trials(gate, opts.trials, baseline=baseline, baseline_name=name)
-    return loaded, config
+    return loaded, config, gate
 
 
 def _eval(opts: EvalOptions) -> Any:
     from evaluation.agents import agent_settings, load_agent
+    from evaluation.gate_checks import check_judge
     from evaluation.runner import run
     from evaluation.scoring.pipeline import evaluate_run
 
-    loaded, config = _check_inputs(opts)
+    loaded, config, gate = _check_inputs(opts)
     agent = load_agent(opts.agent, temperature=opts.temperature)
     judge = _judge(opts.judge, opts.human_labels, opts.rubric)
+    if gate is not None and judge is None:  # --judge, but no endpoint to ask
+        check_judge(gate, None, why="the judge is skipped (above); configure its endpoint")
     bar, report = _progress_bar(opts.progress)
     if bar is not None:
         bar.start()

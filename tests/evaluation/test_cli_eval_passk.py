@@ -84,3 +84,55 @@ def test_a_pass_k_gate_is_checked_and_its_rules_named_as_written(tmp_path, input
     assert "trial_success" not in summary  # rebuilt from results.jsonl, not written
     loaded = load_run(tmp_path / "run").summary
     assert loaded.trial_success == {c: (True, True, True) for c in loaded.per_case}
+
+
+JUDGE_GATE = '[[rule]]\nmetric = "task_success"\nmin = 0.5\n\n[[rule]]\nmetric = "judge_truthful"\nmin = 0.9\n'
+
+
+def test_a_judge_rule_without_the_judge_is_refused_before_the_agent_runs(tmp_path, inputs):
+    cases, _ = inputs
+    gate = tmp_path / "judge.toml"
+    gate.write_text(JUDGE_GATE)
+    result = _eval(cases, tmp_path / "run", "--gate", str(gate))
+    assert result.exit_code == 2
+    assert (
+        f"error: {gate}:6: rule 2, field 'metric': judge_truthful is given by the LLM judge only, "
+        "which this run does not use: add --judge, or drop the rule"
+    ) in " ".join(result.output.split())
+    assert not (tmp_path / "run" / "trajectories.jsonl").exists()
+
+
+def test_a_judge_rule_on_a_criterion_the_rubric_lacks_is_refused(tmp_path, inputs):
+    cases, _ = inputs
+    gate = tmp_path / "judge.toml"
+    gate.write_text(JUDGE_GATE.replace("judge_truthful", "judge_helpful"))
+    result = _eval(cases, tmp_path / "run", "--gate", str(gate), "--judge")
+    assert result.exit_code == 2
+    assert (
+        "judge_helpful: the judge's rubric has no criterion 'helpful'; its criteria: "
+        "addresses_request, truthful, policy_safe, clear_and_polite"
+    ) in " ".join(result.output.split())
+
+
+def test_a_judge_rule_when_the_judge_is_skipped_is_refused_not_passed(
+    tmp_path, inputs, monkeypatch
+):
+    for name in (
+        "CASEMILL_LLM_BASE_URL",
+        "OPENAI_BASE_URL",
+        "CASEMILL_LLM_MODEL",
+        "CASEMILL_MODEL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env file here
+    cases, _ = inputs
+    gate = tmp_path / "judge.toml"
+    gate.write_text(JUDGE_GATE)
+    result = _eval(cases, tmp_path / "run", "--gate", str(gate), "--judge")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert "judge skipped" in said
+    assert (
+        "judge_truthful is given by the LLM judge only, which this run does not use: the judge "
+        "is skipped (above); configure its endpoint"
+    ) in said

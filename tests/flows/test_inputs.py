@@ -187,3 +187,12 @@ def test_evaluate_refuses_a_pass_k_gate_rule_with_too_few_trials(tmp_path: Path)
         "1 trial per case: use trials = 2 or more"
     )
     check_run_inputs([], trials=2, gate=str(gate))
+
+
+def test_evaluate_refuses_a_judge_gate_rule_it_cannot_measure(tmp_path: Path):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[rule]]\nmetric = "judge_policy_safe"\nmin = 0.9\n')
+    with pytest.raises(
+        UserError, match=r"gate\.toml:2: rule 1, field 'metric': judge_policy_safe "
+    ):
+        check_run_inputs([], gate=str(gate))

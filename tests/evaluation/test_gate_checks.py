@@ -1,0 +1,55 @@
+"""Checks of a gate against the run before the agent runs: pass^k rules need k trials (in the
+baseline too, for no_regression); judge_<criterion> rules need the judge and that criterion."""
+
+from __future__ import annotations
+
+import pytest
+
+from casemill.errors import UserError
+from evaluation.gate import parse_gate
+from evaluation.gate_checks import check_judge, check_trials
+from evaluation.scoring.model import RunSummary
+
+
+def test_pass_k_rules_are_refused_up_front_when_the_run_has_too_few_trials():
+    gate = parse_gate(
+        '[[rule]]\nmetric = "task_success"\nmin = 0.5\n\n'
+        '[[rule]]\nname = "steady refunds"\nmetric = "pass^3"\nmin = 0.8\n',
+        "gates/release.toml",
+    )
+    with pytest.raises(UserError) as info:
+        check_trials(gate, 2)
+    assert str(info.value) == (
+        "gates/release.toml:7: rule 2, field 'metric': pass^3 needs at least 3 trials per case; "
+        "the run has 2 trials per case: use --trials 3 or more"
+    )
+    check_trials(gate, 3)  # enough: no error
+
+
+def test_a_pass_k_no_regression_rule_is_refused_when_the_baseline_has_too_few_trials():
+    base = RunSummary(trials=1)
+    gate = parse_gate('[[rule]]\nkind = "no_regression"\nmetric = "pass^2"\n', "g.toml")
+    with pytest.raises(UserError) as info:
+        check_trials(gate, 4, baseline=base, baseline_name="--baseline runs/old")
+    assert str(info.value) == (
+        "g.toml:3: rule 1, field 'metric': pass^2 needs at least 2 trials per case in the "
+        "baseline too; --baseline runs/old ran 1 trial per case"
+    )
+
+
+def test_judge_rules_need_the_judge_and_a_criterion_of_its_rubric():
+    gate = parse_gate('[[rule]]\nmetric = "judge_truthful"\nmin = 0.9\n', "g.toml")
+    check_judge(gate, ["truthful", "policy_safe"])  # measured: no error
+    with pytest.raises(UserError) as info:
+        check_judge(gate, None, why="the flow runs no judge")
+    assert str(info.value) == (
+        "g.toml:2: rule 1, field 'metric': judge_truthful is given by the LLM judge only, which "
+        "this run does not use: the flow runs no judge"
+    )
+    with pytest.raises(UserError) as info:
+        check_judge(gate, ["policy_safe"])
+    assert str(info.value) == (
+        "g.toml:2: rule 1, field 'metric': judge_truthful: the judge's rubric has no criterion "
+        "'truthful'; its criteria: policy_safe"
+    )
+    check_judge(parse_gate('[[rule]]\nmetric = "task_success"\nmin = 1\n'), None)  # no judge rule
