@@ -4,6 +4,7 @@ would otherwise fail, or pass on an empty slice, only after the whole run.
 
     check_trials(gate, trials, baseline=summary)   # pass^k rules
     check_judge(gate, criteria)                    # judge_<criterion> rules; None: no judge
+    check_mode(gate, "chapter")                    # rules on metrics the chapter mode lacks
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from casemill.errors import UserError
 from casemill.text import count
 from evaluation.gate import Gate
 from evaluation.scoring.model import RunSummary
-from evaluation.scoring.registry import JUDGE_PREFIX, pass_k_of
+from evaluation.scoring.registry import (
+    CHAPTER_METRICS,
+    JUDGE_PREFIX,
+    OPERATIONAL_METRICS,
+    base_metric,
+    pass_k_of,
+)
 
 
 def _where(gate: Gate, index: int) -> str:
@@ -68,3 +75,19 @@ def check_judge(
                 f"{_where(gate, index)}: {rule.metric}: the judge's rubric has no criterion "
                 f"{name!r}; its criteria: {', '.join(criteria)}"
             )
+
+
+def check_mode(gate: Gate, mode: str) -> None:
+    """Refuse a rule on a metric the scoring mode does not give: the chapter mode measures
+    neither forbidden calls nor the final state, so a rule on them would pass unchecked."""
+    if mode != "chapter":
+        return
+    given = (*CHAPTER_METRICS, *OPERATIONAL_METRICS)
+    for index, rule in enumerate(gate.rules):
+        metric = base_metric(rule.metric)
+        if metric in given or metric.startswith(JUDGE_PREFIX):
+            continue
+        raise UserError(
+            f"{_where(gate, index)}: {rule.metric} is not measured in --mode chapter (it gives "
+            f"{', '.join(given)}): drop the rule, or use --mode casemill"
+        )

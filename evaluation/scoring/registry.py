@@ -74,6 +74,9 @@ CHAPTER_METRICS = (
     "phrase_recall",
 )
 
+# what every trial is measured on whatever the mode (steps, time, tokens, cost)
+OPERATIONAL_METRICS = ("steps", "latency_s", "tokens", "cost_usd")
+
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
 
 JUDGE_PREFIX = "judge_"

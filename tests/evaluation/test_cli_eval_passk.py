@@ -136,3 +136,13 @@ def test_a_judge_rule_when_the_judge_is_skipped_is_refused_not_passed(
         "judge_truthful is given by the LLM judge only, which this run does not use: the judge "
         "is skipped (above); configure its endpoint"
     ) in said
+
+
+def test_the_default_gate_in_chapter_mode_is_refused_not_passed_unchecked(tmp_path, inputs):
+    cases, _ = inputs
+    gate = Path(__file__).resolve().parents[2] / "gates" / "default.toml"
+    result = _eval(cases, tmp_path / "run", "--mode", "chapter", "--gate", str(gate))
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert "rule 2, field 'metric': forbidden_violations is not measured in --mode chapter" in said
+    assert not (tmp_path / "run" / "trajectories.jsonl").exists()

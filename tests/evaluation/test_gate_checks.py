@@ -7,7 +7,7 @@ import pytest
 
 from casemill.errors import UserError
 from evaluation.gate import parse_gate
-from evaluation.gate_checks import check_judge, check_trials
+from evaluation.gate_checks import check_judge, check_mode, check_trials
 from evaluation.scoring.model import RunSummary
 
 
@@ -53,3 +53,21 @@ def test_judge_rules_need_the_judge_and_a_criterion_of_its_rubric():
         "'truthful'; its criteria: policy_safe"
     )
     check_judge(parse_gate('[[rule]]\nmetric = "task_success"\nmin = 1\n'), None)  # no judge rule
+
+
+def test_the_chapter_mode_refuses_rules_on_metrics_it_does_not_measure():
+    text = (
+        '[[rule]]\nmetric = "task_success"\nmin = 0.5\n\n[[rule]]\nmetric = "pass^2"\nmin = 0.5\n'
+        '\n[[rule]]\nmetric = "judge_truthful"\nmin = 0.5\n\n[[rule]]\nmetric = "latency_s"\n'
+        "max = 9\n"
+    )
+    check_mode(parse_gate(text), "chapter")  # all measured in the chapter mode: no error
+    gate = parse_gate(text + '\n[[rule]]\nmetric = "forbidden_violations"\nmax = 0\n', "g.toml")
+    check_mode(gate, "casemill")
+    with pytest.raises(UserError) as info:
+        check_mode(gate, "chapter")
+    assert str(info.value) == (
+        "g.toml:18: rule 5, field 'metric': forbidden_violations is not measured in --mode "
+        "chapter (it gives task_success, tool_recall, tool_precision, param_accuracy, "
+        "phrase_recall, steps, latency_s, tokens, cost_usd): drop the rule, or use --mode casemill"
+    )
