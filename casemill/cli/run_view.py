@@ -77,9 +77,10 @@ def print_gate(summary: RunSummary) -> None:
     gate = summary.gate
     if gate is None:
         return
-    notes = [r for r in gate.rules if r.note]
+    said = {(f.rule, f.message) for f in gate.failures}  # printed below: not twice
+    notes = [r for r in gate.rules if r.note and (r.rule, r.note) not in said]
     if gate.passed:
-        console.print(f"[bold green]gate passed[/] ({len(gate.rules)} rules)")
+        console.print(f"[bold green]gate passed[/] ({count(len(gate.rules), 'rule')})")
     else:
         console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
     for r in notes:
