@@ -164,6 +164,17 @@ def score_run(
     )
 
 
+def gate_markdown(verdict: Any, agent: str) -> str:
+    """The gate's verdict as the flow's artifact: each failed rule with its slice, what failed
+    (the message the CLI prints) and the cases it names."""
+    lines = [f"# Gate: {'passed' if verdict.passed else 'FAILED'} ({agent})", ""]
+    for f in verdict.failures:
+        shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
+        named = f"; {count(len(f.case_ids), 'case')}: {shown}" if f.case_ids else ""
+        lines.append(f"- {f.rule} (slice: {f.slice}): {f.message}{named}")
+    return "\n".join(lines)
+
+
 def publish(outcome: Any, agent: str) -> None:
     from evaluation.scoring.caseset import describe
 
@@ -182,12 +193,7 @@ def publish(outcome: Any, agent: str) -> None:
     )
     verdict = outcome.verdict
     if verdict is not None:
-        lines = [f"# Gate: {'passed' if verdict.passed else 'FAILED'} ({agent})", ""]
-        lines += [
-            f"- {f.rule} on {f.slice}: {f.metric} = {f.value} (threshold {f.threshold}); {len(f.case_ids)} cases"
-            for f in verdict.failures
-        ]
-        artifacts.markdown(f"gate-{agent}", "\n".join(lines), "release gate verdict")
+        artifacts.markdown(f"gate-{agent}", gate_markdown(verdict, agent), "release gate verdict")
     if "report" in outcome.paths:
         artifacts.link(f"report-{agent}", outcome.paths["report"], "HTML report")
 

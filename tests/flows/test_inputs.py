@@ -196,3 +196,25 @@ def test_evaluate_refuses_a_judge_gate_rule_it_cannot_measure(tmp_path: Path):
         UserError, match=r"gate\.toml:2: rule 1, field 'metric': judge_policy_safe "
     ):
         check_run_inputs([], gate=str(gate))
+
+
+def test_the_gate_artifact_says_what_failed_not_a_bare_value():
+    from evaluation.scoring.model import GateFailure, GateVerdict
+    from flows.evaluate import gate_markdown
+
+    failure = GateFailure(
+        rule="steady refunds",
+        slice="intent in [refund]",
+        metric="pass^3",
+        value=None,
+        threshold=0.8,
+        case_ids=("c_1",),
+        message="1 of 2 cases in the slice have fewer than 3 trials: pass^3 cannot be measured",
+    )
+    text = gate_markdown(GateVerdict(passed=False, failures=(failure,)), "reference")
+    assert text.splitlines() == [
+        "# Gate: FAILED (reference)",
+        "",
+        "- steady refunds (slice: intent in [refund]): 1 of 2 cases in the slice have fewer than "
+        "3 trials: pass^3 cannot be measured; 1 case: c_1",
+    ]
