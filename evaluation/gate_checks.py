@@ -5,6 +5,7 @@ would otherwise fail, or pass on an empty slice, only after the whole run.
     check_trials(gate, trials, baseline=summary)   # pass^k rules
     check_judge(gate, criteria)                    # judge_<criterion> rules; None: no judge
     check_mode(gate, "chapter")                    # rules on metrics the chapter mode lacks
+    check_embeddings(gate, embeddings_available()) # embedding_similarity without the extra
 """
 
 from __future__ import annotations
@@ -91,3 +92,18 @@ def check_mode(gate: Gate, mode: str) -> None:
             f"{_where(gate, index)}: {rule.metric} is not measured in --mode chapter (it gives "
             f"{', '.join(given)}): drop the rule, or use --mode casemill"
         )
+
+
+def check_embeddings(gate: Gate, available: bool) -> None:
+    """Refuse a rule on embedding_similarity when the optional semantic extra that computes it is
+    not installed: every case would lack the metric, and the rule pass on no value."""
+    if available:
+        return
+    from evaluation.similarity import INSTALL_EXTRA
+
+    for index, rule in enumerate(gate.rules):
+        if rule.metric == "embedding_similarity":
+            raise UserError(
+                f"{_where(gate, index)}: embedding_similarity needs the optional semantic extra, "
+                f"which is not installed: install {INSTALL_EXTRA}"
+            )

@@ -81,8 +81,9 @@ def check_run_inputs(
     """Fail before the agent runs on what would otherwise fail after it (a bad gate file or
     baseline run is only read when scoring) or inside every batch task (bad numbers)."""
     from evaluation.gate import load_gate
-    from evaluation.gate_checks import check_judge, check_trials
+    from evaluation.gate_checks import check_embeddings, check_judge, check_trials
     from evaluation.report.results import load_baseline
+    from evaluation.similarity import embeddings_available
 
     for name, value in (
         ("trials", trials),
@@ -98,6 +99,7 @@ def check_run_inputs(
     if loaded is not None:
         check_trials(loaded, trials, option="trials =")
         check_judge(loaded, None, why="the evaluate flow runs no judge (`casemill eval --judge`)")
+        check_embeddings(loaded, embeddings_available())
     if baseline:
         base = load_baseline(baseline, (c.id for c in case_list))
         if loaded is not None:

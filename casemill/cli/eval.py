@@ -180,14 +180,16 @@ class EvalOptions:
 def _check_gate(opts: EvalOptions) -> Any:
     """The gate, if any, with its rules checked against what the run will measure."""
     from evaluation.gate import load_gate
-    from evaluation.gate_checks import check_judge, check_mode, check_trials
+    from evaluation.gate_checks import check_embeddings, check_judge, check_mode, check_trials
     from evaluation.judge import DEFAULT_RUBRIC, load_rubric
+    from evaluation.similarity import embeddings_available
 
     if opts.gate is None:
         return None
     gate = load_gate(opts.gate)
     check_trials(gate, opts.trials)
     check_mode(gate, opts.mode)
+    check_embeddings(gate, embeddings_available())
     criteria = None
     if opts.judge:
         rubric = load_rubric(opts.rubric) if opts.rubric is not None else DEFAULT_RUBRIC

