@@ -115,12 +115,15 @@ class Rule(BaseModel):
     @classmethod
     def _reachable_bound(cls, value: float | None, info: ValidationInfo) -> float | None:
         """A bound no value can meet is a mistake in the file, not a rule that always fails: a
-        ratio's bound outside 0..1 (`min = 95` meant as a percentage), `max` below `min`."""
+        ratio's bound outside 0..1 (`min = 95` meant as a percentage), a negative bound on a
+        count, time, token or cost metric, `max` below `min`."""
         if value is None:
             return value
         found = spec(info.data.get("metric") or "")
         if found is not None and found.unit == "ratio" and not 0 <= value <= 1:
             raise ValueError(f"{found.name} is a ratio from 0 to 1; {value:g} is outside it")
+        if found is not None and value < 0:  # counts, seconds, tokens, cost
+            raise ValueError(f"{found.name} is never negative; {value:g} is below 0")
         low = info.data.get("min")
         if info.field_name == "max" and low is not None and value < low:
             raise ValueError(f"'max' {value:g} is below 'min' {low:g}: no value can pass")

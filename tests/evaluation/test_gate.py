@@ -176,6 +176,10 @@ def test_a_where_value_no_case_has_is_named_in_the_rule_note():
             ":3: rule 1, field 'min': tool_recall is a ratio from 0 to 1; 95 is outside it",
         ),
         (
+            '[[rule]]\nmetric = "forbidden_violations"\nmax = -1\n',
+            ":3: rule 1, field 'max': forbidden_violations is never negative; -1 is below 0",
+        ),
+        (
             '[[rule]]\nmetric = "task_success"\nmin = 0.9\nmax = 0.5\n',
             ":4: rule 1, field 'max': 'max' 0.5 is below 'min' 0.9: no value can pass",
         ),
