@@ -254,7 +254,20 @@ def parse_gate(text: str, source: str = "<gate>") -> Gate:
             raise UserError(
                 f"{source}:{line}: rule {index + 1}, field '{field}': {message}"
             ) from exc
+        _unique_name(rules, source, _field_line(text, start, "name"))
     return Gate(source=source, rules=tuple(rules), lines=tuple(lines))
+
+
+def _unique_name(rules: list[Rule], source: str, line: int) -> None:
+    """The last rule's name, if it has one, is not an earlier rule's: a failure is reported by
+    rule name, and two rules of one name could not be told apart."""
+    name = rules[-1].name
+    earlier = [i for i, r in enumerate(rules[:-1]) if name and r.name == name]
+    if earlier:
+        raise UserError(
+            f"{source}:{line}: rule {len(rules)}, field 'name': {name!r} already names rule "
+            f"{earlier[0] + 1}; give each rule its own name (failures are reported by name)"
+        )
 
 
 def load_gate(path: str | Path) -> Gate:

@@ -191,6 +191,11 @@ def test_a_where_value_no_case_has_is_named_in_the_rule_note():
             '[[rule]]\nmetric = "task_success"\nmin = 0.5\nwhere = { intent = [] }\n',
             ":4: rule 1, field 'where': 'where' intent is an empty list, which selects no case",
         ),
+        (
+            '[[rule]]\nname = "ts"\nmetric = "task_success"\nmin = 0.5\n\n'
+            '[[rule]]\nname = "ts"\nmetric = "tool_recall"\nmin = 0.5\n',
+            ":7: rule 2, field 'name': 'ts' already names rule 1; give each rule its own name",
+        ),
         ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),
         ("", ": no rules"),
