@@ -27,9 +27,10 @@ fails when the paired 95% interval of (current - baseline) lies entirely on the 
 is checked on the cases both runs have, and its note says so when the case sets differ.
 `metric = "pass^K"` checks the chance that K trials all succeed: per case C(c, K) / C(n, K) (c
 successes of n trials), averaged over the slice; a case with fewer than K trials fails a threshold
-rule (its pass^K cannot be measured), and `gate_checks.check_trials` refuses the rule before the agent runs
-when the run (or, for no_regression, the baseline) has fewer than K trials per case. A
-no-regression rule on pass^K pairs the cases' pass^K values and names the cases whose value fell.
+rule (its pass^K cannot be measured), and `gate_checks.check_trials` refuses the rule before the
+agent runs when the run (or, for no_regression, the baseline) has fewer than K trials per case.
+A no-regression rule on pass^K pairs the cases' pass^K values and names the cases whose value
+fell.
 `where` selects cases by origin, operator, category, intent, outcome, difficulty, label or
 domain; a list means any of (an empty list is refused: it would select no case). A slice with
 fewer than `min_cases` cases fails a rule of either kind (default 0: an empty slice passes with a
