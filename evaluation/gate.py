@@ -238,6 +238,11 @@ def parse_gate(text: str, source: str = "<gate>") -> Gate:
             f"{source}: unknown top-level keys {unknown}; a gate is a list of [[rule]] tables"
         )
     raw_rules = data.get("rule", [])
+    if isinstance(raw_rules, dict):
+        raise UserError(
+            f"{source}: 'rule' is a single table ([rule]); write each rule as [[rule]], with two "
+            "brackets"
+        )
     if not isinstance(raw_rules, list) or not raw_rules:
         raise UserError(f"{source}: no rules; add [[rule]] tables (see gates/default.toml)")
     starts = _rule_lines(text)

@@ -196,6 +196,10 @@ def test_a_where_value_no_case_has_is_named_in_the_rule_note():
             '[[rule]]\nname = "ts"\nmetric = "tool_recall"\nmin = 0.5\n',
             ":7: rule 2, field 'name': 'ts' already names rule 1; give each rule its own name",
         ),
+        (
+            '[rule]\nmetric = "task_success"\nmin = 0.5\n',
+            ": 'rule' is a single table ([rule]); write each rule as [[rule]], with two brackets",
+        ),
         ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),
         ("", ": no rules"),
