@@ -15,14 +15,26 @@
     kind = "no_regression"                    # needs a baseline run
     metric = "task_success"
 
+    [[rule]]
+    metric = "pass^3"                         # needs --trials 3 or more
+    min = 0.8
+    where = { intent = "refund" }
+
 A threshold rule compares the slice's mean of the metric (per case, averaged over trials) with
 `min` and/or `max`, and names the cases whose own value is out of bounds. A no-regression rule
 fails when the paired 95% interval of (current - baseline) lies entirely on the bad side of zero
 (below it for a metric where higher is better) and names the cases that flipped pass->fail; it
 is checked on the cases both runs have, and its note says so when the case sets differ.
+`metric = "pass^K"` checks the chance that K trials all succeed: per case C(c, K) / C(n, K) (c
+successes of n trials), averaged over the slice; a case with fewer than K trials fails a threshold
+rule (its pass^K cannot be measured), and `gate_checks.check_trials` refuses the rule before the
+agent runs when the run (or, for no_regression, the baseline) has fewer than K trials per case.
+A no-regression rule on pass^K pairs the cases' pass^K values and names the cases whose value
+fell.
 `where` selects cases by origin, operator, category, intent, outcome, difficulty, label or
-domain; a list means any of. A slice with fewer than `min_cases` cases fails (default 0: an empty
-slice passes with a note).
+domain; a list means any of (an empty list is refused: it would select no case). A slice with
+fewer than `min_cases` cases fails a rule of either kind (default 0: an empty slice passes with a
+note).
 """
 
 from __future__ import annotations
@@ -45,10 +57,13 @@ from pydantic import (
 
 from casemill.case.model import Case, Category, Difficulty, Origin, Outcome
 from casemill.errors import UserError
+from casemill.text import count
+from evaluation.gate_passk import fell, pass_k_rows, short_of
+from evaluation.scoring.aggregate import by_case, per_case_means, trial_success
 from evaluation.scoring.caseset import difference_note
 from evaluation.scoring.compare import comparable, flips, paired_delta
 from evaluation.scoring.model import CaseScore, GateFailure, GateVerdict, RuleResult, RunSummary
-from evaluation.scoring.registry import METRICS, higher_is_better, spec
+from evaluation.scoring.registry import METRICS, base_metric, higher_is_better, pass_k_of, spec
 
 WHERE_KEYS = (
     "origin",
@@ -87,21 +102,29 @@ class Rule(BaseModel):
     @field_validator("metric")
     @classmethod
     def _known_metric(cls, value: str) -> str:
+        if pass_k_of(value) == 0:
+            raise ValueError(f"{value!r}: k counts the trials that must all succeed, at least 1")
         if spec(value) is None:
             known = ", ".join(sorted(METRICS))
-            raise ValueError(f"unknown metric {value!r}; known: {known}, judge_<criterion>")
+            raise ValueError(
+                f"unknown metric {value!r}; known: {known}, judge_<criterion>, pass^<k> "
+                '(for example "pass^3")'
+            )
         return value
 
     @field_validator("min", "max")
     @classmethod
     def _reachable_bound(cls, value: float | None, info: ValidationInfo) -> float | None:
         """A bound no value can meet is a mistake in the file, not a rule that always fails: a
-        ratio's bound outside 0..1 (`min = 95` meant as a percentage), `max` below `min`."""
+        ratio's bound outside 0..1 (`min = 95` meant as a percentage), a negative bound on a
+        count, time, token or cost metric, `max` below `min`."""
         if value is None:
             return value
         found = spec(info.data.get("metric") or "")
         if found is not None and found.unit == "ratio" and not 0 <= value <= 1:
             raise ValueError(f"{found.name} is a ratio from 0 to 1; {value:g} is outside it")
+        if found is not None and value < 0:  # counts, seconds, tokens, cost
+            raise ValueError(f"{found.name} is never negative; {value:g} is below 0")
         low = info.data.get("min")
         if info.field_name == "max" and low is not None and value < low:
             raise ValueError(f"'max' {value:g} is below 'min' {low:g}: no value can pass")
@@ -113,6 +136,9 @@ class Rule(BaseModel):
         unknown = sorted(set(value) - set(WHERE_KEYS))
         if unknown:
             raise ValueError(f"unknown 'where' keys {unknown}; use: {', '.join(WHERE_KEYS)}")
+        empty = sorted(key for key, wanted in value.items() if wanted == [])
+        if empty:
+            raise ValueError(f"'where' {empty[0]} is an empty list, which selects no case")
         for key, allowed in CLOSED_VALUES.items():
             bad = sorted(_wanted(value[key]) - set(allowed)) if key in value else []
             if bad:
@@ -179,6 +205,7 @@ class Gate(BaseModel):
 
     source: str = ""
     rules: tuple[Rule, ...] = ()
+    lines: tuple[int, ...] = Field(default=(), description="the line of each rule's metric")
 
 
 def _rule_lines(text: str) -> list[int]:
@@ -211,14 +238,20 @@ def parse_gate(text: str, source: str = "<gate>") -> Gate:
             f"{source}: unknown top-level keys {unknown}; a gate is a list of [[rule]] tables"
         )
     raw_rules = data.get("rule", [])
+    if isinstance(raw_rules, dict):
+        raise UserError(
+            f"{source}: 'rule' is a single table ([rule]); write each rule as [[rule]], with two "
+            "brackets"
+        )
     if not isinstance(raw_rules, list) or not raw_rules:
         raise UserError(f"{source}: no rules; add [[rule]] tables (see gates/default.toml)")
     starts = _rule_lines(text)
-    rules = []
+    rules, lines = [], []
     for index, raw in enumerate(raw_rules):
         start = starts[index] if index < len(starts) else 1
         try:
             rules.append(Rule.model_validate(raw))
+            lines.append(_field_line(text, start, "metric"))
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "(rule)"
@@ -227,7 +260,20 @@ def parse_gate(text: str, source: str = "<gate>") -> Gate:
             raise UserError(
                 f"{source}:{line}: rule {index + 1}, field '{field}': {message}"
             ) from exc
-    return Gate(source=source, rules=tuple(rules))
+        _unique_name(rules, source, _field_line(text, start, "name"))
+    return Gate(source=source, rules=tuple(rules), lines=tuple(lines))
+
+
+def _unique_name(rules: list[Rule], source: str, line: int) -> None:
+    """The last rule's name, if it has one, is not an earlier rule's: a failure is reported by
+    rule name, and two rules of one name could not be told apart."""
+    name = rules[-1].name
+    earlier = [i for i, r in enumerate(rules[:-1]) if name and r.name == name]
+    if earlier:
+        raise UserError(
+            f"{source}:{line}: rule {len(rules)}, field 'name': {name!r} already names rule "
+            f"{earlier[0] + 1}; give each rule its own name (failures are reported by name)"
+        )
 
 
 def load_gate(path: str | Path) -> Gate:
@@ -253,21 +299,26 @@ def _selected(rule: Rule, case_map: dict[str, Case], per_case: dict[str, dict]) 
     return [i for i in per_case if rule.selects(case_map.get(i))]
 
 
+def _too_few(rule: Rule, label: str, ids: list[str]) -> tuple[RuleResult, GateFailure] | None:
+    """The failure of a rule (of any kind) whose slice has fewer than `min_cases` cases."""
+    if len(ids) >= rule.min_cases:
+        return None
+    note = f"{count(len(ids), 'case')} in the slice, fewer than min_cases={rule.min_cases}"
+    return RuleResult(rule=label, passed=False, note=note), GateFailure(
+        rule=label,
+        slice=rule.slice_text().removeprefix(" where ") or "all",
+        metric=rule.metric,
+        value=None,
+        threshold=None,
+        message=note,
+    )
+
+
 def _threshold(
     rule: Rule, label: str, ids: list[str], per_case: dict[str, dict]
 ) -> tuple[RuleResult, GateFailure | None]:
     values = {i: per_case[i].get(rule.metric) for i in ids}
     present = {i: v for i, v in values.items() if v is not None}
-    if len(ids) < rule.min_cases:
-        note = f"{len(ids)} cases in the slice, fewer than min_cases={rule.min_cases}"
-        return RuleResult(rule=label, passed=False, note=note), GateFailure(
-            rule=label,
-            slice=rule.slice_text().strip() or "all",
-            metric=rule.metric,
-            value=None,
-            threshold=None,
-            message=note,
-        )
     if not present:
         note = "no case in the slice has this metric" if ids else "the slice has no case"
         return RuleResult(rule=label, passed=True, note=note), None
@@ -291,7 +342,7 @@ def _threshold(
         value=mean,
         threshold=threshold,
         case_ids=tuple(bad),
-        message=f"mean {mean:.4g} is {side} {threshold:g} over {len(present)} cases",
+        message=f"mean {mean:.4g} is {side} {threshold:g} over {count(len(present), 'case')}",
     )
     return RuleResult(rule=label, passed=False, value=mean), failure
 
@@ -325,8 +376,8 @@ def _against_baseline(
     baseline: RunSummary,
     summary: RunSummary,
 ) -> tuple[RuleResult, GateFailure | None]:
-    if not comparable(baseline, summary, rule.metric):
-        note = f"{rule.metric} versions differ from the baseline's: not comparable"
+    if not comparable(baseline, summary, base_metric(rule.metric)):
+        note = f"{base_metric(rule.metric)} versions differ from the baseline's: not comparable"
         return RuleResult(rule=label, passed=False, note=note), GateFailure(
             rule=label, slice="all", metric=rule.metric, value=None, threshold=0.0, message=note
         )
@@ -336,9 +387,14 @@ def _against_baseline(
         return RuleResult(rule=label, passed=True, note="no paired cases with this metric"), None
     if not delta.significant_regression:
         return RuleResult(rule=label, passed=True, value=delta.delta), None
-    flipped = tuple(
-        f.case_id for f in flips(baseline.per_case, per_case, paired) if f.direction == "pass->fail"
-    )
+    if pass_k_of(rule.metric):  # a case whose pass^k fell need not flip (3/3 -> 2/3)
+        flipped = fell(baseline.per_case, per_case, paired, rule.metric)
+    else:
+        flipped = tuple(
+            f.case_id
+            for f in flips(baseline.per_case, per_case, paired)
+            if f.direction == "pass->fail"
+        )
     direction = "below" if higher_is_better(rule.metric) else "above"
     message = (
         f"delta {delta.delta:+.4g}, 95% CI [{delta.ci_low:+.4g}, {delta.ci_high:+.4g}] lies "
@@ -356,6 +412,49 @@ def _against_baseline(
     return RuleResult(rule=label, passed=False, value=delta.delta), failure
 
 
+def _pass_k(
+    rule: Rule,
+    label: str,
+    ids: list[str],
+    successes: dict[str, tuple[bool, ...]],
+    baseline: RunSummary | None,
+    summary: RunSummary,
+) -> tuple[RuleResult, GateFailure | None]:
+    """A pass^k rule: the threshold or no-regression check on the cases' pass^k values."""
+    k = pass_k_of(rule.metric) or 1
+    rows = pass_k_rows(successes, rule.metric)
+    short = short_of(successes, ids, k)
+    if rule.kind == "no_regression":
+        base = baseline
+        if baseline is not None:
+            base_rows = pass_k_rows(baseline.trial_success, rule.metric)
+            base = baseline.model_copy(update={"per_case": base_rows})
+            short = sorted(set(short) | set(short_of(baseline.trial_success, ids, k)))
+            short = [i for i in short if i in base_rows]
+        result, failure = _no_regression(rule, label, ids, rows, base, summary)
+        if short and baseline is not None:
+            left = f"{count(len(short), 'case')} with fewer than {k} trials in a run: left out"
+            result = result.model_copy(
+                update={"note": "; ".join(n for n in (left, result.note) if n)}
+            )
+        return result, failure
+    if short:
+        message = (
+            f"{len(short)} of {count(len(ids), 'case')} in the slice have fewer than {k} trials: "
+            f"{rule.metric} cannot be measured on them (run with --trials {k} or more)"
+        )
+        return RuleResult(rule=label, passed=False, note=message), GateFailure(
+            rule=label,
+            slice=rule.slice_text().removeprefix(" where ") or "all",
+            metric=rule.metric,
+            value=None,
+            threshold=rule.min if rule.min is not None else rule.max,
+            case_ids=tuple(short),
+            message=message,
+        )
+    return _threshold(rule, label, ids, rows)
+
+
 def check_gate(
     gate: Gate,
     cases: Sequence[Case],
@@ -365,18 +464,23 @@ def check_gate(
 ) -> GateVerdict:
     """Check every rule; the verdict lists each failing rule with its slice and cases."""
     case_map = {c.id: c for c in cases}
-    per_case = summary.per_case
+    per_case, successes = summary.per_case, summary.trial_success
     if not per_case and scores:
-        from evaluation.scoring.aggregate import by_case, per_case_means
-
         per_case = per_case_means(by_case(scores))
+    if not successes and scores:
+        successes = trial_success(by_case(scores))
     keys = {key for rule in gate.rules for key in rule.where}
     seen = {key: set().union(*(_case_values(c, key) for c in cases)) for key in keys}
     results, failures = [], []
     for index, rule in enumerate(gate.rules):
         label = rule.label(index)
         ids = _selected(rule, case_map, per_case)
-        if rule.kind == "threshold":
+        too_few = _too_few(rule, label, ids)
+        if too_few is not None:
+            result, failure = too_few
+        elif pass_k_of(rule.metric):
+            result, failure = _pass_k(rule, label, ids, successes, baseline, summary)
+        elif rule.kind == "threshold":
             result, failure = _threshold(rule, label, ids, per_case)
         else:
             result, failure = _no_regression(rule, label, ids, per_case, baseline, summary)

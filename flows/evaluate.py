@@ -81,7 +81,9 @@ def check_run_inputs(
     """Fail before the agent runs on what would otherwise fail after it (a bad gate file or
     baseline run is only read when scoring) or inside every batch task (bad numbers)."""
     from evaluation.gate import load_gate
+    from evaluation.gate_checks import check_embeddings, check_judge, check_trials
     from evaluation.report.results import load_baseline
+    from evaluation.similarity import embeddings_available
 
     for name, value in (
         ("trials", trials),
@@ -93,10 +95,15 @@ def check_run_inputs(
             raise UserError(f"parameter '{name}' is {value}; it must be at least 1")
     if timeout_s <= 0:
         raise UserError(f"parameter 'timeout_s' is {timeout_s}; it must be above 0")
-    if gate:
-        load_gate(gate)
+    loaded = load_gate(gate) if gate else None
+    if loaded is not None:
+        check_trials(loaded, trials, option="trials =")
+        check_judge(loaded, None, why="the evaluate flow runs no judge (`casemill eval --judge`)")
+        check_embeddings(loaded, embeddings_available())
     if baseline:
-        load_baseline(baseline, (c.id for c in case_list))
+        base = load_baseline(baseline, (c.id for c in case_list))
+        if loaded is not None:
+            check_trials(loaded, trials, baseline=base, baseline_name=f"baseline {baseline}")
 
 
 @task(
@@ -159,6 +166,17 @@ def score_run(
     )
 
 
+def gate_markdown(verdict: Any, agent: str) -> str:
+    """The gate's verdict as the flow's artifact: each failed rule with its slice, what failed
+    (the message the CLI prints) and the cases it names."""
+    lines = [f"# Gate: {'passed' if verdict.passed else 'FAILED'} ({agent})", ""]
+    for f in verdict.failures:
+        shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
+        named = f"; {count(len(f.case_ids), 'case')}: {shown}" if f.case_ids else ""
+        lines.append(f"- {f.rule} (slice: {f.slice}): {f.message}{named}")
+    return "\n".join(lines)
+
+
 def publish(outcome: Any, agent: str) -> None:
     from evaluation.scoring.caseset import describe
 
@@ -177,12 +195,7 @@ def publish(outcome: Any, agent: str) -> None:
     )
     verdict = outcome.verdict
     if verdict is not None:
-        lines = [f"# Gate: {'passed' if verdict.passed else 'FAILED'} ({agent})", ""]
-        lines += [
-            f"- {f.rule} on {f.slice}: {f.metric} = {f.value} (threshold {f.threshold}); {len(f.case_ids)} cases"
-            for f in verdict.failures
-        ]
-        artifacts.markdown(f"gate-{agent}", "\n".join(lines), "release gate verdict")
+        artifacts.markdown(f"gate-{agent}", gate_markdown(verdict, agent), "release gate verdict")
     if "report" in outcome.paths:
         artifacts.link(f"report-{agent}", outcome.paths["report"], "HTML report")
 

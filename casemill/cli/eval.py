@@ -1,5 +1,5 @@
-"""`casemill eval` (run an agent on cases, score, report, gate) and `casemill runs list / show /
-compare`. Exit codes: 0 ok, 1 the gate failed or no trial could be scored, 2 bad input."""
+"""`casemill eval`: run an agent on cases, score, report, gate (`casemill runs` in runs.py).
+Exit codes: 0 ok, 1 the gate failed or no trial could be scored, 2 bad input."""
 
 from __future__ import annotations
 
@@ -11,98 +11,12 @@ from typing import Any
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-from rich.text import Text
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
-from casemill.cli.help import Typer
+from casemill.cli.run_view import fail_input, print_extras, print_gate, summary_table
 from casemill.errors import UserError
 from casemill.text import count
-from evaluation.report.markdown import HEADLINE
-from evaluation.scoring.caseset import corpus_name, describe, difference_note
-from evaluation.scoring.model import CaseSet, Comparison, RunSummary
-
-runs_app = Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
-app.add_typer(runs_app, name="runs")
-
-SHOWN = HEADLINE  # the metrics the Markdown summary leads with
-FLAKIEST = 5  # flaky cases named in the printed summary (passes/trials), the flakiest first
-
-
-def _fail(exc: UserError) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-    return typer.Exit(2)
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def summary_table(summary: RunSummary) -> Table:
-    title = (
-        f"{summary.agent}: task success {_num(summary.task_success_rate)} over "
-        f"{count(summary.cases, 'case')} x {count(summary.trials, 'trial')} "
-        f"({count(summary.errors, 'error')})"
-    )
-    table = Table(title=Text(title), title_justify="left")  # an agent spec is not markup
-    for column in ("metric", "mean", "95% CI", "cases"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
-    for name in SHOWN:
-        stat = summary.metrics.get(name)
-        if stat is not None:
-            ci = f"{_num(stat.ci_low)} - {_num(stat.ci_high)}"
-            table.add_row(name, _num(stat.mean), ci, str(stat.n))
-    return table
-
-
-def _print_extras(summary: RunSummary) -> None:
-    """What the run was on, pass^k, flaky cases, consistency and the summary's notes (the
-    baseline's different case set as a warning), one line each."""
-    console.print(f"cases: {describe(summary.case_set)}", markup=False, highlight=False)
-    if summary.settings_line:
-        console.print(f"agent settings: {summary.settings_line}", markup=False, highlight=False)
-    if summary.pass_k:
-        console.print("pass^k: " + ", ".join(f"k={k} {_num(v)}" for k, v in summary.pass_k.items()))
-    if summary.flaky:
-        shown = ", ".join(f"{f.case_id} ({f.passes}/{f.trials})" for f in summary.flaky[:FLAKIEST])
-        more = f" and {len(summary.flaky) - FLAKIEST} more" if len(summary.flaky) > FLAKIEST else ""
-        console.print(f"flaky cases: {len(summary.flaky)}: {shown}{more}", markup=False)
-    if summary.consistency.mean is not None:
-        families = summary.consistency.families
-        console.print(
-            f"consistency over {families} seed families: {_num(summary.consistency.mean)}"
-        )
-    case_note = summary.comparison.case_note if summary.comparison else ""
-    for note in summary.notes:
-        if note == case_note:
-            _warn(note)
-        else:
-            console.print(f"note: {note}", markup=False, highlight=False)
-
-
-def _warn(text: str) -> None:
-    console.print(f"[bold yellow]warning:[/] {escape(text)}", highlight=False)
-
-
-def _print_gate(summary: RunSummary) -> None:
-    gate = summary.gate
-    if gate is None:
-        return
-    notes = [r for r in gate.rules if r.note]
-    if gate.passed:
-        console.print(f"[bold green]gate passed[/] ({len(gate.rules)} rules)")
-    else:
-        console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
-    for r in notes:
-        console.print(f"  note: {r.rule}: {r.note}", markup=False, highlight=False)
-    if gate.passed:
-        return
-    for f in gate.failures:
-        shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
-        console.print(f"  [red]{escape(f.rule)}[/]: {escape(f.message)}", highlight=False)
-        if shown:
-            console.print(f"    cases: {shown}", markup=False, highlight=False)
 
 
 def _progress_bar(enabled: bool) -> tuple[Progress | None, Any]:
@@ -182,7 +96,7 @@ def eval_command(
     try:
         outcome = _eval(opts)
     except UserError as exc:
-        raise _fail(exc) from exc
+        raise fail_input(exc) from exc
     except KeyboardInterrupt:
         _say_interrupted(output)
         raise typer.Exit(130) from None
@@ -191,9 +105,9 @@ def eval_command(
         typer.echo(json.dumps(summary.to_json_dict(), indent=2))
     else:
         console.print(summary_table(summary))
-        _print_extras(summary)
+        print_extras(summary)
         _print_errors(outcome.scores)
-        _print_gate(summary)
+        print_gate(summary)
         reports = f"reports: {output / 'report.html'}, {output / 'summary.md'}"
         console.print(reports, markup=False, highlight=False)
     _fail_unscored(outcome.scores, output)
@@ -263,9 +177,30 @@ class EvalOptions:
     progress: bool = True
 
 
-def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
-    """Everything that can be wrong with the input, checked before the agent runs."""
+def _check_gate(opts: EvalOptions) -> Any:
+    """The gate, if any, with its rules checked against what the run will measure."""
     from evaluation.gate import load_gate
+    from evaluation.gate_checks import check_embeddings, check_judge, check_mode, check_trials
+    from evaluation.judge import DEFAULT_RUBRIC, load_rubric
+    from evaluation.similarity import embeddings_available
+
+    if opts.gate is None:
+        return None
+    gate = load_gate(opts.gate)
+    check_trials(gate, opts.trials)
+    check_mode(gate, opts.mode)
+    check_embeddings(gate, embeddings_available())
+    criteria = None
+    if opts.judge:
+        rubric = load_rubric(opts.rubric) if opts.rubric is not None else DEFAULT_RUBRIC
+        criteria = [c.name for c in rubric]
+    check_judge(gate, criteria)
+    return gate
+
+
+def _check_inputs(opts: EvalOptions) -> tuple[Any, Any, Any]:
+    """Everything that can be wrong with the input, checked before the agent runs."""
+    from evaluation.gate_checks import check_trials
     from evaluation.report.results import load_baseline, load_run
     from evaluation.scoring.inputs import load_eval_cases, quarantine
     from evaluation.scoring.registry import ScoringConfig, load_scoring_config
@@ -275,8 +210,7 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if not opts.judge and (opts.human_labels or opts.rubric):  # ignored, silently
         given = "--human-labels" if opts.human_labels else "--rubric"
         raise UserError(f"{given} is for the LLM judge only: add --judge")
-    if opts.gate is not None:
-        load_gate(opts.gate)
+    gate = _check_gate(opts)
     if opts.baseline is not None:
         if opts.baseline.resolve() == opts.output.resolve():
             # the run rewrites results.jsonl and summary.json there: the baseline would be lost
@@ -296,18 +230,24 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any]:
     if not loaded.cases:
         raise UserError(f"{opts.cases}: no valid cases to run")
     if opts.baseline is not None:
-        load_baseline(opts.baseline, (c.id for c in loaded.cases))
-    return loaded, config
+        baseline = load_baseline(opts.baseline, (c.id for c in loaded.cases))
+        if gate is not None:
+            name = f"--baseline {opts.baseline}"
+            check_trials(gate, opts.trials, baseline=baseline, baseline_name=name)
+    return loaded, config, gate
 
 
 def _eval(opts: EvalOptions) -> Any:
     from evaluation.agents import agent_settings, load_agent
+    from evaluation.gate_checks import check_judge
     from evaluation.runner import run
     from evaluation.scoring.pipeline import evaluate_run
 
-    loaded, config = _check_inputs(opts)
+    loaded, config, gate = _check_inputs(opts)
     agent = load_agent(opts.agent, temperature=opts.temperature)
     judge = _judge(opts.judge, opts.human_labels, opts.rubric)
+    if gate is not None and judge is None:  # --judge, but no endpoint to ask
+        check_judge(gate, None, why="the judge is skipped (above); configure its endpoint")
     bar, report = _progress_bar(opts.progress)
     if bar is not None:
         bar.start()
@@ -342,173 +282,3 @@ def _judge(wanted: bool, labels: Path | None, rubric: Path | None) -> Any:
     except EndpointNotConfigured as exc:
         err_console.print(f"[yellow]judge skipped:[/] {escape(str(exc))}", highlight=False)
         return None
-
-
-def _run_dirs(root: Path) -> list[Path]:
-    if not root.is_dir():
-        return []
-    return sorted({p.parent for p in root.rglob("summary.json")})
-
-
-@runs_app.command("list")
-def runs_list(
-    root: Path = typer.Option(Path("runs"), "--root", help="folder holding run directories"),
-    as_json: bool = typer.Option(False, "--json", help="print the runs as JSON"),
-) -> None:
-    """List evaluated runs under a folder (default runs/)."""
-    from evaluation.report.results import read_summary
-
-    if not root.is_dir() and root != Path("runs"):  # a mistyped --root lists nothing, silently
-        raise UserError(f"--root {root}: no such folder")
-    rows = []
-    for path in _run_dirs(root):
-        try:
-            s = read_summary(path / "summary.json")
-        except UserError as exc:
-            err_console.print(f"[yellow]skipped[/] {escape(str(exc))}", highlight=False)
-            continue
-        gate = None if s.gate is None else s.gate.passed
-        rows.append(
-            {
-                "run": str(path),
-                "agent": s.agent,
-                "agent_settings": s.agent_settings,
-                "mode": s.mode,
-                "cases": s.cases,
-                "case_set": None if s.case_set is None else s.case_set.model_dump(mode="json"),
-                "trials": s.trials,
-                "errors": s.errors,
-                "task_success_rate": s.task_success_rate,
-                "gate_passed": gate,
-            }
-        )
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        console.print(f"no evaluated runs under {root}", markup=False)
-        return
-    table = Table(title=f"runs under {root}", title_justify="left")
-    columns = ("run", "agent", "cases", "case set", "trials", "errors", "task success", "gate")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for r in rows:
-        gate = "-" if r["gate_passed"] is None else ("pass" if r["gate_passed"] else "FAIL")
-        table.add_row(
-            str(Path(r["run"]).relative_to(root)),
-            r["agent"],
-            str(r["cases"]),
-            _case_set_cell(r["case_set"]),
-            str(r["trials"]),
-            str(r["errors"]),
-            _num(r["task_success_rate"]),
-            gate,
-        )
-    console.print(table)
-
-
-def _case_set_cell(recorded: dict | None) -> str:
-    """'corpus v0002 3f2a9c1b' or 'subset.jsonl 3f2a9c1b': which cases, at a glance."""
-    if recorded is None:
-        return "not recorded"
-    cases = CaseSet.model_validate(recorded)
-    return f"{corpus_name(cases)} {cases.digest[:8]}"
-
-
-@runs_app.command("show")
-def runs_show(
-    run_dir: Path = typer.Argument(..., help="a run directory"),
-    as_json: bool = typer.Option(False, "--json", help="print the run's summary as JSON"),
-) -> None:
-    """Show a run's summary (metrics, gate, weakest slices)."""
-    from evaluation.report.results import RESULTS, read_summary
-    from evaluation.scoring.errors import counted, counted_faults, split_kinds
-
-    try:
-        summary = read_summary(run_dir / "summary.json")
-    except UserError as exc:
-        raise _fail(exc) from exc
-    if as_json:
-        typer.echo(json.dumps(summary.to_json_dict(), indent=2))
-        return
-    console.print(summary_table(summary))
-    _print_extras(summary)
-    errors, faults = split_kinds(summary.error_kinds)
-    where = f"each one is in {run_dir / RESULTS}"
-    if errors:
-        said = counted(errors, summary.results)
-        console.print(f"[yellow]errors:[/] {escape(said)}; {escape(where)}", highlight=False)
-    if faults:
-        said = counted_faults(faults, summary.results)
-        console.print(f"agent faults: {said}; {where}", markup=False, highlight=False)
-    _print_gate(summary)
-    weakest = sorted(
-        (r for r in summary.slices if r.task_success.mean is not None),
-        key=lambda r: (r.task_success.mean, r.dimension, r.value),
-    )[:8]
-    for row in weakest:
-        console.print(
-            f"  {row.dimension}={row.value}: {_num(row.task_success.mean)} ({count(row.cases, 'case')})",
-            markup=False,
-            highlight=False,
-        )
-
-
-def comparison_table(comp: Comparison) -> Table:
-    table = Table(title=f"{comp.paired_cases} paired cases", title_justify="left")
-    for column in ("metric", "A", "B", "B - A", "95% CI", ""):
-        table.add_column(column, justify="right" if column not in ("metric", "") else "left")
-    for d in comp.deltas:
-        flag = "regression" if d.significant_regression else ""
-        table.add_row(
-            d.metric,
-            _num(d.baseline),
-            _num(d.current),
-            _num(d.delta),
-            f"{_num(d.ci_low)} - {_num(d.ci_high)}",
-            flag,
-        )
-    return table
-
-
-@runs_app.command("compare")
-def runs_compare(
-    a: Path = typer.Argument(..., help="baseline run directory"),
-    b: Path = typer.Argument(..., help="run directory compared with it"),
-    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
-    as_json: bool = typer.Option(False, "--json", help="print the comparison as JSON"),
-) -> None:
-    """Compare run B with run A: paired per-metric deltas with 95% CIs, and flipped cases."""
-    from evaluation.report.results import load_run
-    from evaluation.scoring.compare import compare
-
-    try:
-        base, cur = load_run(a), load_run(b)
-    except UserError as exc:
-        raise _fail(exc) from exc
-    comp = compare(base.summary, cur.summary, seed=seed)
-    if comp.paired_cases == 0:
-        raise _fail(UserError(f"{a} and {b} share no case: nothing to compare"))
-    if as_json:
-        typer.echo(comp.model_dump_json(indent=2))
-        return
-    console.print(f"A: {describe(base.summary.case_set)}", markup=False, highlight=False)
-    console.print(f"B: {describe(cur.summary.case_set)}", markup=False, highlight=False)
-    if base.summary.agent_settings != cur.summary.agent_settings:
-        said = [
-            f"{n}: {r.summary.settings_line or 'none recorded'}"
-            for n, r in (("A", base), ("B", cur))
-        ]
-        _warn(f"the agents' settings differ ({'; '.join(said)})")
-    if comp.case_note:
-        counts = (comp.paired_cases, comp.only_in_current, comp.only_in_baseline)
-        sets = (comp.current_case_set, comp.baseline_case_set)
-        _warn(difference_note(*counts, *sets, names=("B", "A")))
-    console.print(comparison_table(comp))
-    if comp.not_comparable:
-        differ = ", ".join(comp.not_comparable)
-        console.print(f"not compared (metric versions differ): {differ}", markup=False)
-    for flip in comp.flips[:30]:
-        console.print(f"  {flip.direction}  {flip.case_id}", markup=False, highlight=False)
-    if len(comp.flips) > 30:
-        console.print(f"  ... and {len(comp.flips) - 30} more flips", markup=False)

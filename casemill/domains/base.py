@@ -160,6 +160,9 @@ class Domain(Protocol):
     read_tools: frozenset[str]
     write_tools: frozenset[str]
     has_simulator: bool
+    # why cases of a domain without the replay check (`has_simulator` False) get no state check,
+    # completing "state check skipped: domain 'x' ..." in the scores' notes; "" when it has one
+    no_replay_reason: str
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox: ...
 
@@ -178,6 +181,7 @@ class GenericDomain:
     read_tools: frozenset[str] = frozenset()
     write_tools: frozenset[str] = field(default_factory=frozenset)
     has_simulator: bool = False
+    no_replay_reason: str = "has no simulator"
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
         raise NotImplementedError(f"domain {self.name!r} has no simulator")

@@ -387,8 +387,8 @@ def import_tau2(path: str | Path, environment: str | Path | None = None) -> Impo
     result, _ = import_records(FORMAT, path, _Mapper(db, _splits(path)), read_records(path))
     notes = (
         f"tau2 tasks imported into the {DOMAIN} domain: tool specifications inferred from the "
-        f"benchmark's expected actions; environment sliced from {db.path}; no simulator "
-        "(checked by schema and references, not replay)",
+        f"benchmark's expected actions; environment sliced from {db.path}; tools simulated "
+        "for running agents, but no replay check (checked by schema and references)",
     )
     return ImportResult(
         result.format, result.source, result.read, result.cases, result.quarantined, notes, {}

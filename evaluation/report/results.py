@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from casemill.errors import RecordError, UserError
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text, read_jsonl
-from evaluation.scoring.aggregate import by_case, per_case_means
+from evaluation.scoring.aggregate import by_case, per_case_means, trial_success
 from evaluation.scoring.model import RESULTS_FORMAT, SUMMARY_FORMAT, CaseScore, RunSummary
 from evaluation.trajectory import Trajectory
 
@@ -101,7 +101,9 @@ def load_run(run_dir: str | Path) -> LoadedRun:
         )
     summary = read_summary(run_dir / SUMMARY)
     scores = read_results(run_dir / RESULTS) if (run_dir / RESULTS).is_file() else []
-    summary = summary.model_copy(update={"per_case": per_case_means(by_case(scores))})
+    grouped = by_case(scores)
+    rebuilt = {"per_case": per_case_means(grouped), "trial_success": trial_success(grouped)}
+    summary = summary.model_copy(update=rebuilt)
     return LoadedRun(path=run_dir, summary=summary, scores=scores)
 
 

@@ -81,6 +81,11 @@ def per_case_means(grouped: dict[str, list[CaseScore]]) -> dict[str, dict[str, f
     return out
 
 
+def trial_success(grouped: dict[str, list[CaseScore]]) -> dict[str, tuple[bool, ...]]:
+    """Per case, task success of each trial in trial order (what pass^k is computed from)."""
+    return {case_id: tuple(s.task_success for s in trials) for case_id, trials in grouped.items()}
+
+
 def _stat(values: Sequence[float | None], seed: int, name: str) -> Stat:
     mean, low, high, n = stats.mean_ci(values, seed, name)
     return Stat(mean=mean, ci_low=low, ci_high=high, n=n)
@@ -101,7 +106,8 @@ def summarize(
     per_case = per_case_means(grouped)
     names = sorted({n for row in per_case.values() for n in row})
     metric_stats = {n: _stat([row.get(n) for row in per_case.values()], seed, n) for n in names}
-    outcomes = [[s.task_success for s in trials] for trials in grouped.values()]
+    successes = trial_success(grouped)
+    outcomes = list(successes.values())
     trials = max((len(o) for o in outcomes), default=0)
     errors = error_counts(scores)
     modes = Counter(s.mode for s in scores)
@@ -131,6 +137,7 @@ def summarize(
         notes=_notes(scores),
         seed=seed,
         per_case=per_case,
+        trial_success=successes,
     )
     if baseline is not None:
         comparison = compare(baseline, summary, seed=seed)

@@ -77,7 +77,7 @@ def _build(case: Case) -> CaseContext:
             note = f"state check skipped: the expected calls do not replay ({first.message})"
             log.warning("case %s: %s", case.id, note)
     else:
-        note = f"state check skipped: domain {case.domain!r} has no simulator"
+        note = f"state check skipped: domain {case.domain!r} {domain.no_replay_reason}"
     return CaseContext(
         case_id=case.id,
         write_tools=_write_tools(domain, case),

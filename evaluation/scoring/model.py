@@ -159,8 +159,9 @@ class GateVerdict(_Frozen):
 
 
 class RunSummary(_Frozen):
-    """What a run came to. `per_case` (per-case means over trials) is kept for comparisons and
-    the gate; it is not written to summary.json but rebuilt from results.jsonl on load."""
+    """What a run came to. `per_case` (per-case means over trials) and `trial_success` are kept
+    for comparisons and the gate; they are not written to summary.json but rebuilt from
+    results.jsonl on load."""
 
     format: int = SUMMARY_FORMAT
     agent: str = ""
@@ -196,6 +197,12 @@ class RunSummary(_Frozen):
     gate: GateVerdict | None = None
     seed: int = 0
     per_case: dict[str, dict[str, float | None]] = Field(default_factory=dict, exclude=True)
+    trial_success: dict[str, tuple[bool, ...]] = Field(
+        default_factory=dict,
+        exclude=True,
+        description="per case, task success of each trial in trial order (for pass^k rules of "
+        "the gate); like per_case, rebuilt from results.jsonl on load",
+    )
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

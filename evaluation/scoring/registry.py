@@ -74,9 +74,26 @@ CHAPTER_METRICS = (
     "phrase_recall",
 )
 
+# what every trial is measured on whatever the mode (steps, time, tokens, cost)
+OPERATIONAL_METRICS = ("steps", "latency_s", "tokens", "cost_usd")
+
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
 
 JUDGE_PREFIX = "judge_"
+_PASS_K = re.compile(r"pass\^(\d+)")
+
+
+def pass_k_of(name: str) -> int | None:
+    """k of a pass^k metric name (`pass^3` -> 3); None for any other name. `pass^0` gives 0,
+    which a gate refuses (`pass^k` is for k of at least 1)."""
+    found = _PASS_K.fullmatch(name)
+    return int(found.group(1)) if found else None
+
+
+def base_metric(name: str) -> str:
+    """The per-trial metric `name` is computed from: task_success for pass^k, else `name`
+    (whose version says whether two runs' values compare)."""
+    return "task_success" if pass_k_of(name) is not None else name
 
 
 def spec(name: str) -> MetricSpec | None:
@@ -84,6 +101,13 @@ def spec(name: str) -> MetricSpec | None:
         return METRICS[name]
     if name.startswith(JUDGE_PREFIX):
         return MetricSpec(name, "1", True, "LLM judge: share of trials the criterion held")
+    if pass_k_of(name):
+        return MetricSpec(
+            name,
+            METRICS["task_success"].version,
+            True,
+            "chance that k trials all succeed: per case C(c, k) / C(n, k), averaged",
+        )
     return None
 
 

@@ -118,3 +118,23 @@ def test_a_baseline_run_at_another_temperature_is_noted_in_the_run_and_its_repor
     assert note in " ".join(warm.output.split())
     assert note in json.loads((run / "summary.json").read_text())["notes"]
     assert note in (run / "report.html").read_text()
+
+
+def test_runs_compare_json_has_both_runs_agent_settings_and_whether_they_differ(
+    tmp_path, cases_file, monkeypatch
+):
+    _eval_openai(tmp_path / "cold", cases_file, monkeypatch)
+    _eval_openai(tmp_path / "warm", cases_file, monkeypatch, "--temperature", "0.7")
+    _eval_openai(tmp_path / "cold2", cases_file, monkeypatch)
+    cold, warm, cold2 = (str(tmp_path / n / "run") for n in ("cold", "warm", "cold2"))
+    compared = runner.invoke(app, ["runs", "compare", cold, warm, "--json"])
+    assert compared.exit_code == 0, compared.output
+    said = json.loads(compared.output)
+    assert said["baseline_agent_settings"] == {"model": "m", "temperature": 0.0}
+    assert said["current_agent_settings"] == {"model": "m", "temperature": 0.7}
+    assert said["agent_settings_differ"] is True
+    assert (said["baseline_agent"], said["current_agent"]) == ("openai:m", "openai:m")
+    assert said["paired_cases"] == 2  # the comparison itself is still there
+    same = json.loads(runner.invoke(app, ["runs", "compare", cold, cold2, "--json"]).output)
+    assert same["agent_settings_differ"] is False
+    assert same["current_agent_settings"] == {"model": "m", "temperature": 0.0}

@@ -109,6 +109,20 @@ def test_min_cases_fails_an_empty_slice():
     assert verdict.passed is False and "fewer than min_cases" in verdict.failures[0].message
 
 
+@pytest.mark.parametrize("baseline", [False, True])
+def test_min_cases_fails_a_no_regression_rule_on_a_small_slice_too(baseline):
+    cases, scores, base = _run(True, False)
+    gate = parse_gate(
+        '[[rule]]\nkind = "no_regression"\nmetric = "task_success"\nmin_cases = 5\n'
+        'where = { intent = "refund" }\n'
+    )
+    verdict = check_gate(gate, cases, scores, base, base if baseline else None)
+    assert verdict.passed is False
+    (failure,) = verdict.failures
+    assert failure.message == "2 cases in the slice, fewer than min_cases=5"
+    assert failure.slice == "intent in [refund]"
+
+
 def test_a_where_value_no_case_has_is_named_in_the_rule_note():
     cases, scores, summary = _run(True, False)
     gate = parse_gate(
@@ -162,12 +176,29 @@ def test_a_where_value_no_case_has_is_named_in_the_rule_note():
             ":3: rule 1, field 'min': tool_recall is a ratio from 0 to 1; 95 is outside it",
         ),
         (
+            '[[rule]]\nmetric = "forbidden_violations"\nmax = -1\n',
+            ":3: rule 1, field 'max': forbidden_violations is never negative; -1 is below 0",
+        ),
+        (
             '[[rule]]\nmetric = "task_success"\nmin = 0.9\nmax = 0.5\n',
             ":4: rule 1, field 'max': 'max' 0.5 is below 'min' 0.9: no value can pass",
         ),
         (
             '[[rule]]\nmetric = "task_success"\nmin = "0.9"\n',
             ":3: rule 1, field 'min': Input should be a valid number",
+        ),
+        (
+            '[[rule]]\nmetric = "task_success"\nmin = 0.5\nwhere = { intent = [] }\n',
+            ":4: rule 1, field 'where': 'where' intent is an empty list, which selects no case",
+        ),
+        (
+            '[[rule]]\nname = "ts"\nmetric = "task_success"\nmin = 0.5\n\n'
+            '[[rule]]\nname = "ts"\nmetric = "tool_recall"\nmin = 0.5\n',
+            ":7: rule 2, field 'name': 'ts' already names rule 1; give each rule its own name",
+        ),
+        (
+            '[rule]\nmetric = "task_success"\nmin = 0.5\n',
+            ": 'rule' is a single table ([rule]); write each rule as [[rule]], with two brackets",
         ),
         ("[[rule]\nmetric = 1\n", ": not valid TOML"),
         ('[[rule]]\nmetric = "x"\nmin = \n', "(at line 3, column"),

@@ -175,3 +175,46 @@ def test_expand_settings_get_the_checks_of_casemill_expand(tmp_path: Path, kwarg
     with pytest.raises(UserError, match=message):
         expand_corpus.fn(seeds=str(root / "seeds"), out=str(out), corpus_dir=None, **kwargs)
     assert not out.exists()
+
+
+def test_evaluate_refuses_a_pass_k_gate_rule_with_too_few_trials(tmp_path: Path):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[rule]]\nmetric = "pass^2"\nmin = 0.9\n')
+    with pytest.raises(UserError) as info:
+        check_run_inputs([], trials=1, gate=str(gate))
+    assert str(info.value) == (
+        f"{gate}:2: rule 1, field 'metric': pass^2 needs at least 2 trials per case; the run has "
+        "1 trial per case: use trials = 2 or more"
+    )
+    check_run_inputs([], trials=2, gate=str(gate))
+
+
+def test_evaluate_refuses_a_judge_gate_rule_it_cannot_measure(tmp_path: Path):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[rule]]\nmetric = "judge_policy_safe"\nmin = 0.9\n')
+    with pytest.raises(
+        UserError, match=r"gate\.toml:2: rule 1, field 'metric': judge_policy_safe "
+    ):
+        check_run_inputs([], gate=str(gate))
+
+
+def test_the_gate_artifact_says_what_failed_not_a_bare_value():
+    from evaluation.scoring.model import GateFailure, GateVerdict
+    from flows.evaluate import gate_markdown
+
+    failure = GateFailure(
+        rule="steady refunds",
+        slice="intent in [refund]",
+        metric="pass^3",
+        value=None,
+        threshold=0.8,
+        case_ids=("c_1",),
+        message="1 of 2 cases in the slice have fewer than 3 trials: pass^3 cannot be measured",
+    )
+    text = gate_markdown(GateVerdict(passed=False, failures=(failure,)), "reference")
+    assert text.splitlines() == [
+        "# Gate: FAILED (reference)",
+        "",
+        "- steady refunds (slice: intent in [refund]): 1 of 2 cases in the slice have fewer than "
+        "3 trials: pass^3 cannot be measured; 1 case: c_1",
+    ]

@@ -33,6 +33,7 @@ class SupportDomain:
     read_tools = READ_TOOLS
     write_tools = WRITE_TOOLS
     has_simulator = True
+    no_replay_reason = ""
 
     def sandbox(
         self,

@@ -42,6 +42,10 @@ class Tau2RetailDomain:
     name: str = NAME
     tool_specs: tuple[dict[str, Any], ...] = field(default_factory=load_tool_specs)
     has_simulator: bool = False
+    no_replay_reason: str = (
+        "has no replay check (its sandbox runs the agent's calls, but the benchmark's expected "
+        "calls include failed attempts, so no expected final state is derived)"
+    )
 
     @property
     def read_tools(self) -> frozenset[str]:

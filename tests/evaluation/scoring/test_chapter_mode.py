@@ -52,3 +52,12 @@ def test_chapter_summary_records_chapter_metric_versions():
     assert summary.mode == "chapter"
     assert summary.metric_versions["tool_recall"] == "chapter-1"
     assert summary.metric_versions["latency_s"] == "1"
+
+
+def test_the_chapter_mode_gives_exactly_the_metrics_the_registry_says():
+    """The gate refuses rules on other metrics in this mode, from the registry's lists."""
+    from evaluation.scoring.registry import CHAPTER_METRICS, OPERATIONAL_METRICS
+
+    case = refund_case()
+    s = score(case, trajectory(case, [], "no"), mode="chapter")
+    assert set(s.metrics) == {*CHAPTER_METRICS, *OPERATIONAL_METRICS}

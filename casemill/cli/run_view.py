@@ -1,0 +1,94 @@
+"""How a run is shown on the terminal, shared by `casemill eval` and `casemill runs`: the
+metric table, the extras line by line (case set, settings, pass^k, flaky cases, notes), the
+gate's verdict."""
+
+from __future__ import annotations
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from casemill.cli.console import console, err_console
+from casemill.errors import UserError
+from casemill.text import count
+from evaluation.report.markdown import HEADLINE
+from evaluation.scoring.caseset import describe
+from evaluation.scoring.model import RunSummary
+
+SHOWN = HEADLINE  # the metrics the Markdown summary leads with
+FLAKIEST = 5  # flaky cases named in the printed summary (passes/trials), the flakiest first
+
+
+def fail_input(exc: UserError) -> typer.Exit:
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    return typer.Exit(2)
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def summary_table(summary: RunSummary) -> Table:
+    title = (
+        f"{summary.agent}: task success {num(summary.task_success_rate)} over "
+        f"{count(summary.cases, 'case')} x {count(summary.trials, 'trial')} "
+        f"({count(summary.errors, 'error')})"
+    )
+    table = Table(title=Text(title), title_justify="left")  # an agent spec is not markup
+    for column in ("metric", "mean", "95% CI", "cases"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name in SHOWN:
+        stat = summary.metrics.get(name)
+        if stat is not None:
+            ci = f"{num(stat.ci_low)} - {num(stat.ci_high)}"
+            table.add_row(name, num(stat.mean), ci, str(stat.n))
+    return table
+
+
+def print_extras(summary: RunSummary) -> None:
+    """What the run was on, pass^k, flaky cases, consistency and the summary's notes (the
+    baseline's different case set as a warning), one line each."""
+    console.print(f"cases: {describe(summary.case_set)}", markup=False, highlight=False)
+    if summary.settings_line:
+        console.print(f"agent settings: {summary.settings_line}", markup=False, highlight=False)
+    if summary.pass_k:
+        console.print("pass^k: " + ", ".join(f"k={k} {num(v)}" for k, v in summary.pass_k.items()))
+    if summary.flaky:
+        shown = ", ".join(f"{f.case_id} ({f.passes}/{f.trials})" for f in summary.flaky[:FLAKIEST])
+        more = f" and {len(summary.flaky) - FLAKIEST} more" if len(summary.flaky) > FLAKIEST else ""
+        console.print(f"flaky cases: {len(summary.flaky)}: {shown}{more}", markup=False)
+    if summary.consistency.mean is not None:
+        families = summary.consistency.families
+        console.print(f"consistency over {families} seed families: {num(summary.consistency.mean)}")
+    case_note = summary.comparison.case_note if summary.comparison else ""
+    for note in summary.notes:
+        if note == case_note:
+            warn(note)
+        else:
+            console.print(f"note: {note}", markup=False, highlight=False)
+
+
+def warn(text: str) -> None:
+    console.print(f"[bold yellow]warning:[/] {escape(text)}", highlight=False)
+
+
+def print_gate(summary: RunSummary) -> None:
+    gate = summary.gate
+    if gate is None:
+        return
+    said = {(f.rule, f.message) for f in gate.failures}  # printed below: not twice
+    notes = [r for r in gate.rules if r.note and (r.rule, r.note) not in said]
+    if gate.passed:
+        console.print(f"[bold green]gate passed[/] ({count(len(gate.rules), 'rule')})")
+    else:
+        console.print(f"[bold red]gate failed[/]: {len(gate.failures)} of {len(gate.rules)} rules")
+    for r in notes:
+        console.print(f"  note: {r.rule}: {r.note}", markup=False, highlight=False)
+    if gate.passed:
+        return
+    for f in gate.failures:
+        shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
+        console.print(f"  [red]{escape(f.rule)}[/]: {escape(f.message)}", highlight=False)
+        if shown:
+            console.print(f"    cases: {shown}", markup=False, highlight=False)
