@@ -117,9 +117,10 @@ def flip_not_delivered(case: Case, rng: random.Random) -> list[Case]:
     """A refund request, but the order is still processing or in transit: processing gives
     clarify (nothing to refund yet, offer to cancel), shipped gives refuse.
 
-    Not when the customer says the order reached them ("came today", "I got it"): the
-    conversation would deny the state the label rests on."""
-    if says_received(case.customer_text):
+    Not when the customer (or the simulated user's scenario) says the order reached them
+    ("came today", "I got it", "the mug you received"): the case would deny the state the label
+    rests on."""
+    if says_received(case.customer_text) or says_received(case.user_scenario or ""):
         raise NotApplicable("the customer says the order arrived")
     status = rng.choice(["processing", "shipped"])
 

@@ -92,6 +92,16 @@ def test_not_delivered_skips_a_customer_who_says_the_order_arrived(text):
     assert [o for s in range(8) for o in run_op("flip_not_delivered", case, s)] == []
 
 
+def test_not_delivered_skips_a_user_scenario_that_says_the_order_arrived():
+    base = support_case("refund", "delivered")
+    scenario = "You are Ana Diaz. The mug from order W1001 you received is cracked; get a refund."
+    case = derive(base, conversation=base.conversation[:1], user_scenario=scenario)
+    assert case.customer_text == ""
+    assert [o for s in range(8) for o in run_op("flip_not_delivered", case, s)] == []
+    waiting = derive(case, user_scenario="You are Ana Diaz. The mug from order W1001 is cracked.")
+    assert len(run_op("flip_not_delivered", waiting, 0)) == 1
+
+
 def test_not_delivered_still_flips_a_customer_who_does_not_say_it_arrived():
     text = "The mug from order W1001 is cracked, could you refund it please?"
     case = _saying(support_case("refund", "delivered"), text)
