@@ -21,7 +21,7 @@ from casemill.case.model import Case
 from casemill.llm import NOT_CONFIGURED
 from generators.framework import NotApplicable, OperatorSpec, Rejected, apply_operator, get_operator
 from generators.quality import Gate, Rejection
-from generators.summary import Summary, coverage, diversity
+from generators.summary import Summary, coverage, diversity, quota_keys
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +88,9 @@ class ExpandConfig(BaseModel):
     per_seed: int = Field(default=2, ge=1, description="attempts of each chain on each seed")
     quotas: dict[str, int] = Field(
         default_factory=dict,
-        description="most candidates kept per operator kind ('noise') or per kind and main "
-        "intent ('noise:refund'); the kind is the chain's first operator's",
+        description="most candidates kept per operator kind ('noise') or per kind and intent "
+        "('noise:refund'), counted as the coverage table counts them: a candidate counts for "
+        "every kind in its chain and every intent it has",
     )
     dedup_threshold: float = Field(default=0.9, gt=0, le=1)
     strict_lints: bool = False
@@ -131,7 +132,7 @@ class _Run:
     gate: Gate
     endpoint: Any
     result: ExpandResult = field(default_factory=ExpandResult)
-    kept: Counter[str] = field(default_factory=Counter)  # by kind and by 'kind:intent'
+    kept: Counter[str] = field(default_factory=Counter)  # by quota key (`quota_keys`)
     llm_failures: int = 0  # LLM-backed attempts in a row whose endpoint failed
 
     @property
@@ -236,11 +237,9 @@ class _Run:
                 summary.not_applicable += 1
                 return
             current = out[0]
-        self.gate_candidate(chain, specs[0].kind, seed_case, index, current)
+        self.gate_candidate(chain, seed_case, index, current)
 
-    def gate_candidate(
-        self, chain: str, kind: str, seed_case: Case, index: int, case: Case
-    ) -> None:
+    def gate_candidate(self, chain: str, seed_case: Case, index: int, case: Case) -> None:
         summary = self.result.summary
         summary.generated += 1
         problems = self.gate.problems(case)
@@ -255,8 +254,8 @@ class _Run:
                 case=case,
             )
             return
-        cell = f"{kind}:{case.tags.intents[0]}" if case.tags.intents else None
-        if cell and self.at_quota(cell):
+        keys = quota_keys(case)
+        if any(self.at_quota(key) for key in keys):
             summary.quota_stopped += 1
             return
         dup = self.gate.duplicate_of(case)
@@ -265,9 +264,7 @@ class _Run:
             self.reject(chain, seed_case, index, "near_duplicate", case=None, duplicate_of=dup)
             return
         self.result.candidates.append(case)
-        self.kept[kind] += 1
-        if cell:
-            self.kept[cell] += 1
+        self.kept.update(keys)
         summary.accepted_by_operator[chain] = summary.accepted_by_operator.get(chain, 0) + 1
 
 
@@ -333,7 +330,7 @@ def expand(
     for done, seed_case in enumerate(good, start=1):
         for chain, specs in chains:
             for index in range(config.per_seed):
-                if run.at_quota(specs[0].kind):
+                if any(run.at_quota(spec.kind) for spec in specs):
                     summary.quota_stopped += 1
                     continue
                 if run.llm_down and any(s.needs_llm for s in specs):

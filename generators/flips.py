@@ -112,10 +112,16 @@ def _flip(
     return [relabel(case, state, intent, call if forbid_refused else None)]
 
 
-@operator(kind="outcome_flip", name="flip_not_delivered", version="1", label_rule=FLIP_RULE)
+@operator(kind="outcome_flip", name="flip_not_delivered", version="2", label_rule=FLIP_RULE)
 def flip_not_delivered(case: Case, rng: random.Random) -> list[Case]:
     """A refund request, but the order is still processing or in transit: processing gives
-    clarify (nothing to refund yet, offer to cancel), shipped gives refuse."""
+    clarify (nothing to refund yet, offer to cancel), shipped gives refuse.
+
+    Not when the customer (or the simulated user's scenario) says the order reached them
+    ("came today", "I got it", "the mug you received"): the case would deny the state the label
+    rests on."""
+    if says_received(case.customer_text) or says_received(case.user_scenario or ""):
+        raise NotApplicable("the customer says the order arrived")
     status = rng.choice(["processing", "shipped"])
 
     def edit(state: SupportState, intent: Intent) -> None:
@@ -257,8 +263,8 @@ def flip_intact(case: Case, rng: random.Random) -> list[Case]:
     return [relabel(case, state_of(case), flipped, call, conversation=turns)]
 
 
-# the customer says the order reached them: it cannot be "still processing" without the
-# conversation contradicting the environment
+# the customer says the order reached them: it cannot be "still processing" or "in transit"
+# without the conversation contradicting the environment
 _RECEIVED = re.compile(
     r"\b(came|arrived|delivered|received|showed up|got (it|them|the))\b", re.IGNORECASE
 )

@@ -47,15 +47,26 @@ def _new_bigrams(seed_text: list[str], cand_text: list[str]) -> int:
     return len(grams(cand_text) - grams(seed_text))
 
 
+def cells(case: Case) -> list[tuple[str, str]]:
+    """The (kind, intent) cells of the coverage grid `case` counts in: every kind of its chain
+    times every intent of the case ('(none)' when it has none)."""
+    kinds = dict.fromkeys(step.kind for step in case.provenance.operators)
+    return [(kind, intent) for kind in kinds for intent in case.tags.intents or ("(none)",)]
+
+
+def quota_keys(case: Case) -> set[str]:
+    """The quota keys `case` counts under, as the coverage grid counts it: each kind of its
+    chain ('noise') and each of those kinds with each intent ('noise:refund')."""
+    return {key for kind, intent in cells(case) for key in (kind, f"{kind}:{intent}")}
+
+
 def coverage(candidates: Iterable[Case]) -> dict[str, dict[str, int]]:
-    """kind -> intent -> accepted candidates (a chain counts for every kind in it)."""
+    """kind -> intent -> accepted candidates (a chain counts for every kind in it, a case for
+    every intent it has)."""
     grid: dict[str, Counter] = {}
     for case in candidates:
-        kinds = dict.fromkeys(step.kind for step in case.provenance.operators)
-        for kind in kinds:
-            row = grid.setdefault(kind, Counter())
-            for intent in case.tags.intents or ("(none)",):
-                row[intent] += 1
+        for kind, intent in cells(case):
+            grid.setdefault(kind, Counter())[intent] += 1
     return {k: dict(sorted(v.items())) for k, v in sorted(grid.items())}
 
 

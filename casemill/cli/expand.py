@@ -126,7 +126,10 @@ def expand_cmd(
     per_seed: int = typer.Option(2, min=1, help="attempts of each chain on each seed"),
     seed: int = typer.Option(0, help="random seed: same seed, byte-identical output"),
     quota: list[str] = typer.Option(
-        [], help="KIND=N or KIND:INTENT=N: keep at most N candidates of a kind (and intent)"
+        [],
+        help="KIND=N or KIND:INTENT=N: keep at most N candidates of a kind (and intent), "
+        "counted as the coverage table counts them: a candidate counts for every kind in its "
+        "chain and every intent it has",
     ),
     corpus: Path | None = typer.Option(None, help="corpus folder to deduplicate against"),
     dedup_threshold: float = typer.Option(

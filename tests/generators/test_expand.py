@@ -116,6 +116,29 @@ def test_quota_caps_a_kind_and_intent_cell(small_seeds):
     assert cells.count(("noise", "refund")) >= 2
 
 
+def test_quota_on_an_intent_counts_every_intent_as_the_coverage_table_does(small_seeds):
+    # blended requests carry two or three intents: 'cancel' is often not the first one
+    chains = ("blend_new_order", "blend_new_order+slang")
+    free = expand(small_seeds, ExpandConfig(chains=chains, per_seed=4), 0)
+    assert free.summary.coverage["interpolation"]["cancel"] > 3
+    config = ExpandConfig(chains=chains, per_seed=4, quotas={"interpolation:cancel": 3})
+    result = expand(small_seeds, config, 0)
+    with_cancel = [c for c in result.candidates if "cancel" in c.tags.intents]
+    assert len(with_cancel) == result.summary.coverage["interpolation"]["cancel"] == 3
+    assert any(c.tags.intents[0] != "cancel" for c in with_cancel)
+    assert result.summary.coverage["interpolation"]["refund"] > 3
+
+
+def test_quota_on_a_kind_counts_every_kind_of_a_chain_as_the_coverage_table_does(small_seeds):
+    config = ExpandConfig(
+        chains=("keyboard_typo", "swap_order_id+keyboard_typo"), per_seed=2, quotas={"noise": 4}
+    )
+    result = expand(small_seeds, config, 0)
+    noisy = [c for c in result.candidates if "noise" in {s.kind for s in c.provenance.operators}]
+    assert len(noisy) == len(result.candidates) == 4
+    assert sum(result.summary.coverage["noise"].values()) == 4  # one intent per seed
+
+
 def test_cli_output_is_byte_identical_for_the_same_seed(tmp_path, small_seeds):
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in small_seeds))

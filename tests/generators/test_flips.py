@@ -60,13 +60,59 @@ def test_flips_agree_with_the_policy(case, name, seed):
         assert new.expected.outcome != case.expected.outcome or name == "flip_status"
 
 
+def _saying(case: Case, text: str) -> Case:
+    """`case` with its last customer turn saying `text`."""
+    said = case.conversation[-1].model_copy(update={"content": text})
+    return case.model_copy(update={"conversation": (*case.conversation[:-1], said)})
+
+
 def test_refund_on_an_order_still_processing_becomes_clarify():
-    case = support_case("refund", "delivered")
+    case = _saying(
+        support_case("refund", "delivered"),
+        "The mug from order W1001 is cracked, could you refund it please?",
+    )
     out = [o for s in range(8) for o in run_op("flip_not_delivered", case, s)]
     by_status = {o.environment.state["orders"]["W1001"]["status"]: o for o in out}
     assert by_status["processing"].expected.outcome == "clarify"
     assert by_status["shipped"].expected.outcome == "refuse"
     assert by_status["shipped"].expected.reply_contains == ("cannot",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi, order W1001 came today and the mug is cracked down the side. Refund it please.",
+        "The mug from order W1001 arrived cracked. Could you refund it please?",
+        "I got it yesterday and the mug from W1001 is cracked. Refund please.",
+    ],
+)
+def test_not_delivered_skips_a_customer_who_says_the_order_arrived(text):
+    case = _saying(support_case("refund", "delivered"), text)
+    assert case.customer_text.endswith(text)
+    assert [o for s in range(8) for o in run_op("flip_not_delivered", case, s)] == []
+
+
+def test_not_delivered_skips_a_user_scenario_that_says_the_order_arrived():
+    base = support_case("refund", "delivered")
+    scenario = "You are Ana Diaz. The mug from order W1001 you received is cracked; get a refund."
+    case = derive(base, conversation=base.conversation[:1], user_scenario=scenario)
+    assert case.customer_text == ""
+    assert [o for s in range(8) for o in run_op("flip_not_delivered", case, s)] == []
+    waiting = derive(case, user_scenario="You are Ana Diaz. The mug from order W1001 is cracked.")
+    assert len(run_op("flip_not_delivered", waiting, 0)) == 1
+
+
+def test_not_delivered_still_flips_a_customer_who_does_not_say_it_arrived():
+    text = "The mug from order W1001 is cracked, could you refund it please?"
+    case = _saying(support_case("refund", "delivered"), text)
+    out = run_op("flip_not_delivered", case, 0)
+    assert len(out) == 1
+    state = SupportState.parse(out[0].environment.state)
+    decision = decide(state, intent_of(writes(case)[0]))
+    assert state.orders["W1001"].status in ("processing", "shipped")
+    assert out[0].expected.outcome == decision.outcome != "resolve"
+    assert list(writes(out[0])) == list(decision.calls) == []
+    assert out[0].provenance.operators[-1].version == "2"
 
 
 def test_cancel_flips_both_ways():
