@@ -117,14 +117,20 @@ def flip_not_delivered(case: Case, rng: random.Random) -> list[Case]:
     """A refund request, but the order is still processing or in transit: processing gives
     clarify (nothing to refund yet, offer to cancel), shipped gives refuse.
 
-    Not when the customer (or the simulated user's scenario) says the order reached them
-    ("came today", "I got it", "the mug you received"): the case would deny the state the label
-    rests on."""
+    Only for an item the customer says is missing, and not when the customer (or the simulated
+    user's scenario) says the order reached them ("came today", "I got it", "the mug you
+    received"): a customer who holds a cracked mug, or says the order came, would deny the
+    state the label rests on."""
     if says_received(case.customer_text) or says_received(case.user_scenario or ""):
         raise NotApplicable("the customer says the order arrived")
     status = rng.choice(["processing", "shipped"])
 
     def edit(state: SupportState, intent: Intent) -> None:
+        if intent.reason != "missing":  # a damaged, defective or wrong item is in their hands
+            raise NotApplicable(
+                f"a refund for a {intent.reason or 'faulty'} item: the customer has it, so the "
+                "order was delivered (only a missing item fits an order not yet delivered)"
+            )
         order = state.orders[intent.order_id]
         order.status = status
         order.delivered_at = None

@@ -66,11 +66,21 @@ def _saying(case: Case, text: str) -> Case:
     return case.model_copy(update={"conversation": (*case.conversation[:-1], said)})
 
 
+def _missing(text: str) -> Case:
+    """A refund of an item the customer says is missing (the only reason an order not yet
+    delivered fits), the customer saying `text`."""
+    case = _saying(support_case("refund", "delivered"), text)
+    (call,) = case.expected.tool_calls
+    moved = call.model_copy(update={"params": {**call.params, "reason": "missing"}})
+    expected = case.expected.model_copy(update={"tool_calls": (moved,)})
+    return case.model_copy(update={"expected": expected})
+
+
+NEVER_CAME = "I still don't have the mug from order W1001. Could you refund it please?"
+
+
 def test_refund_on_an_order_still_processing_becomes_clarify():
-    case = _saying(
-        support_case("refund", "delivered"),
-        "The mug from order W1001 is cracked, could you refund it please?",
-    )
+    case = _missing(NEVER_CAME)
     out = [o for s in range(8) for o in run_op("flip_not_delivered", case, s)]
     by_status = {o.environment.state["orders"]["W1001"]["status"]: o for o in out}
     assert by_status["processing"].expected.outcome == "clarify"
@@ -98,13 +108,26 @@ def test_not_delivered_skips_a_user_scenario_that_says_the_order_arrived():
     case = derive(base, conversation=base.conversation[:1], user_scenario=scenario)
     assert case.customer_text == ""
     assert [o for s in range(8) for o in run_op("flip_not_delivered", case, s)] == []
-    waiting = derive(case, user_scenario="You are Ana Diaz. The mug from order W1001 is cracked.")
+    waiting = derive(
+        _missing(NEVER_CAME),
+        conversation=base.conversation[:1],
+        user_scenario="You are Ana Diaz. You still do not have the mug from order W1001.",
+    )
     assert len(run_op("flip_not_delivered", waiting, 0)) == 1
 
 
+def test_not_delivered_skips_an_item_the_customer_has():
+    """A cracked, defective or wrong item is in the customer's hands: its order was delivered,
+    whatever the words."""
+    case = _saying(
+        support_case("refund", "delivered"),
+        "The mug from order W1001 is cracked, could you refund it please?",
+    )
+    assert [o for s in range(8) for o in run_op("flip_not_delivered", case, s)] == []
+
+
 def test_not_delivered_still_flips_a_customer_who_does_not_say_it_arrived():
-    text = "The mug from order W1001 is cracked, could you refund it please?"
-    case = _saying(support_case("refund", "delivered"), text)
+    case = _missing(NEVER_CAME)
     out = run_op("flip_not_delivered", case, 0)
     assert len(out) == 1
     state = SupportState.parse(out[0].environment.state)
