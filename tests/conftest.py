@@ -24,6 +24,25 @@ def root() -> Path:
     return ROOT
 
 
+LLM_ENDPOINT_VARIABLES = (
+    "CASEMILL_LLM_BASE_URL",
+    "CASEMILL_LLM_MODEL",
+    "CASEMILL_MODEL",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+)
+
+
+@pytest.fixture
+def no_llm_endpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No LLM endpoint configured: the endpoint variables unset and the working folder a fresh
+    one (no .env file); returns that folder."""
+    for name in LLM_ENDPOINT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     """One Prefect test server for the whole session (about 20-25 s to start): use it only for

@@ -246,15 +246,7 @@ def test_judge_end_to_end_against_a_local_server(tmp_path, cases_file, monkeypat
     assert (tmp_path / "run" / "judge.jsonl").is_file()
 
 
-def test_judge_without_endpoint_is_skipped_with_a_message(tmp_path, cases_file, monkeypatch):
-    for name in (
-        "CASEMILL_LLM_BASE_URL",
-        "OPENAI_BASE_URL",
-        "CASEMILL_LLM_MODEL",
-        "CASEMILL_MODEL",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)  # no .env file here
+def test_judge_without_endpoint_is_skipped_with_a_message(tmp_path, cases_file, no_llm_endpoint):
     argv = ["--agent", "reference", "--cases", str(cases_file), "-o", str(tmp_path / "run")]
     result = _eval(*argv, "--judge")
     assert result.exit_code == 0, result.output

@@ -115,16 +115,8 @@ def test_a_judge_rule_on_a_criterion_the_rubric_lacks_is_refused(tmp_path, input
 
 
 def test_a_judge_rule_when_the_judge_is_skipped_is_refused_not_passed(
-    tmp_path, inputs, monkeypatch
+    tmp_path, inputs, no_llm_endpoint
 ):
-    for name in (
-        "CASEMILL_LLM_BASE_URL",
-        "OPENAI_BASE_URL",
-        "CASEMILL_LLM_MODEL",
-        "CASEMILL_MODEL",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)  # no .env file here
     cases, _ = inputs
     gate = tmp_path / "judge.toml"
     gate.write_text(JUDGE_GATE)

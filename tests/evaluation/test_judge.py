@@ -199,15 +199,7 @@ def test_a_human_label_for_a_criterion_the_rubric_lacks_names_line_and_field(tmp
     assert "unknown criterion 'truthfull'; the rubric has: addresses_request," in str(info.value)
 
 
-def test_without_an_endpoint_the_judge_says_how_to_configure_one(monkeypatch):
-    for name in (
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "CASEMILL_MODEL",
-        "CASEMILL_LLM_BASE_URL",
-        "CASEMILL_LLM_MODEL",
-    ):
-        monkeypatch.delenv(name, raising=False)
+def test_without_an_endpoint_the_judge_says_how_to_configure_one(no_llm_endpoint):
     with pytest.raises(EndpointNotConfigured, match="CASEMILL_LLM_BASE_URL"):
         LLMEndpoint.from_settings(Settings(_env_file=None))
 
