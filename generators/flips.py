@@ -121,7 +121,7 @@ def flip_not_delivered(case: Case, rng: random.Random) -> list[Case]:
     user's scenario) says the order reached them ("came today", "I got it", "the mug you
     received"): a customer who holds a cracked mug, or says the order came, would deny the
     state the label rests on."""
-    if says_received(case.customer_text) or says_received(case.user_scenario or ""):
+    if customer_says_received(case):
         raise NotApplicable("the customer says the order arrived")
     status = rng.choice(["processing", "shipped"])
 
@@ -285,15 +285,22 @@ def says_received(text: str) -> bool:
     return any(not _NEGATED.search(text, 0, m.start()) for m in _RECEIVED.finditer(text))
 
 
-@operator(kind="outcome_flip", name="flip_not_shipped", version="2", label_rule=FLIP_RULE)
+def customer_says_received(case: Case) -> bool:
+    """Whether the customer's turns, or the simulated user's scenario, say the order reached
+    them."""
+    return says_received(case.customer_text) or says_received(case.user_scenario or "")
+
+
+@operator(kind="outcome_flip", name="flip_not_shipped", version="3", label_rule=FLIP_RULE)
 def flip_not_shipped(case: Case, rng: random.Random) -> list[Case]:
     """A refused cancellation (the order had shipped), but the order is still processing ->
-    resolve with the cancellation."""
+    resolve with the cancellation. Not when the customer (or the simulated user's scenario)
+    says the order reached them."""
     support_only(case)
     no_tool_history(case)
     if case.expected.outcome != "refuse" or "cancel" not in case.tags.intents or writes(case):
         raise NotApplicable("needs a refused cancellation")
-    if says_received(case.customer_text):
+    if customer_says_received(case):
         raise NotApplicable("the customer says the order arrived")
     targets = [
         f

@@ -205,6 +205,17 @@ def test_not_shipped_skips_a_customer_who_says_the_order_arrived():
     assert [o for s in range(4) for o in run_op("flip_not_shipped", arrived, s)] == []
 
 
+def test_not_shipped_skips_a_user_scenario_that_says_the_order_arrived():
+    refused = support_case("cancel", "delivered")
+    scenario = "You are Ana Diaz. The mug from order W1001 came yesterday; cancel the order."
+    arrived = derive(refused, conversation=refused.conversation[:1], user_scenario=scenario)
+    assert arrived.customer_text == ""
+    assert [o for s in range(4) for o in run_op("flip_not_shipped", arrived, s)] == []
+    waiting = derive(arrived, user_scenario="You are Ana Diaz. Cancel order W1001.")
+    (flipped,) = run_op("flip_not_shipped", waiting, 0)
+    assert flipped.provenance.operators[-1].version == "3"
+
+
 def test_not_shipped_still_flips_a_customer_who_says_the_order_has_not_arrived():
     refused = support_case("cancel", "delivered")
     for text in (
