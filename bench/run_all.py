@@ -247,36 +247,15 @@ def rows_for(result: ScriptResult) -> list[Row]:
         )
         for f in result.figures
     ]
-    for line in result.bad_lines:
-        rows.append(
-            Row(
-                script=result.bench,
-                figure=f"malformed figure line: {line[:60]}",
-                target="",
-                measured="",
-                verdict=FAILED,
-            )
-        )
+    failures = [f"malformed figure line: {line[:60]}" for line in result.bad_lines]
     if result.returncode != 0:
-        rows.append(
-            Row(
-                script=result.bench,
-                figure=f"script failed (exit code {result.returncode})",
-                target="",
-                measured="",
-                verdict=FAILED,
-            )
-        )
+        failures.append(f"script failed (exit code {result.returncode})")
     elif not result.figures:
-        rows.append(
-            Row(
-                script=result.bench,
-                figure="script printed no figure (exit code 0)",
-                target="",
-                measured="",
-                verdict=FAILED,
-            )
-        )
+        failures.append("script printed no figure (exit code 0)")
+    rows += [
+        Row(script=result.bench, figure=why, target="", measured="", verdict=FAILED)
+        for why in failures
+    ]
     return rows
 
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from tests.evaluation.agents.support_cases import mug_case
+from tests.evaluation.openai_eval import openai_eval_argv
 from tests.support.openai_server import OpenAIServer
 
 runner = CliRunner()
@@ -30,12 +31,9 @@ def test_a_recovered_unknown_tool_call_passes_and_is_reported_as_an_agent_fault(
     tmp_path: Path, monkeypatch
 ):
     case = mug_case()
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text(case.model_dump_json() + "\n")
-    run = tmp_path / "run"
+    argv, run = openai_eval_argv(tmp_path, case)
     with OpenAIServer(recovering) as server:
         monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
-        argv = ["eval", "--agent", "openai:m", "--cases", str(cases), "-o", str(run)]
         result = runner.invoke(app, argv)
     said = " ".join(result.output.split())
     assert result.exit_code == 0, result.output
@@ -57,10 +55,7 @@ def test_a_recovered_unknown_tool_call_passes_and_is_reported_as_an_agent_fault(
 
 def test_rerun_failed_leaves_a_scored_trial_with_an_agent_fault_alone(tmp_path: Path, monkeypatch):
     """Re-running only the trials in which the agent erred would re-roll its mistakes away."""
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text(mug_case().model_dump_json() + "\n")
-    run = tmp_path / "run"
-    argv = ["eval", "--agent", "openai:m", "--cases", str(cases), "-o", str(run)]
+    argv, run = openai_eval_argv(tmp_path, mug_case())
     with OpenAIServer(recovering) as server:
         monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
         first = runner.invoke(app, argv)

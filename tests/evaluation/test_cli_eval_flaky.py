@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from tests.evaluation.agents.support_cases import mug_case
+from tests.evaluation.openai_eval import openai_eval_argv
 from tests.support.openai_server import OpenAIServer
 
 runner = CliRunner()
@@ -31,12 +32,9 @@ def test_the_flaky_cases_are_named_with_their_passes(tmp_path: Path, monkeypatch
         return {"content": "I've refunded 14.50 for the cracked mug."}
 
     case = mug_case()
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text(case.model_dump_json() + "\n")
-    run = tmp_path / "run"
+    argv, run = openai_eval_argv(tmp_path, case)
     with OpenAIServer(alternating) as server:
         monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
-        argv = ["eval", "--agent", "openai:m", "--cases", str(cases), "-o", str(run)]
         result = runner.invoke(app, [*argv, "--trials", "2", "--concurrency", "1"])
     assert result.exit_code == 0, result.output
     assert json.loads((run / "summary.json").read_text())["pass_k"] == {"1": 0.5, "2": 0.0}

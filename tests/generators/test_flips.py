@@ -66,6 +66,11 @@ def _saying(case: Case, text: str) -> Case:
     return case.model_copy(update={"conversation": (*case.conversation[:-1], said)})
 
 
+def _scenario(case: Case, scenario: str) -> Case:
+    """`case` told by a simulated user with `scenario` (its customer turns dropped)."""
+    return derive(case, conversation=case.conversation[:1], user_scenario=scenario)
+
+
 def _missing(text: str) -> Case:
     """A refund of an item the customer says is missing (the only reason an order not yet
     delivered fits), the customer saying `text`."""
@@ -105,13 +110,11 @@ def test_not_delivered_skips_a_customer_who_says_the_order_arrived(text):
 def test_not_delivered_skips_a_user_scenario_that_says_the_order_arrived():
     base = support_case("refund", "delivered")
     scenario = "You are Ana Diaz. The mug from order W1001 you received is cracked; get a refund."
-    case = derive(base, conversation=base.conversation[:1], user_scenario=scenario)
+    case = _scenario(base, scenario)
     assert case.customer_text == ""
     assert [o for s in range(8) for o in run_op("flip_not_delivered", case, s)] == []
-    waiting = derive(
-        _missing(NEVER_CAME),
-        conversation=base.conversation[:1],
-        user_scenario="You are Ana Diaz. You still do not have the mug from order W1001.",
+    waiting = _scenario(
+        _missing(NEVER_CAME), "You are Ana Diaz. You still do not have the mug from order W1001."
     )
     assert len(run_op("flip_not_delivered", waiting, 0)) == 1
 
@@ -208,7 +211,7 @@ def test_not_shipped_skips_a_customer_who_says_the_order_arrived():
 def test_not_shipped_skips_a_user_scenario_that_says_the_order_arrived():
     refused = support_case("cancel", "delivered")
     scenario = "You are Ana Diaz. The mug from order W1001 came yesterday; cancel the order."
-    arrived = derive(refused, conversation=refused.conversation[:1], user_scenario=scenario)
+    arrived = _scenario(refused, scenario)
     assert arrived.customer_text == ""
     assert [o for s in range(4) for o in run_op("flip_not_shipped", arrived, s)] == []
     waiting = derive(arrived, user_scenario="You are Ana Diaz. Cancel order W1001.")
