@@ -171,8 +171,7 @@ def gate_markdown(verdict: Any, agent: str) -> str:
     (the message the CLI prints) and the cases it names."""
     lines = [f"# Gate: {'passed' if verdict.passed else 'FAILED'} ({agent})", ""]
     for f in verdict.failures:
-        shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
-        named = f"; {count(len(f.case_ids), 'case')}: {shown}" if f.case_ids else ""
+        named = f"; {count(len(f.case_ids), 'case')}: {f.cases_shown()}" if f.case_ids else ""
         lines.append(f"- {f.rule} (slice: {f.slice}): {f.message}{named}")
     return "\n".join(lines)
 

@@ -88,7 +88,7 @@ def print_gate(summary: RunSummary) -> None:
     if gate.passed:
         return
     for f in gate.failures:
-        shown = ", ".join(f.case_ids[:10]) + (" ..." if len(f.case_ids) > 10 else "")
+        shown = f.cases_shown()
         console.print(f"  [red]{escape(f.rule)}[/]: {escape(f.message)}", highlight=False)
         if shown:
             console.print(f"    cases: {shown}", markup=False, highlight=False)

@@ -143,6 +143,10 @@ class GateFailure(_Frozen):
     case_ids: tuple[str, ...] = ()
     message: str = ""
 
+    def cases_shown(self, most: int = 10) -> str:
+        """The first `most` case ids, with " ..." when there are more (for terminal lines)."""
+        return ", ".join(self.case_ids[:most]) + (" ..." if len(self.case_ids) > most else "")
+
 
 class RuleResult(_Frozen):
     rule: str

@@ -218,3 +218,16 @@ def test_the_gate_artifact_says_what_failed_not_a_bare_value():
         "- steady refunds (slice: intent in [refund]): 1 of 2 cases in the slice have fewer than "
         "3 trials: pass^3 cannot be measured; 1 case: c_1",
     ]
+
+
+def test_the_gate_artifact_names_ten_cases_and_says_there_are_more():
+    from evaluation.scoring.model import GateFailure, GateVerdict
+    from flows.evaluate import gate_markdown
+
+    ids = tuple(f"c_{n}" for n in range(12))
+    failure = GateFailure(
+        rule="refunds", slice="all", metric="task_success", value=0.5, threshold=0.9,
+        case_ids=ids, message="task_success 0.500 < 0.9",
+    )  # fmt: skip
+    (line,) = gate_markdown(GateVerdict(passed=False, failures=(failure,)), "ref").splitlines()[2:]
+    assert line.endswith("; 12 cases: " + ", ".join(ids[:10]) + " ...")
