@@ -222,11 +222,11 @@ def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list
         scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []
         for j, ss in enumerate(scopes):
             for n, raw in enumerate(ss.get("spans") or []):
-                at = f"resourceSpans[{i}].scopeSpans[{j}].spans[{n}]"
                 try:
                     traced = _add(raw, number, resource, traces)
                 except (TypeError, ValueError, AttributeError) as exc:
                     trace_id = raw.get("traceId") if isinstance(raw, dict) else None
+                    at = _span_at(i, j, n)  # named only for a span that is reported
                     if not trace_id:
                         untraced.append(at)
                         continue
@@ -234,8 +234,12 @@ def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list
                     trace.broken = trace.broken or (f"line {number}", at, type(exc).__name__)
                     continue
                 if not traced:
-                    untraced.append(f"{at}.traceId")
+                    untraced.append(f"{_span_at(i, j, n)}.traceId")
     return untraced
+
+
+def _span_at(i: int, j: int, n: int) -> str:
+    return f"resourceSpans[{i}].scopeSpans[{j}].spans[{n}]"
 
 
 def _trace(traces: dict[str, Trace], trace_id: str, number: int, resource: dict) -> Trace:
