@@ -21,6 +21,8 @@ rates the scripts printed at smaller sizes; more when other work shares the CPU)
   (~20 MB/s) and mines each in a fresh process (~11 MB/s: ~100 s for the 1 GB log), then again
   with 2 worker processes (~60 s on 2 cores), ~6 min in all, the longest step; needs ~2.5 GB
   free in the temporary folder.
+- mine-stages: `mine_stages.py --size-mb 20`: mines a 20 MB log twice in one process and
+  prints each stage's CPU time per conversation (parse, redact, derive, dedup, write), ~5-10 s.
 - mine-accuracy: `mine_accuracy.py`: the 100 tau-bench airline conversations, ~10 s.
 - eval: `eval_throughput.py --cases 1000 --concurrency 50`: 2,000 requests at 100 ms, plus 50
   cases one at a time, ~30 s.
@@ -123,6 +125,7 @@ BENCHES: tuple[Bench, ...] = (
         ["--sizes-mb", "100", "1024", "--workers", "2"],
         ["--sizes-mb", "2", "5", "--workers", "2"],
     ),
+    _b("mine-stages", "mine_stages.py", ["--size-mb", "20"], ["--size-mb", "2"]),
     _b("mine-accuracy", "mine_accuracy.py", [], []),
     _b(
         "eval",
