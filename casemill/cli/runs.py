@@ -194,6 +194,8 @@ def runs_compare(
     if comp.not_comparable:
         differ = ", ".join(comp.not_comparable)
         console.print(f"not compared (metric versions differ): {differ}", markup=False)
+    if comp.pass_k_note:
+        console.print(f"note: {comp.pass_k_note}", markup=False, highlight=False)
     for flip in comp.flips[:30]:
         console.print(f"  {flip.direction}  {flip.case_id}", markup=False, highlight=False)
     if len(comp.flips) > 30:

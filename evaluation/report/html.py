@@ -22,7 +22,7 @@ from evaluation.scoring.caseset import describe
 from evaluation.scoring.context import context_for
 from evaluation.scoring.errors import unmeasured
 from evaluation.scoring.model import CaseScore, RunSummary
-from evaluation.scoring.registry import spec
+from evaluation.scoring.registry import pass_k_of, spec
 from evaluation.trajectory import Trajectory
 
 REPORT_FORMAT = 1
@@ -178,7 +178,8 @@ def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str
     if summary.comparison is not None:
         rows = []
         for d in summary.comparison.deltas:
-            if d.delta is None or d.metric not in HEADLINE or not _charted_delta(d.metric):
+            shown = d.metric in HEADLINE or pass_k_of(d.metric) is not None
+            if d.delta is None or not shown or not _charted_delta(d.metric):
                 continue
             lo, hi = d.ci_low, d.ci_high
             note = "regression" if d.significant_regression else ""

@@ -90,6 +90,8 @@ def _comparison(summary: RunSummary) -> list[str]:
         out.append(f":warning: {cell(comp.case_note)}.")
     if comp.not_comparable:
         out.append(f"Not compared (metric versions differ): {', '.join(comp.not_comparable)}.")
+    if comp.pass_k_note:
+        out.append(f"Note: {cell(comp.pass_k_note)}.")
     if worse:
         out.append(f"Now failing: {ids(worse)}")
     return [*out, ""]

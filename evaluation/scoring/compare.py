@@ -6,6 +6,13 @@ one run and not in the other. Deltas are current minus baseline, per case, then 
 interval resamples cases (pairs stay together). When the two runs' case sets differ (another
 corpus version, a subset file), the comparison says so in `case_note` and stays on the cases in
 common.
+
+With two or more trials per case in both runs, the deltas also hold pass^k (named `pass^2`,
+`pass^3`, ..., as in a gate rule, right after task_success) for k = 2 .. the fewest trials either
+run has on the cases in common: per case C(c, k) / C(n, k) current minus baseline, over the cases
+with at least k trials in both. pass^1 would repeat task_success's row (c / n per case), so it is
+not shown. pass^k is computed from task_success: when that metric's versions differ, the pass^k
+rows are listed as not comparable too. `pass_k_note` says why pass^k is missing or on fewer cases.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 from evaluation.scoring import stats
 from evaluation.scoring.caseset import difference_note
 from evaluation.scoring.model import Comparison, Delta, Flip, RunSummary
-from evaluation.scoring.registry import higher_is_better
+from evaluation.scoring.registry import base_metric, higher_is_better
 
 COMPARED = (
     "task_success",
@@ -86,19 +93,52 @@ def case_set_note(baseline: RunSummary, current: RunSummary) -> str:
     )
 
 
+def most_k(baseline: RunSummary, current: RunSummary, ids: list[str]) -> int:
+    """The largest k that pass^k can be paired at: the fewest trials either run has on its
+    longest case among `ids` (0 when a run has no per-trial outcomes for them)."""
+    return min(
+        max((len(run.trial_success.get(i, ())) for i in ids), default=0)
+        for run in (baseline, current)
+    )
+
+
+def with_pass_k(
+    per_case: dict[str, dict], successes: dict[str, tuple[bool, ...]], ids: list[str], most: int
+) -> dict[str, dict]:
+    """`per_case` rows of `ids` with `pass^2` .. `pass^most` added (None where a case has
+    fewer than k trials)."""
+    out = {}
+    for i in ids:
+        trials = successes.get(i, ())
+        extra = {f"pass^{k}": stats.pass_hat_k([trials], k) for k in range(2, most + 1)}
+        out[i] = per_case[i] | extra
+    return out
+
+
 def compare(baseline: RunSummary, current: RunSummary, *, seed: int = 0) -> Comparison:
     base, cur = baseline.per_case, current.per_case
     ids = sorted(set(base) & set(cur))
+    most = most_k(baseline, current, ids)
     names = [n for n in COMPARED if any(n in cur[i] for i in ids)]
-    differ = tuple(n for n in names if not comparable(baseline, current, n))
+    at = names.index("task_success") + 1 if "task_success" in names else 0
+    names[at:at] = [f"pass^{k}" for k in range(2, most + 1)]
+    differ = tuple(n for n in names if not comparable(baseline, current, base_metric(n)))
+    base_rows = with_pass_k(base, baseline.trial_success, ids, most)
+    cur_rows = with_pass_k(cur, current.trial_success, ids, most)
+    deltas = tuple(
+        d
+        for d in (paired_delta(base_rows, cur_rows, ids, n, seed) for n in names if n not in differ)
+        if d.paired_cases or d.metric in COMPARED  # no case with k trials in both: no row
+    )
     return Comparison(
         baseline_agent=baseline.agent,
         paired_cases=len(ids),
         only_in_current=len(set(cur) - set(base)),
         only_in_baseline=len(set(base) - set(cur)),
-        deltas=tuple(paired_delta(base, cur, ids, n, seed) for n in names if n not in differ),
+        deltas=deltas,
         flips=() if "task_success" in differ else flips(base, cur, ids),
         not_comparable=differ,
+        pass_k_note=pass_k_note(baseline, current, ids, deltas, differ),
         case_note=case_set_note(baseline, current),
         baseline_case_set=baseline.case_set,
         current_case_set=current.case_set,
@@ -110,3 +150,41 @@ def comparable(baseline: RunSummary, current: RunSummary, metric: str) -> bool:
     a = baseline.metric_versions.get(metric)
     b = current.metric_versions.get(metric)
     return a is None or b is None or a == b
+
+
+def pass_k_note(
+    baseline: RunSummary,
+    current: RunSummary,
+    ids: list[str],
+    deltas: tuple[Delta, ...],
+    differ: tuple[str, ...],
+) -> str:
+    """Why pass^k is not compared, or on which k it left cases out ('' when all is there)."""
+    if not ids:
+        return ""
+    runs = (("the baseline", baseline), ("the current run", current))
+    blind = [name for name, run in runs if not any(i in run.trial_success for i in ids)]
+    if blind:
+        return (
+            f"pass^k not compared: the per-trial outcomes of {' and '.join(blind)} are missing "
+            "(they are read from a run's results.jsonl)"
+        )
+    trials = [max(len(run.trial_success.get(i, ())) for i in ids) for _, run in runs]
+    if max(trials) < 2:
+        return ""  # single-trial runs: no pass^k in either summary, nothing to say
+    if min(trials) < 2:
+        name = runs[trials.index(min(trials))][0]
+        return (
+            f"pass^k not compared: {name} ran 1 trial per case (the other up to {max(trials)}); "
+            "run both with --trials 2 or more"
+        )
+    paired = {d.metric: d.paired_cases for d in deltas}
+    names = [f"pass^{k}" for k in range(2, min(trials) + 1)]
+    short = [
+        f"{n} on {paired.get(n, 0)} of {len(ids)}"
+        for n in names
+        if n not in differ and paired.get(n, 0) < len(ids)
+    ]
+    if not short:
+        return ""
+    return f"pass^k over the cases with at least k trials in both runs: {', '.join(short)}"

@@ -12,7 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 RESULTS_FORMAT = 1
-SUMMARY_FORMAT = 3  # 2: `case_set`, what the run was evaluated on; 3: `agent_settings`
+# 2: `case_set`, what the run was evaluated on; 3: `agent_settings`; 4: pass^k rows among a
+# comparison's deltas and `comparison.pass_k_note`
+SUMMARY_FORMAT = 4
 
 Mode = Literal["casemill", "chapter"]
 
@@ -126,6 +128,11 @@ class Comparison(_Frozen):
     flips: tuple[Flip, ...] = ()
     not_comparable: tuple[str, ...] = Field(
         default=(), description="metrics left out: their versions differ between the runs"
+    )
+    pass_k_note: str = Field(
+        default="",
+        description="why the pass^k deltas are missing (a run without per-trial outcomes, or "
+        "with 1 trial per case) or left cases out (fewer than k trials in a run); '' otherwise",
     )
     case_note: str = Field(
         default="", description="set when the two runs' case sets differ: the counts and corpora"
