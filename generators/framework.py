@@ -114,8 +114,19 @@ def operator(
     """Register `fn(case, rng, **args) -> list[Case]` as an operator."""
     if kind not in KINDS:
         raise ValueError(f"unknown operator kind {kind!r}; known: {KINDS}")
+    for field_name, value in (("name", name), ("version", version), ("label_rule", label_rule)):
+        if not isinstance(value, str) or not value.strip():
+            what = "empty" if isinstance(value, str) else f"{value!r}, not a string"
+            raise ValueError(f"operator {name!r}: {field_name} is {what}; {_DECLARE[field_name]}")
 
     def wrap(fn: OperatorFn) -> OperatorFn:
+        taken = REGISTRY.get(name)
+        if taken is not None and _qualname(taken.fn) != _qualname(fn):
+            raise ValueError(
+                f"operator name {name!r} is registered twice, by {_qualname(taken.fn)} and by "
+                f"{_qualname(fn)}; operator names are unique (`casemill ops list` shows the "
+                "names taken): rename yours"
+            )
         params = list(inspect.signature(fn).parameters.values())[2:]
         defaults = {
             p.name: p.default
@@ -127,6 +138,18 @@ def operator(
         return fn
 
     return wrap
+
+
+_DECLARE = {
+    "name": "give the operator the name `casemill expand --operators` will know it by",
+    "version": 'give it a version ("1") to bump when its old outputs stop being comparable',
+    "label_rule": "declare what the operator does to the expected state, e.g. "
+    'label_rule="expected unchanged: casing is invariant noise" (see docs/operators.md)',
+}
+
+
+def _qualname(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 def get_operator(name: str) -> OperatorSpec:

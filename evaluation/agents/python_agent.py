@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,13 +30,14 @@ def import_callable(target: str) -> Callable[..., Any]:
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise UserError(f"python agent {target!r}: expected 'python:package.module:function'")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
+    if "/" in module_name or "\\" in module_name or module_name.endswith(".py"):
+        dotted = module_name.removesuffix(".py").replace("\\", "/").strip("/").replace("/", ".")
         raise UserError(
-            f"python agent {target!r}: cannot import module {module_name!r} ({exc}); "
-            "is it on PYTHONPATH?"
-        ) from exc
+            f"python agent {target!r}: {module_name!r} is a file path; name the module the way "
+            f"Python imports it, with dots (python:{dotted}:{attr}), and put the folder that "
+            "holds it on PYTHONPATH"
+        )
+    obj: Any = _import_module(target, module_name)
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise UserError(
@@ -45,6 +47,40 @@ def import_callable(target: str) -> Callable[..., Any]:
     if not callable(obj):
         raise UserError(f"python agent {target!r}: {attr!r} is not callable")
     return obj
+
+
+def _import_module(target: str, module_name: str) -> Any:
+    """Import the agent's module; a failure says whether the module or its own code is at fault."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise UserError(
+                f"python agent {target!r}: cannot import module {module_name!r} ({exc}); "
+                "is it on PYTHONPATH?"
+            ) from exc
+        raise UserError(
+            f"python agent {target!r}: module {module_name!r} was found, but importing it "
+            f"failed: {exc}; install the package that provides {missing!r} in the "
+            "environment Casemill runs in"
+        ) from exc
+    except SyntaxError as exc:
+        raise UserError(
+            f"python agent {target!r}: module {module_name!r} does not compile: "
+            f"{exc.filename}:{exc.lineno}: {exc.msg}"
+        ) from exc
+    except Exception as exc:
+        raise UserError(
+            f"python agent {target!r}: importing module {module_name!r} raised "
+            f"{type(exc).__name__}: {exc}{_where(exc)}"
+        ) from exc
+
+
+def _where(exc: BaseException) -> str:
+    """` (at FILE:LINE)`, the innermost frame of the traceback outside importlib."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 @dataclass
@@ -97,5 +133,6 @@ def as_reply(out: Any) -> AgentReply:
         )
     raise AgentError(
         "invalid_reply",
-        f"agent returned {type(out).__name__}, not a reply string, (reply, messages) or AgentReply",
+        f"agent returned {type(out).__name__}, not a reply string, (reply, messages), "
+        "a dict with a 'reply' or an AgentReply",
     )

@@ -11,7 +11,14 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.errors import UserError
-from generators import KINDS, all_operators, apply_operator, candidate_rng, get_operator
+from generators import (
+    KINDS,
+    all_operators,
+    apply_operator,
+    candidate_rng,
+    get_operator,
+    operator,
+)
 from generators.framework import stable_int
 
 
@@ -86,3 +93,30 @@ def test_default_arguments_are_recorded_like_explicit_ones(refund_case):
     assert default.provenance.operators == explicit.provenance.operators
     assert default.provenance.operators[-1].args == {"p": 0.7}
     assert default.model_dump(mode="json") == explicit.model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    ("declared", "says"),
+    [
+        ({"label_rule": ""}, "label_rule is empty; declare what the operator does"),
+        ({"label_rule": "  "}, "label_rule is empty"),
+        ({"version": ""}, "version is empty"),
+        ({"version": 1}, "version is 1, not a string"),
+    ],
+)
+def test_an_operator_must_declare_its_label_rule_and_version(declared, says):
+    args = {"kind": "noise", "name": "undeclared_x", "version": "1", "label_rule": "r", **declared}
+    with pytest.raises(ValueError, match=says):
+        operator(**args)
+    assert "undeclared_x" not in {s.name for s in all_operators()}
+
+
+def test_an_operator_name_taken_by_another_function_is_refused():
+    all_operators()  # the built-ins are registered
+
+    def my_slang(case, rng):
+        return []
+
+    with pytest.raises(ValueError, match="'slang' is registered twice, by generators.noise.slang"):
+        operator(kind="noise", name="slang", version="9", label_rule="r")(my_slang)
+    assert get_operator("slang").fn.__module__ == "generators.noise"

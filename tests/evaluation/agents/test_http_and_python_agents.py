@@ -228,6 +228,42 @@ def test_load_agent_specs():
             load_agent(bad)
 
 
+@pytest.mark.parametrize(
+    ("source", "spec", "says"),
+    [
+        (
+            "import no_such_dependency_x\n\ndef run(episode):\n    return 'hi'\n",
+            "agent_deps_x:run",
+            ["module 'agent_deps_x' was found", "No module named 'no_such_dependency_x'"],
+        ),
+        (
+            "def run(episode)\n    return 'hi'\n",
+            "agent_syntax_x:run",
+            ["does not compile", "agent_syntax_x.py:1"],
+        ),
+        (
+            "raise RuntimeError('set MY_KEY first')\n",
+            "agent_raises_x:run",
+            ["raised RuntimeError: set MY_KEY first", "agent_raises_x.py:1"],
+        ),
+        ("", "agent_file_x.py:run", ["is a file path", "python:agent_file_x:run"]),
+        ("", "my_agent/agent_file_x:run", ["python:my_agent.agent_file_x:run"]),
+    ],
+)
+def test_load_agent_says_why_a_python_module_did_not_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, spec: str, says: list[str]
+):
+    """A module that is found but fails to import is not reported as missing from PYTHONPATH."""
+    module = spec.partition(":")[0].removesuffix(".py").split("/")[-1]
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UserError) as err:
+        load_agent(f"python:{spec}")
+    message = str(err.value)
+    assert all(s in message for s in says), message
+    assert "PYTHONPATH?" not in message
+
+
 def test_http_agent_at_the_step_limit_keeps_the_calls_made_with_their_answers(tmp_path: Path):
     """Two calls a step, a limit of 3 calls: the last step's one call made is in the transcript
     with its tool message (it was dropped with the step), the call not made is not."""
