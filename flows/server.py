@@ -27,6 +27,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def port_in_use(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port` (SO_REUSEADDR: a port whose last server has
+    just stopped, its sockets in TIME_WAIT, counts as free, as it does for the server)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
 class LocalPrefectServer:
     def __init__(
         self, home: Path, port: int | None = None, ui: bool = True, startup_timeout_s: float = 120.0
@@ -55,6 +67,12 @@ class LocalPrefectServer:
         }
 
     def start(self) -> LocalPrefectServer:
+        if port_in_use(self.port):
+            # else the health check below would be answered by whatever holds the port (another
+            # Prefect server, whose deployments `casemill serve` would then overwrite)
+            raise UserError(
+                f"port {self.port} on 127.0.0.1 is already in use: start the local Prefect server on another one (casemill serve --port PORT), or set PREFECT_API_URL to use the server already there"
+            )
         self.home.mkdir(parents=True, exist_ok=True)
         cmd = [
             sys.executable,
