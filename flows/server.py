@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -37,6 +38,21 @@ def port_in_use(port: int) -> bool:
         except OSError:
             return True
     return False
+
+
+def check_reachable(api_url: str, timeout_s: float = 10.0) -> None:
+    """Fail with what to do when nothing answers at `api_url` (a server that answers, even with
+    an HTTP error, is left to Prefect)."""
+    try:
+        with urllib.request.urlopen(api_url.rstrip("/") + "/health", timeout=timeout_s):
+            pass
+    except urllib.error.HTTPError:
+        return
+    except OSError as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UserError(
+            f"no Prefect server answers at PREFECT_API_URL={api_url} ({reason}): start it or correct PREFECT_API_URL, or unset PREFECT_API_URL to have 'casemill serve' start a local server"
+        ) from exc
 
 
 class LocalPrefectServer:

@@ -150,6 +150,10 @@ def serve(
         server = LocalPrefectServer(Path(os.environ["PREFECT_HOME"]), port=port).start()
         os.environ["PREFECT_API_URL"] = server.api_url
         console.print(f"Prefect UI at {server.ui_url}")
+    else:
+        from flows.server import check_reachable
+
+        check_reachable(os.environ["PREFECT_API_URL"])
     try:
         from prefect import serve as prefect_serve
         from prefect.settings import PREFECT_API_URL, temporary_settings

@@ -1,5 +1,6 @@
-"""`casemill serve` without PREFECT_API_URL: it starts a local Prefect server, serves the
-deployments against that server, and Ctrl-C stops both."""
+"""`casemill serve`: without PREFECT_API_URL it starts a local Prefect server, serves the
+deployments against that server, and Ctrl-C stops both; with PREFECT_API_URL pointing nowhere
+it says so."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from casemill.cli import app
+from casemill.errors import UserError
 from flows.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.slow
 
 
 def _deployment_names(api_url: str) -> list[str]:
@@ -34,6 +37,7 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.slow
 def test_serve_uses_its_local_server_and_stops_on_ctrl_c(tmp_path, small_corpus):
     project = tmp_path / "project"
     project.mkdir()
@@ -78,3 +82,15 @@ def test_serve_uses_its_local_server_and_stops_on_ctrl_c(tmp_path, small_corpus)
     while _port_open(port) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not _port_open(port), "the local Prefect server outlived casemill serve"
+
+
+def test_serve_says_what_to_do_when_the_server_does_not_answer(monkeypatch, tmp_path):
+    api_url = f"http://127.0.0.1:{free_port()}/api"  # nothing listens there
+    monkeypatch.setenv("PREFECT_API_URL", api_url)
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
+    result = CliRunner().invoke(app, ["serve"])
+    # a UserError: `casemill` prints its message alone and exits 2
+    assert isinstance(result.exception, UserError), result.exception
+    message = " ".join(str(result.exception).split())
+    assert f"no Prefect server answers at PREFECT_API_URL={api_url}" in message
+    assert "unset PREFECT_API_URL" in message
