@@ -109,6 +109,16 @@ class LocalPrefectServer:
             self.process = subprocess.Popen(
                 cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            # Ctrl-C while it starts included: the server is in a session of its own, so the
+            # terminal's SIGINT does not reach it, and no caller holds it yet to stop it
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -119,10 +129,9 @@ class LocalPrefectServer:
                 with urllib.request.urlopen(self.api_url + "/health", timeout=2) as resp:
                     if resp.status == 200:
                         log.info("Prefect server ready at %s", self.api_url)
-                        return self
+                        return
             except OSError:
                 time.sleep(0.5)
-        self.stop()
         raise UserError(
             f"the Prefect server did not answer within {self.startup_timeout_s:.0f} s; see {self.log_path}"
         )
