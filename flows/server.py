@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -25,6 +26,33 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port` (SO_REUSEADDR: a port whose last server has
+    just stopped, its sockets in TIME_WAIT, counts as free, as it does for the server)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def check_reachable(api_url: str, timeout_s: float = 10.0) -> None:
+    """Fail with what to do when nothing answers at `api_url` (a server that answers, even with
+    an HTTP error, is left to Prefect)."""
+    try:
+        with urllib.request.urlopen(api_url.rstrip("/") + "/health", timeout=timeout_s):
+            pass
+    except urllib.error.HTTPError:
+        return
+    except OSError as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UserError(
+            f"no Prefect server answers at PREFECT_API_URL={api_url} ({reason}): start it or correct PREFECT_API_URL, or unset PREFECT_API_URL to have 'casemill serve' start a local server"
+        ) from exc
 
 
 class LocalPrefectServer:
@@ -55,6 +83,12 @@ class LocalPrefectServer:
         }
 
     def start(self) -> LocalPrefectServer:
+        if port_in_use(self.port):
+            # else the health check below would be answered by whatever holds the port (another
+            # Prefect server, whose deployments `casemill serve` would then overwrite)
+            raise UserError(
+                f"port {self.port} on 127.0.0.1 is already in use: start the local Prefect server on another one (casemill serve --port PORT), or set PREFECT_API_URL to use the server already there"
+            )
         self.home.mkdir(parents=True, exist_ok=True)
         cmd = [
             sys.executable,
@@ -75,6 +109,16 @@ class LocalPrefectServer:
             self.process = subprocess.Popen(
                 cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            # Ctrl-C while it starts included: the server is in a session of its own, so the
+            # terminal's SIGINT does not reach it, and no caller holds it yet to stop it
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -85,10 +129,9 @@ class LocalPrefectServer:
                 with urllib.request.urlopen(self.api_url + "/health", timeout=2) as resp:
                     if resp.status == 200:
                         log.info("Prefect server ready at %s", self.api_url)
-                        return self
+                        return
             except OSError:
                 time.sleep(0.5)
-        self.stop()
         raise UserError(
             f"the Prefect server did not answer within {self.startup_timeout_s:.0f} s; see {self.log_path}"
         )

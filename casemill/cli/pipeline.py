@@ -150,12 +150,21 @@ def serve(
         server = LocalPrefectServer(Path(os.environ["PREFECT_HOME"]), port=port).start()
         os.environ["PREFECT_API_URL"] = server.api_url
         console.print(f"Prefect UI at {server.ui_url}")
+    else:
+        from flows.server import check_reachable
+
+        check_reachable(os.environ["PREFECT_API_URL"])
     try:
         from prefect import serve as prefect_serve
+        from prefect.settings import PREFECT_API_URL, temporary_settings
 
         from flows.deployments import deployments
 
-        prefect_serve(*deployments(only or None))
+        # Prefect read its settings when it was imported (before the server above existed):
+        # without this it would start a temporary server of its own and serve against that
+        api = {PREFECT_API_URL: server.api_url} if server is not None else {}
+        with temporary_settings(updates=api):
+            prefect_serve(*deployments(only or None))
     finally:
         if server is not None:
             server.stop()
