@@ -14,8 +14,10 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from casemill.errors import UserError
 
@@ -51,8 +53,38 @@ def check_reachable(api_url: str, timeout_s: float = 10.0) -> None:
     except OSError as exc:
         reason = getattr(exc, "reason", exc)
         raise UserError(
-            f"no Prefect server answers at PREFECT_API_URL={api_url} ({reason}): start it or correct PREFECT_API_URL, or unset PREFECT_API_URL to have 'casemill serve' start a local server"
+            f"no Prefect server answers at PREFECT_API_URL={shown_url(api_url)} ({reason}): start it or correct PREFECT_API_URL, or unset PREFECT_API_URL to have 'casemill serve' start a local server"
         ) from exc
+
+
+def pooled_deployments(served: list[Any]) -> list[str]:
+    """Of the deployments `casemill serve` would serve (`flows.deployments`), those the server at
+    PREFECT_API_URL already holds as work-pool deployments (`prefect deploy --all` of
+    `prefect.yaml` gives the same names): serving would take them over from the workers and
+    pause them when it stops."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    taken = []
+    with get_client(sync_client=True) as client:
+        for d in served:
+            try:
+                held = client.read_deployment_by_name(f"{d.flow_name}/{d.name}")
+            except ObjectNotFound:
+                continue
+            if held.work_pool_name:
+                taken.append(f"{d.flow_name}/{d.name} (work pool {held.work_pool_name!r})")
+    return taken
+
+
+def shown_url(url: str) -> str:
+    """`url` without the user and password it may hold (`http://user:secret@host/api`)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 class LocalPrefectServer:

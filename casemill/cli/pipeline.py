@@ -128,6 +128,22 @@ def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None: 
         raise typer.Exit(1)
 
 
+def _check_team_server(api_url: str, served: list) -> None:
+    """Refuse to serve on a server that does not answer, or whose workers run deployments of
+    the names `serve` would take over."""
+    from flows.server import check_reachable, pooled_deployments, shown_url
+
+    check_reachable(api_url)
+    taken = pooled_deployments(served)
+    if taken:
+        raise UserError(
+            f"the Prefect server at PREFECT_API_URL={shown_url(api_url)} runs "
+            f"{', '.join(taken)} on its workers (prefect deploy --all); serving here would take "
+            "them over and pause them when it stops. Leave them to the workers "
+            "(docs/prefect-server.md), or unset PREFECT_API_URL to serve on a local server"
+        )
+
+
 @app.command("serve")
 def serve(
     only: list[str] = typer.Option([], "--only", help="expand, mine or evaluate (default: all)"),
@@ -150,21 +166,20 @@ def serve(
         server = LocalPrefectServer(Path(os.environ["PREFECT_HOME"]), port=port).start()
         os.environ["PREFECT_API_URL"] = server.api_url
         console.print(f"Prefect UI at {server.ui_url}")
-    else:
-        from flows.server import check_reachable
-
-        check_reachable(os.environ["PREFECT_API_URL"])
     try:
         from prefect import serve as prefect_serve
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         from flows.deployments import deployments
 
+        served = deployments(only or None)
+        if server is None:
+            _check_team_server(os.environ["PREFECT_API_URL"], served)
         # Prefect read its settings when it was imported (before the server above existed):
         # without this it would start a temporary server of its own and serve against that
         api = {PREFECT_API_URL: server.api_url} if server is not None else {}
         with temporary_settings(updates=api):
-            prefect_serve(*deployments(only or None))
+            prefect_serve(*served)
     finally:
         if server is not None:
             server.stop()

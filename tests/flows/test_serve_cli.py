@@ -94,3 +94,50 @@ def test_serve_says_what_to_do_when_the_server_does_not_answer(monkeypatch, tmp_
     message = " ".join(str(result.exception).split())
     assert f"no Prefect server answers at PREFECT_API_URL={api_url}" in message
     assert "unset PREFECT_API_URL" in message
+
+
+def test_the_server_url_is_shown_without_its_password(monkeypatch, tmp_path):
+    port = free_port()  # nothing listens there
+    monkeypatch.setenv("PREFECT_API_URL", f"http://ana:s3cret@127.0.0.1:{port}/api")
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
+    result = CliRunner().invoke(app, ["serve"])
+    message = " ".join(str(result.exception).split())
+    assert f"PREFECT_API_URL=http://127.0.0.1:{port}/api" in message
+    assert "s3cret" not in message and "ana" not in message
+
+
+@pytest.mark.slow
+def test_serve_leaves_the_work_pool_deployments_of_a_team_server_alone(tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.expand import expand_corpus
+    from flows.server import LocalPrefectServer
+
+    with LocalPrefectServer(tmp_path / "prefect-home", port=free_port(), ui=False) as server:
+        with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
+            with get_client(sync_client=True) as client:  # what `prefect deploy --all` leaves
+                client.create_work_pool(WorkPoolCreate(name="casemill", type="process"))
+            expand_corpus.to_deployment(name="expand-nightly", work_pool_name="casemill").apply()
+        env = {
+            **os.environ,
+            "PREFECT_API_URL": server.api_url,
+            "PREFECT_HOME": str(tmp_path / "prefect-home"),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "casemill.cli", "serve", "--only", "expand"],
+            cwd=tmp_path,
+            env={**env, "COLUMNS": "300"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        held = httpx.post(f"{server.api_url}/deployments/filter", json={}, timeout=10).json()
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert "runs expand-corpus/expand-nightly (work pool 'casemill') on its workers" in said
+    assert "unset PREFECT_API_URL" in said
+    assert [(d["name"], d["work_pool_name"], d["paused"]) for d in held] == [
+        ("expand-nightly", "casemill", False)
+    ]
