@@ -100,11 +100,33 @@ def load_run(run_dir: str | Path) -> LoadedRun:
             f"(run `casemill eval ... -o {run_dir}`)"
         )
     summary = read_summary(run_dir / SUMMARY)
+    if summary.results and not (run_dir / RESULTS).is_file():
+        raise UserError(_no_results(run_dir, summary))
     scores = read_results(run_dir / RESULTS) if (run_dir / RESULTS).is_file() else []
     grouped = by_case(scores)
     rebuilt = {"per_case": per_case_means(grouped), "trial_success": trial_success(grouped)}
     summary = summary.model_copy(update=rebuilt)
     return LoadedRun(path=run_dir, summary=summary, scores=scores)
+
+
+def _no_results(run_dir: Path, summary: RunSummary) -> str:
+    """Why a run whose results.jsonl is gone cannot be compared, and how to get it back."""
+    how = (
+        "scores its trajectories.jsonl again without running the agent"
+        if (run_dir / TRAJECTORIES).is_file()
+        else "runs the agent again: its trajectories.jsonl is gone too"
+    )
+    sources = summary.case_set.sources if summary.case_set else []
+    command = f"casemill eval --agent {summary.agent} --cases {' '.join(sources) or 'CASES'}"
+    if summary.trials > 1:
+        command += f" --trials {summary.trials}"
+    if summary.agent_settings.get("temperature"):
+        command += f" --temperature {summary.agent_settings['temperature']:g}"
+    return (
+        f"{run_dir}: no {RESULTS}; its {summary.results} per-trial scores are read from that file "
+        f"({SUMMARY} holds no per-case values), so there is nothing to pair with: "
+        f"`{command} -o {run_dir}` {how}"
+    )
 
 
 def load_baseline(run_dir: str | Path, case_ids: Iterable[str]) -> RunSummary:

@@ -117,6 +117,17 @@ def test_load_run_rebuilds_the_per_case_table(tmp_path):
     assert len(loaded.scores) == 3
 
 
+def test_a_run_without_its_results_is_refused_as_a_baseline(tmp_path):
+    # summary.json holds no per-case values: without results.jsonl nothing can be paired. The
+    # baseline was taken for one sharing no case, and every no_regression rule passed unchecked.
+    base_dir, _, _ = _evaluate(tmp_path, clarify_writes=False, name="base")
+    (base_dir / "results.jsonl").unlink()
+    with pytest.raises(UserError, match=r"base: no results\.jsonl.*casemill eval"):
+        load_run(base_dir)
+    with pytest.raises(UserError, match=r"no results\.jsonl"):
+        _evaluate(tmp_path, clarify_writes=True, baseline=base_dir)
+
+
 def test_results_reader_names_file_line_and_field(tmp_path):
     path = tmp_path / "results.jsonl"
     path.write_text('{"case_id": "c_1", "trial": 0}\n{"case_id": "c_2", "trial": "x"}\n')
