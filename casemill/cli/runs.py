@@ -160,6 +160,7 @@ def runs_compare(
     """Compare run B with run A: paired per-metric deltas with 95% CIs, and flipped cases."""
     from evaluation.report.results import load_run
     from evaluation.scoring.compare import compare
+    from evaluation.scoring.pipeline import settings_differ
 
     try:
         base, cur = load_run(a), load_run(b)
@@ -168,7 +169,7 @@ def runs_compare(
     comp = compare(base.summary, cur.summary, seed=seed)
     if comp.paired_cases == 0:
         raise fail_input(UserError(f"{a} and {b} share no case: nothing to compare"))
-    differ = base.summary.agent_settings != cur.summary.agent_settings
+    differ = settings_differ(base.summary.agent_settings, cur.summary.agent_settings)
     if as_json:
         settings = {
             "current_agent": cur.summary.agent,

@@ -96,6 +96,16 @@ def score_all(
     return out
 
 
+def settings_differ(baseline: dict, current: dict) -> bool:
+    """Whether two runs' agents ran with other settings (a temperature, say) besides their
+    models: the model is what two compared agents usually differ by, and their names say so."""
+
+    def besides_model(settings: dict) -> dict:
+        return {k: v for k, v in settings.items() if k != "model"}
+
+    return besides_model(baseline) != besides_model(current)
+
+
 def settings_note(baseline: RunSummary, settings: dict) -> str:
     """The note for a baseline whose agent ran with other settings (another temperature):
     its deltas mix the change of agent with the change of settings."""
@@ -142,7 +152,7 @@ def evaluate_run(
     recorded = case_set if case_set is not None else case_set_of(cases)
     summary = summarize(cases, scores, baseline=baseline, seed=seed, case_set=recorded)
     settings = dict(agent_settings or {})
-    if baseline is not None and baseline.agent_settings != settings:
+    if baseline is not None and settings_differ(baseline.agent_settings, settings):
         notes.append(settings_note(baseline, settings))
     update: dict = {"agent_settings": settings}
     if notes:

@@ -24,11 +24,12 @@ def cases_file(tmp_path: Path) -> Path:
     return path
 
 
-def _eval_openai(tmp_path: Path, cases: Path, monkeypatch, *extra: str):
+def _eval_openai(tmp_path: Path, cases: Path, monkeypatch, *extra: str, model: str = "m"):
     with OpenAIServer(lambda body: {"content": "Which order do you mean?"}) as server:
         monkeypatch.setenv("CASEMILL_LLM_BASE_URL", server.base_url)
         run = tmp_path / "run"
-        argv = ["eval", "--agent", "openai:m", "--cases", str(cases), "-o", str(run), *extra]
+        argv = ["eval", "--agent", f"openai:{model}", "--cases", str(cases), "-o", str(run)]
+        argv += extra
         result = runner.invoke(app, argv)
         received = [body["temperature"] for body in server.requests]
     return result, received, run
@@ -138,3 +139,22 @@ def test_runs_compare_json_has_both_runs_agent_settings_and_whether_they_differ(
     same = json.loads(runner.invoke(app, ["runs", "compare", cold, cold2, "--json"]).output)
     assert same["agent_settings_differ"] is False
     assert same["current_agent_settings"] == {"model": "m", "temperature": 0.0}
+
+
+def test_two_models_at_one_temperature_are_compared_without_a_settings_warning(
+    tmp_path, cases_file, monkeypatch
+):
+    _eval_openai(tmp_path / "a", cases_file, monkeypatch, "--temperature", "0.7")
+    _eval_openai(tmp_path / "b", cases_file, monkeypatch, "--temperature", "0.7", model="n")
+    a, b = (str(tmp_path / name / "run") for name in ("a", "b"))
+    compared = runner.invoke(app, ["runs", "compare", a, b])
+    assert compared.exit_code == 0, compared.output
+    assert "settings differ" not in compared.output
+    said = json.loads(runner.invoke(app, ["runs", "compare", a, b, "--json"]).output)
+    assert said["agent_settings_differ"] is False
+    assert said["current_agent_settings"] == {"model": "n", "temperature": 0.7}
+    again, _, run = _eval_openai(
+        tmp_path / "c", cases_file, monkeypatch, "--temperature", "0.7", "--baseline", a, model="n"
+    )
+    assert again.exit_code == 0, again.output
+    assert "other settings" not in " ".join(json.loads((run / "summary.json").read_text())["notes"])
