@@ -185,6 +185,18 @@ def pass_k_note(
         for n in names
         if n not in differ and paired.get(n, 0) < len(ids)
     ]
-    if not short:
-        return ""
-    return f"pass^k over the cases with at least k trials in both runs: {', '.join(short)}"
+    said = []
+    if short:
+        said.append(
+            f"pass^k over the cases with at least k trials in both runs: {', '.join(short)}"
+        )
+    if min(trials) < max(trials) and "pass^2" not in differ:
+        fewer, more = runs[trials.index(min(trials))][0], runs[1 - trials.index(min(trials))][0]
+        beyond = f"pass^{min(trials) + 1}" + (
+            f"..pass^{max(trials)}" if max(trials) > min(trials) + 1 else ""
+        )
+        said.append(
+            f"{beyond} not compared: {fewer} ran up to {min(trials)} trials per case "
+            f"({more} up to {max(trials)})"
+        )
+    return "; ".join(said)

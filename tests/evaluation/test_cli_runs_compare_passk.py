@@ -75,7 +75,9 @@ def test_compare_json_has_the_pass_k_rows_after_task_success(runs):
     assert rows["pass^3"]["delta"] == pytest.approx(PASS_3)
     assert rows["pass^3"]["current"] == pytest.approx((1 + 1 / 4) / 2)
     assert rows["pass^3"]["paired_cases"] == 2 and rows["pass^3"]["higher_is_better"] is True
-    assert comp["pass_k_note"] == ""
+    assert comp["pass_k_note"] == (
+        "pass^4 not compared: the baseline ran up to 3 trials per case (the current run up to 4)"
+    )
 
 
 def test_compare_prints_the_pass_k_rows(runs):

@@ -60,6 +60,14 @@ def test_pass_k_goes_up_to_the_fewest_trials_and_averages_per_case_differences()
         d = rows[name]
         assert d.paired_cases == 2 and d.ci_low <= d.delta <= d.ci_high
     assert comp == compare(base, cur, seed=3)  # same seed, same intervals
+    assert comp.pass_k_note == (
+        "pass^4 not compared: the baseline ran up to 3 trials per case (the current run up to 4)"
+    )
+    more = compare(run({"c1": [T, F]}), run({"c1": [T, T, T, T, F]}))
+    assert more.pass_k_note == (
+        "pass^3..pass^5 not compared: the baseline ran up to 2 trials per case "
+        "(the current run up to 5)"
+    )
 
 
 def test_the_interval_is_the_paired_bootstrap_the_gate_uses():
