@@ -190,13 +190,12 @@ def pass_k_note(
         said.append(
             f"pass^k over the cases with at least k trials in both runs: {', '.join(short)}"
         )
-    if min(trials) < max(trials) and "pass^2" not in differ:
-        fewer, more = runs[trials.index(min(trials))][0], runs[1 - trials.index(min(trials))][0]
-        beyond = f"pass^{min(trials) + 1}" + (
-            f"..pass^{max(trials)}" if max(trials) > min(trials) + 1 else ""
-        )
+    fewest, most = min(trials), max(trials)
+    if fewest < most and "pass^2" not in differ:  # the higher k only one run can give
+        fewer, other = runs[trials.index(fewest)][0], runs[1 - trials.index(fewest)][0]
+        beyond = f"pass^{fewest + 1}" + (f"..pass^{most}" if most > fewest + 1 else "")
         said.append(
-            f"{beyond} not compared: {fewer} ran up to {min(trials)} trials per case "
-            f"({more} up to {max(trials)})"
+            f"{beyond} not compared: {fewer} ran up to {fewest} trials per case "
+            f"({other} up to {most})"
         )
     return "; ".join(said)

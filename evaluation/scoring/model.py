@@ -132,7 +132,8 @@ class Comparison(_Frozen):
     pass_k_note: str = Field(
         default="",
         description="why the pass^k deltas are missing (a run without per-trial outcomes, or "
-        "with 1 trial per case) or left cases out (fewer than k trials in a run); '' otherwise",
+        "with 1 trial per case), stop below a run's trials (the other ran fewer) or left cases "
+        "out (fewer than k trials in a run); '' otherwise",
     )
     case_note: str = Field(
         default="", description="set when the two runs' case sets differ: the counts and corpora"
