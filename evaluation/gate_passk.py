@@ -1,24 +1,18 @@
 """pass^k rules of the gate (`metric = "pass^3"`): the per-case values they are checked on and
 the cases they cannot be measured on (`gate_checks.check_trials` refuses the rule up front).
 
-A case's value is C(c, k) / C(n, k) for c successes in n trials (`stats.pass_hat_k` on that
-case alone), so a slice's mean is the summary's pass^k estimator on the slice's cases.
+A case's value is C(c, k) / C(n, k) for c successes in n trials (`compare.pass_k_rows`, which
+a comparison with a baseline shows too), so a slice's mean is the summary's pass^k estimator on
+the slice's cases.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from evaluation.scoring import stats
-from evaluation.scoring.registry import pass_k_of
+from evaluation.scoring.compare import pass_k_rows
 
-
-def pass_k_rows(
-    successes: Mapping[str, Sequence[bool]], metric: str
-) -> dict[str, dict[str, float | None]]:
-    """Per case, {metric: its pass^k}; None for a case with fewer than k trials."""
-    k = pass_k_of(metric) or 1
-    return {i: {metric: stats.pass_hat_k([o], k)} for i, o in successes.items()}
+__all__ = ["fell", "pass_k_rows", "short_of"]
 
 
 def short_of(successes: Mapping[str, Sequence[bool]], ids: Iterable[str], k: int) -> list[str]:

@@ -17,10 +17,12 @@ rows are listed as not comparable too. `pass_k_note` says why pass^k is missing 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from evaluation.scoring import stats
 from evaluation.scoring.caseset import difference_note
 from evaluation.scoring.model import Comparison, Delta, Flip, RunSummary
-from evaluation.scoring.registry import base_metric, higher_is_better
+from evaluation.scoring.registry import base_metric, higher_is_better, pass_k_of
 
 COMPARED = (
     "task_success",
@@ -93,13 +95,19 @@ def case_set_note(baseline: RunSummary, current: RunSummary) -> str:
     )
 
 
-def most_k(baseline: RunSummary, current: RunSummary, ids: list[str]) -> int:
-    """The largest k that pass^k can be paired at: the fewest trials either run has on its
-    longest case among `ids` (0 when a run has no per-trial outcomes for them)."""
-    return min(
-        max((len(run.trial_success.get(i, ())) for i in ids), default=0)
-        for run in (baseline, current)
-    )
+def pass_k_rows(
+    successes: Mapping[str, Sequence[bool]], metric: str
+) -> dict[str, dict[str, float | None]]:
+    """Per case, {metric: its pass^k} (`metric` is `pass^K`): C(c, k) / C(n, k) for c successes
+    in n trials, `stats.pass_hat_k` on that case alone; None for a case with fewer than k
+    trials. The gate's pass^k rules check these too (`evaluation.gate_passk`)."""
+    k = pass_k_of(metric) or 1
+    return {i: {metric: stats.pass_hat_k([o], k)} for i, o in successes.items()}
+
+
+def most_trials(run: RunSummary, ids: list[str]) -> int:
+    """The most trials `run` has on a case among `ids` (0 without per-trial outcomes)."""
+    return max((len(run.trial_success.get(i, ())) for i in ids), default=0)
 
 
 def with_pass_k(
@@ -107,18 +115,19 @@ def with_pass_k(
 ) -> dict[str, dict]:
     """`per_case` rows of `ids` with `pass^2` .. `pass^most` added (None where a case has
     fewer than k trials)."""
-    out = {}
-    for i in ids:
-        trials = successes.get(i, ())
-        extra = {f"pass^{k}": stats.pass_hat_k([trials], k) for k in range(2, most + 1)}
-        out[i] = per_case[i] | extra
+    out = {i: dict(per_case[i]) for i in ids}
+    paired = {i: successes[i] for i in ids if i in successes}
+    for k in range(2, most + 1):
+        for i, row in pass_k_rows(paired, f"pass^{k}").items():
+            out[i] |= row
     return out
 
 
 def compare(baseline: RunSummary, current: RunSummary, *, seed: int = 0) -> Comparison:
     base, cur = baseline.per_case, current.per_case
     ids = sorted(set(base) & set(cur))
-    most = most_k(baseline, current, ids)
+    trials = (most_trials(baseline, ids), most_trials(current, ids))
+    most = min(trials)  # pass^k pairs up to the fewest trials of the two
     names = [n for n in COMPARED if any(n in cur[i] for i in ids)]
     at = names.index("task_success") + 1 if "task_success" in names else 0
     names[at:at] = [f"pass^{k}" for k in range(2, most + 1)]
@@ -138,7 +147,7 @@ def compare(baseline: RunSummary, current: RunSummary, *, seed: int = 0) -> Comp
         deltas=deltas,
         flips=() if "task_success" in differ else flips(base, cur, ids),
         not_comparable=differ,
-        pass_k_note=pass_k_note(baseline, current, ids, deltas, differ),
+        pass_k_note=pass_k_note(trials, len(ids), deltas, differ, blind(baseline, current, ids)),
         case_note=case_set_note(baseline, current),
         baseline_case_set=baseline.case_set,
         current_case_set=current.case_set,
@@ -152,47 +161,50 @@ def comparable(baseline: RunSummary, current: RunSummary, metric: str) -> bool:
     return a is None or b is None or a == b
 
 
+def blind(baseline: RunSummary, current: RunSummary, ids: list[str]) -> list[str]:
+    """Which of the two runs has no per-trial outcome for any case of `ids`."""
+    runs = (("the baseline", baseline), ("the current run", current))
+    return [name for name, run in runs if ids and not any(i in run.trial_success for i in ids)]
+
+
 def pass_k_note(
-    baseline: RunSummary,
-    current: RunSummary,
-    ids: list[str],
+    trials: tuple[int, int],
+    cases: int,
     deltas: tuple[Delta, ...],
     differ: tuple[str, ...],
+    blind: list[str],
 ) -> str:
-    """Why pass^k is not compared, or on which k it left cases out ('' when all is there)."""
-    if not ids:
+    """Why pass^k is not compared, or on which k it left cases out ('' when all is there), from
+    the most trials the baseline and the current run have on the `cases` in common."""
+    if not cases:
         return ""
-    runs = (("the baseline", baseline), ("the current run", current))
-    blind = [name for name, run in runs if not any(i in run.trial_success for i in ids)]
     if blind:
         return (
             f"pass^k not compared: the per-trial outcomes of {' and '.join(blind)} are missing "
             "(they are read from a run's results.jsonl)"
         )
-    trials = [max(len(run.trial_success.get(i, ())) for i in ids) for _, run in runs]
-    if max(trials) < 2:
+    names = ("the baseline", "the current run")
+    fewest, most = min(trials), max(trials)
+    fewer, other = names[trials.index(fewest)], names[1 - trials.index(fewest)]
+    if most < 2:
         return ""  # single-trial runs: no pass^k in either summary, nothing to say
-    if min(trials) < 2:
-        name = runs[trials.index(min(trials))][0]
+    if fewest < 2:
         return (
-            f"pass^k not compared: {name} ran 1 trial per case (the other up to {max(trials)}); "
+            f"pass^k not compared: {fewer} ran 1 trial per case (the other up to {most}); "
             "run both with --trials 2 or more"
         )
     paired = {d.metric: d.paired_cases for d in deltas}
-    names = [f"pass^{k}" for k in range(2, min(trials) + 1)]
     short = [
-        f"{n} on {paired.get(n, 0)} of {len(ids)}"
-        for n in names
-        if n not in differ and paired.get(n, 0) < len(ids)
+        f"{n} on {paired.get(n, 0)} of {cases}"
+        for n in (f"pass^{k}" for k in range(2, fewest + 1))
+        if n not in differ and paired.get(n, 0) < cases
     ]
     said = []
     if short:
         said.append(
             f"pass^k over the cases with at least k trials in both runs: {', '.join(short)}"
         )
-    fewest, most = min(trials), max(trials)
     if fewest < most and "pass^2" not in differ:  # the higher k only one run can give
-        fewer, other = runs[trials.index(fewest)][0], runs[1 - trials.index(fewest)][0]
         beyond = f"pass^{fewest + 1}" + (f"..pass^{most}" if most > fewest + 1 else "")
         said.append(
             f"{beyond} not compared: {fewer} ran up to {fewest} trials per case "
