@@ -30,6 +30,7 @@ from casemill.domains.base import Domain, GenericDomain
 from casemill.domains.support import SupportDomain
 from casemill.domains.tau2_retail import Tau2RetailDomain
 from casemill.errors import UserError
+from casemill.loading import import_module, load_object, raised
 
 log = logging.getLogger(__name__)
 
@@ -109,16 +110,14 @@ def _origin(ep: EntryPoint) -> str:
 
 def _load(ep: EntryPoint) -> Any:
     """The entry point's object, called when it is a class or a function."""
-    try:
-        obj = ep.load()
-        if isinstance(obj, type) or (callable(obj) and not _is_domain(obj)):
+    who = f"domain {ep.name!r} from {_origin(ep)}"
+    obj = load_object(ep.module, ep.attr, who) if ep.attr else import_module(ep.module, who)
+    if isinstance(obj, type) or (callable(obj) and not _is_domain(obj)):
+        try:
             obj = obj()
-        return obj
-    except Exception as exc:
-        raise UserError(
-            f"domain {ep.name!r} from {_origin(ep)} could not be loaded: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
+        except Exception as exc:
+            raise UserError(f"{who}: making the pack raised {raised(exc)}") from exc
+    return obj
 
 
 def _is_domain(obj: Any) -> bool:

@@ -12,16 +12,15 @@ changes, so that a resumed run does not mix results of two versions of the agent
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from casemill.case.ids import short_hash
 from casemill.errors import UserError
+from casemill.loading import load_object
 from evaluation.agents.base import AgentError, AgentReply, Episode
 
 
@@ -37,50 +36,10 @@ def import_callable(target: str) -> Callable[..., Any]:
             f"Python imports it, with dots (python:{dotted}:{attr}), and put the folder that "
             "holds it on PYTHONPATH"
         )
-    obj: Any = _import_module(target, module_name)
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise UserError(
-                f"python agent {target!r}: module {module_name!r} has no attribute {attr!r}"
-            )
-        obj = getattr(obj, part)
+    obj = load_object(module_name, attr, f"python agent {target!r}")
     if not callable(obj):
         raise UserError(f"python agent {target!r}: {attr!r} is not callable")
     return obj
-
-
-def _import_module(target: str, module_name: str) -> Any:
-    """Import the agent's module; a failure says whether the module or its own code is at fault."""
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (module_name == missing or module_name.startswith(missing + ".")):
-            raise UserError(
-                f"python agent {target!r}: cannot import module {module_name!r} ({exc}); "
-                "is it on PYTHONPATH?"
-            ) from exc
-        raise UserError(
-            f"python agent {target!r}: module {module_name!r} was found, but importing it "
-            f"failed: {exc}; install the package that provides {missing!r} in the "
-            "environment Casemill runs in"
-        ) from exc
-    except SyntaxError as exc:
-        raise UserError(
-            f"python agent {target!r}: module {module_name!r} does not compile: "
-            f"{exc.filename}:{exc.lineno}: {exc.msg}"
-        ) from exc
-    except Exception as exc:
-        raise UserError(
-            f"python agent {target!r}: importing module {module_name!r} raised "
-            f"{type(exc).__name__}: {exc}{_where(exc)}"
-        ) from exc
-
-
-def _where(exc: BaseException) -> str:
-    """` (at FILE:LINE)`, the innermost frame of the traceback outside importlib."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
-    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 @dataclass

@@ -87,6 +87,9 @@ BOOKINGS = textwrap.dedent(
             ]
 
     NOT_A_DOMAIN = object()
+
+    def broken():
+        raise RuntimeError("no rooms file")
     '''
 )
 
@@ -162,10 +165,15 @@ def test_a_declared_instance_is_used_as_it_is(installed):
             "name, tool_specs, read_tools, write_tools, has_simulator, no_replay_reason, sandbox, "
             "state_problems, reference_problems",
         ),
-        ("bookings_pack:Missing", "could not be loaded: AttributeError"),
+        ("bookings_pack:Missing", ": module 'bookings_pack' has no attribute 'Missing'"),
         (
             "bookings_gone:BookingsDomain",
-            "could not be loaded: ModuleNotFoundError: No module named 'bookings_gone'",
+            ": cannot import module 'bookings_gone' (No module named 'bookings_gone'); is it on "
+            "PYTHONPATH?",
+        ),
+        (
+            "bookings_pack:broken",
+            ": making the pack raised RuntimeError: no rooms file (at ",
         ),
     ],
 )
