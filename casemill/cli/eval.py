@@ -14,7 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
-from casemill.cli.run_view import fail_input, print_extras, print_gate, summary_table
+from casemill.cli.run_view import (
+    fail_input,
+    print_comparison,
+    print_extras,
+    print_gate,
+    summary_table,
+)
 from casemill.errors import UserError
 from casemill.text import count
 
@@ -106,6 +112,8 @@ def eval_command(
     else:
         console.print(summary_table(summary))
         print_extras(summary)
+        if summary.comparison is not None:  # --baseline
+            print_comparison(summary.comparison, f" (A: the baseline {baseline}, B: this run)")
         _print_errors(outcome.scores)
         print_gate(summary)
         reports = f"reports: {output / 'report.html'}, {output / 'summary.md'}"

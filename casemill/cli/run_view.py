@@ -1,6 +1,6 @@
 """How a run is shown on the terminal, shared by `casemill eval` and `casemill runs`: the
 metric table, the extras line by line (case set, settings, pass^k, flaky cases, notes), the
-gate's verdict."""
+comparison with a baseline, the gate's verdict."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from casemill.errors import UserError
 from casemill.text import count
 from evaluation.report.markdown import HEADLINE
 from evaluation.scoring.caseset import describe
-from evaluation.scoring.model import RunSummary
+from evaluation.scoring.model import Comparison, RunSummary
 
 SHOWN = HEADLINE  # the metrics the Markdown summary leads with
 FLAKIEST = 5  # flaky cases named in the printed summary (passes/trials), the flakiest first
+FLIPS = 30  # flipped cases named under a printed comparison
 
 
 def fail_input(exc: UserError) -> typer.Exit:
@@ -67,6 +68,41 @@ def print_extras(summary: RunSummary) -> None:
             warn(note)
         else:
             console.print(f"note: {note}", markup=False, highlight=False)
+
+
+def comparison_table(comp: Comparison, title: str = "") -> Table:
+    """Per metric: the baseline's (A) and the current run's (B) means, the paired delta and its
+    interval, a significant regression flagged."""
+    title = f"{comp.paired_cases} paired cases{title}"
+    table = Table(title=Text(title), title_justify="left")
+    for column in ("metric", "A", "B", "B - A", "95% CI", ""):
+        table.add_column(column, justify="right" if column not in ("metric", "") else "left")
+    for d in comp.deltas:
+        flag = "regression" if d.significant_regression else ""
+        table.add_row(
+            d.metric,
+            num(d.baseline),
+            num(d.current),
+            num(d.delta),
+            f"{num(d.ci_low)} - {num(d.ci_high)}",
+            flag,
+        )
+    return table
+
+
+def print_comparison(comp: Comparison, title: str = "") -> None:
+    """The comparison table (`title` added to its own), the metrics not compared, the pass^k
+    note and the flipped cases (the first `FLIPS`)."""
+    console.print(comparison_table(comp, title))
+    if comp.not_comparable:
+        differ = ", ".join(comp.not_comparable)
+        console.print(f"not compared (metric versions differ): {differ}", markup=False)
+    if comp.pass_k_note:
+        console.print(f"note: {comp.pass_k_note}", markup=False, highlight=False)
+    for flip in comp.flips[:FLIPS]:
+        console.print(f"  {flip.direction}  {flip.case_id}", markup=False, highlight=False)
+    if len(comp.flips) > FLIPS:
+        console.print(f"  ... and {len(comp.flips) - FLIPS} more flips", markup=False)
 
 
 def warn(text: str) -> None:

@@ -13,11 +13,19 @@ from rich.table import Table
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.cli.help import Typer
-from casemill.cli.run_view import fail_input, num, print_extras, print_gate, summary_table, warn
+from casemill.cli.run_view import (
+    fail_input,
+    num,
+    print_comparison,
+    print_extras,
+    print_gate,
+    summary_table,
+    warn,
+)
 from casemill.errors import UserError
 from casemill.text import count
 from evaluation.scoring.caseset import corpus_name, describe, difference_note
-from evaluation.scoring.model import CaseSet, Comparison
+from evaluation.scoring.model import CaseSet
 
 runs_app = Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
@@ -133,23 +141,6 @@ def runs_show(
         )
 
 
-def comparison_table(comp: Comparison) -> Table:
-    table = Table(title=f"{comp.paired_cases} paired cases", title_justify="left")
-    for column in ("metric", "A", "B", "B - A", "95% CI", ""):
-        table.add_column(column, justify="right" if column not in ("metric", "") else "left")
-    for d in comp.deltas:
-        flag = "regression" if d.significant_regression else ""
-        table.add_row(
-            d.metric,
-            num(d.baseline),
-            num(d.current),
-            num(d.delta),
-            f"{num(d.ci_low)} - {num(d.ci_high)}",
-            flag,
-        )
-    return table
-
-
 @runs_app.command("compare")
 def runs_compare(
     a: Path = typer.Argument(..., help="baseline run directory"),
@@ -191,13 +182,4 @@ def runs_compare(
         counts = (comp.paired_cases, comp.only_in_current, comp.only_in_baseline)
         sets = (comp.current_case_set, comp.baseline_case_set)
         warn(difference_note(*counts, *sets, names=("B", "A")))
-    console.print(comparison_table(comp))
-    if comp.not_comparable:
-        differ = ", ".join(comp.not_comparable)
-        console.print(f"not compared (metric versions differ): {differ}", markup=False)
-    if comp.pass_k_note:
-        console.print(f"note: {comp.pass_k_note}", markup=False, highlight=False)
-    for flip in comp.flips[:30]:
-        console.print(f"  {flip.direction}  {flip.case_id}", markup=False, highlight=False)
-    if len(comp.flips) > 30:
-        console.print(f"  ... and {len(comp.flips) - 30} more flips", markup=False)
+    print_comparison(comp)

@@ -94,6 +94,26 @@ def test_failing_gate_exits_1_and_names_rule_and_cases(runs):
     }
 
 
+def test_eval_with_a_baseline_prints_the_comparison_under_the_run(runs, cases_file, tmp_path):
+    """The same table as `runs compare` (A the baseline, B this run), then the flips."""
+    out = tmp_path / "variant"
+    argv = ["--cases", str(cases_file), "-o", str(out), "--baseline", str(runs / "good")]
+    result = _eval("--agent", "reference:refund_whole_order", *argv)
+    assert result.exit_code == 0, result.output
+    said = _flat(result.output)
+    assert f"3 paired cases (A: the baseline {runs / 'good'}, B: this run)" in said
+    comp = json.loads((out / "summary.json").read_text())["comparison"]
+    row = next(d for d in comp["deltas"] if d["metric"] == "task_success")
+    assert (row["baseline"], row["current"]) == (1.0, 2 / 3)
+    flag = " regression" if row["ci_high"] < 0 else ""  # task success: higher is better
+    ci = f"{row['ci_low']:.3f} - {row['ci_high']:.3f}"
+    assert f"│ task_success │ 1.000 │ 0.667 │ {row['delta']:.3f} │ {ci} │{flag} │" in said
+    assert f"pass->fail {refund_case().id}" in said
+    # the run's own table comes first, the comparison after it and before the reports' paths
+    assert said.index("task success 0.667 over 3 cases") < said.index("3 paired cases")
+    assert said.index("pass->fail") < said.index("reports:")
+
+
 def test_rerun_is_resumed_not_repeated(runs, cases_file):
     before = (runs / "good" / "trajectories.jsonl").read_text()
     again = _eval(
