@@ -5,6 +5,8 @@ imports is missing, it does not compile, or its own code raised (with the file a
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import traceback
 from types import ModuleType
 from typing import Any
@@ -12,16 +14,21 @@ from typing import Any
 from casemill.errors import UserError
 
 
-def import_module(module_name: str, who: str) -> ModuleType:
+def import_module(module_name: str, who: str, from_cwd: bool = False) -> ModuleType:
     """`module_name` imported; a `UserError` starting with `who` (what was being loaded)
-    otherwise."""
+    otherwise. With `from_cwd`, the working folder is on the path too, after everything else
+    (as `python -m` has it, but behind installed packages, which a file of the same name there
+    does not shadow): `casemill eval --agent python:my_agent:run` run beside `my_agent.py`."""
+    if from_cwd:
+        on_cwd_path()
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            where = f"in the working folder ({os.getcwd()}) or " if from_cwd else ""
             raise UserError(
-                f"{who}: cannot import module {module_name!r} ({exc}); is it on PYTHONPATH?"
+                f"{who}: cannot import module {module_name!r} ({exc}); is it {where}on PYTHONPATH?"
             ) from exc
         raise UserError(
             f"{who}: module {module_name!r} was found, but importing it failed: {exc}; install "
@@ -36,9 +43,16 @@ def import_module(module_name: str, who: str) -> ModuleType:
         raise UserError(f"{who}: importing module {module_name!r} raised {raised(exc)}") from exc
 
 
-def load_object(module_name: str, attr: str, who: str) -> Any:
+def on_cwd_path() -> None:
+    """The working folder appended to `sys.path` unless it is there already (`""` or itself)."""
+    cwd = os.getcwd()
+    if not any(entry in ("", ".", cwd) for entry in sys.path):
+        sys.path.append(cwd)
+
+
+def load_object(module_name: str, attr: str, who: str, from_cwd: bool = False) -> Any:
     """`module_name`'s `attr` (dotted: `Class.method`), imported as `import_module` does."""
-    obj: Any = import_module(module_name, who)
+    obj: Any = import_module(module_name, who, from_cwd)
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise UserError(f"{who}: module {module_name!r} has no attribute {attr!r}")

@@ -33,10 +33,10 @@ def import_callable(target: str) -> Callable[..., Any]:
         dotted = module_name.removesuffix(".py").replace("\\", "/").strip("/").replace("/", ".")
         raise UserError(
             f"python agent {target!r}: {module_name!r} is a file path; name the module the way "
-            f"Python imports it, with dots (python:{dotted}:{attr}), and put the folder that "
-            "holds it on PYTHONPATH"
+            f"Python imports it, with dots (python:{dotted}:{attr}), from the folder that holds "
+            "it or with that folder on PYTHONPATH"
         )
-    obj = load_object(module_name, attr, f"python agent {target!r}")
+    obj = load_object(module_name, attr, f"python agent {target!r}", from_cwd=True)
     if not callable(obj):
         raise UserError(f"python agent {target!r}: {attr!r} is not callable")
     return obj

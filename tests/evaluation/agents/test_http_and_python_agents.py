@@ -279,3 +279,33 @@ def test_http_agent_at_the_step_limit_keeps_the_calls_made_with_their_answers(tm
     called = [c["id"] for m in traj.messages for c in m.get("tool_calls") or []]
     answered = [m["tool_call_id"] for m in traj.messages if m["role"] == "tool"]
     assert called == answered == [c.call_id for c in traj.calls]
+
+
+def test_a_python_agent_beside_the_working_folder_is_found_without_pythonpath(tmp_path: Path):
+    """`casemill eval --agent python:my_agent:run` run in the folder that holds `my_agent.py`,
+    as the installed `casemill` command (whose own folder, not the working one, starts its path),
+    with no PYTHONPATH; a name that is not there says where it was looked for."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "my_agent_here.py").write_text(
+        "def run(episode):\n    return 'Which order do you mean?'\n"
+    )
+    (tmp_path / "cases.jsonl").write_text(mug_case().model_dump_json() + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    casemill = Path(sys.executable).parent / "casemill"
+
+    def eval_(agent: str) -> subprocess.CompletedProcess:
+        argv = [str(casemill), "eval", "--agent", agent, "--cases", "cases.jsonl", "-o", "run"]
+        return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    found = eval_("python:my_agent_here:run")
+    assert found.returncode == 0, found.stderr
+    results = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    assert len(results) == 1 and json.loads(results[0])["error"] is None
+    missing = eval_("python:not_here:run")
+    assert missing.returncode == 2
+    said = " ".join(missing.stderr.split())
+    assert "cannot import module 'not_here'" in said
+    assert f"is it in the working folder ({tmp_path}) or on PYTHONPATH?" in said
