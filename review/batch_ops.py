@@ -86,7 +86,20 @@ class BatchOps:
         """The `auto` policy: approve every pending item of the batch that passes every validator
         (reviewer `auto`, marked auto-approved); the others wait for a person. A case whose label
         is a low-confidence guess (mined with the `needs_label` label) always waits for a person:
-        passing the validators says the label is consistent, not that it is right."""
+        passing the validators says the label is consistent, not that it is right.
+
+        Only a batch enqueued with the `auto` policy is decided so: the cases of a `human` batch
+        wait for a person whoever asks (a `UserError`). A batch that was never made (its cases
+        were all queued elsewhere already) has nothing to decide."""
+        with self.engine.connect() as conn:
+            policy = conn.execute(
+                select(batches.c.policy).where(batches.c.batch_id == batch_id)
+            ).scalar()
+        if policy is not None and policy != "auto":
+            raise UserError(
+                f"batch {batch_id} has the {policy} policy: its cases wait for a person "
+                "(the auto policy approves only a batch enqueued with policy auto)"
+            )
         changed, skipped = [], []
         for item in self.list(ItemFilter(batch_id=batch_id, status="pending")):
             if not item.valid or item.findings:

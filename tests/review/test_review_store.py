@@ -13,7 +13,7 @@ from sqlalchemy import text
 from casemill.case.model import derive
 from casemill.errors import UserError
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, StaleWrite
-from review.items import ItemFilter
+from review.items import BulkResult, ItemFilter
 from review.schema import MIGRATIONS, batches, make_engine, schema_version
 from review.store import ReviewStore
 
@@ -265,6 +265,16 @@ def test_auto_policy_approves_only_fully_valid(store, parent, children):
     assert store.get(bad.id).status == "pending"
     status = store.batch_status("b1")
     assert (status.total, status.pending, status.approved, status.decided) == (3, 1, 2, False)
+
+
+def test_auto_policy_refuses_a_human_batch(store, parent, children):
+    """From Python as from the command line: the cases of a batch enqueued for people are not
+    approved by the auto policy (the CLI refuses the policy mix at enqueue)."""
+    store.enqueue(children[:2], "people", parents={parent.id: parent})
+    with pytest.raises(UserError, match="batch people has the human policy: its cases wait"):
+        store.auto_decide("people")
+    assert {store.get(c.id).status for c in children[:2]} == {"pending"}
+    assert store.auto_decide("never-made") == BulkResult((), ())
 
 
 def test_filter_parse_errors_name_the_filter():
