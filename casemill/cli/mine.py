@@ -26,6 +26,18 @@ from casemill.errors import UserError
 from casemill.text import count
 
 FORMAT_HELP = "log format: openai-jsonl, transcript, csv or otel"
+# logs this big or bigger are mined on every core unless --workers says otherwise: starting the
+# workers costs about a second, which smaller logs would not win back
+AUTO_WORKERS_MB = 32
+
+
+def chosen_workers(asked: int | None, total_bytes: int) -> int:
+    """The worker processes to mine with: as asked (0: one per core), or by default one per
+    core for logs of `AUTO_WORKERS_MB` or more and one (this process) for smaller ones."""
+    cores = os.cpu_count() or 1
+    if asked is None:
+        return cores if total_bytes >= AUTO_WORKERS_MB * 2**20 else 1
+    return asked or cores
 
 
 def _interruptible(out: Path, mine: Any, *args: Any, progress: Any, **kwargs: Any) -> Any:
@@ -94,12 +106,14 @@ def mine_command(
     ),
     seed: int = typer.Option(0, help="seed of the surrogates"),
     max_turns: int = typer.Option(500, min=1, help="messages kept of one conversation"),
-    workers: int = typer.Option(
-        1,
+    workers: int | None = typer.Option(
+        None,
         "--workers",
         "-w",
         min=0,
-        help="processes that redact and derive cases, same output as one (0: one per core)",
+        show_default=False,
+        help="processes that redact and derive cases, same output as one (0: one per core; "
+        f"default: one per core for logs of {AUTO_WORKERS_MB} MB or more, else 1)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
@@ -124,6 +138,7 @@ def mine_command(
         raise UserError(f"--csv-mapping applies to --format csv only, not --format {fmt}")
     mapping = _csv_mapping(csv_mapping) if csv_mapping else None
     specs = load_tools_file(tools) if tools else None
+    total = sum(file_size(p) for p in logs)
     existing = _corpus(corpus) if corpus else []
     options = MineOptions(
         redact=not no_redact,
@@ -132,9 +147,8 @@ def mine_command(
         domain_label=domain,
         csv_mapping=mapping,
         tools=specs,
-        workers=workers or os.cpu_count() or 1,
+        workers=chosen_workers(workers, total),
     )
-    total = sum(file_size(p) for p in logs)
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -158,10 +172,13 @@ def mine_command(
             existing=existing,
             progress=lambda n: bar.advance(task, n),
         )
+    extra = {"out": str(out), "workers": options.workers}
     if as_json:
-        console.print_json(json.dumps({**summary.model_dump(mode="json"), "out": str(out)}))
+        console.print_json(json.dumps({**summary.model_dump(mode="json"), **extra}))
     else:
         _print_summary(summary, out)
+        if options.workers > 1:
+            console.print(f"mined in {options.workers} worker processes (--workers 1: in one)")
     _nothing_read(summary, fmt, quarantine or quarantine_path(out))
 
 

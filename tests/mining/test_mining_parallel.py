@@ -141,6 +141,7 @@ def test_cli_workers_option_writes_the_same_candidates(tmp_path):
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)
         assert summary["conversations_read"] == 3 * BATCH - 100
+        assert summary["workers"] == int(workers)
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] and outs[0].count(b"\n") > 3 * BATCH - 100
 
@@ -162,3 +163,17 @@ def test_a_daemonic_process_mines_in_itself(tmp_path):
     process.join(timeout=30)
     assert process.exitcode == 0
     assert ids == [c.id for c in mine([log], "openai-jsonl").cases]
+
+
+def test_cli_mines_big_logs_on_every_core_unless_told(monkeypatch):
+    """Without --workers: one process below AUTO_WORKERS_MB of logs, one worker a core from
+    there on; --workers N is N whatever the size, and 0 is one a core."""
+    from casemill.cli.mine import AUTO_WORKERS_MB, chosen_workers
+
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    big = AUTO_WORKERS_MB * 2**20
+    assert [chosen_workers(None, n) for n in (0, big - 1, big, 10 * big)] == [1, 1, 8, 8]
+    assert [chosen_workers(n, big) for n in (1, 3, 0)] == [1, 3, 8]
+    assert chosen_workers(0, 0) == 8
+    monkeypatch.setattr("os.cpu_count", lambda: None)  # unknown: one
+    assert (chosen_workers(None, big), chosen_workers(0, big)) == (1, 1)
