@@ -1,6 +1,6 @@
 """The pages of the web review app, registered on it by group: signing in and out, the queue
 (with `/next`, the next case to review, and `/api/status`), and a case (seeing, deciding and
-editing it; bulk decisions). What they share is `review.web.Web`."""
+editing it; bulk decisions). What they share is `review.web_context.Web`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from review.items import STATUSES, Item, ItemFilter
 from review.present import first_change, item_view, needs_label, params_text
 from review.schema import now_iso
 from review.store import ReviewStore
-from review.web import COOKIE, Web, same_origin
+from review.web_context import COOKIE, Web, same_origin
 
 FILTER_KEYS = ("status", "batch", "origin", "operator", "intent")
 PAGE_SIZE = 100

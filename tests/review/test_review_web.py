@@ -13,7 +13,8 @@ from review_factory import GUESS_NOTE, SYSTEM, child_case, guessed_case, invalid
 from casemill.case.model import Turn
 from review import auth
 from review.items import ItemFilter
-from review.web import COOKIE, create_app
+from review.web import create_app
+from review.web_context import COOKIE
 
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
 
