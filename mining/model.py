@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 if TYPE_CHECKING:
     from mining.toolspec import ToolSpecs
@@ -141,6 +141,13 @@ class Quarantined(BaseModel):
     message: str
     field: str | None = None
     conversation_id: str | None = None
+    # the record as read, when the parser had one: redaction collects the personal data it
+    # holds to scrub `conversation_id` with (`pipeline._scrubbed`); never written
+    _record: Any = PrivateAttr(default=None)
+
+    def with_record(self, record: Any) -> Quarantined:
+        self._record = record
+        return self
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"

@@ -323,7 +323,11 @@ def _problem(conv: Conversation, reason: str, message: str, options: MineOptions
 def _scrubbed(item: Quarantined, options: MineOptions) -> Quarantined:
     if options.redact and item.conversation_id:
         item = item.model_copy(
-            update={"conversation_id": scrub_text(item.conversation_id, options.seed)}
+            update={
+                "conversation_id": scrub_text(
+                    item.conversation_id, options.seed, context=item._record
+                )
+            }
         )
     return item
 

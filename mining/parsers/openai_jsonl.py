@@ -83,7 +83,7 @@ def _one(record: dict[str, Any], path: Path, line: int, max_turns: int, specs: S
             message="no 'messages' list on this line",
             field="messages",
             conversation_id=conv_id,
-        )
+        ).with_record(record)
         return
     try:
         yield build_conversation(
@@ -104,4 +104,4 @@ def _one(record: dict[str, Any], path: Path, line: int, max_turns: int, specs: S
             message=problem.message,
             field=problem.field,
             conversation_id=conv_id,
-        )
+        ).with_record(record)

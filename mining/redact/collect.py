@@ -8,12 +8,21 @@ text. `redactor` then replaces every value collected.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
 import orjson
 
-from mining.redact.detect import FIELD_KINDS, PERSON_MARKERS, is_payment_method, scan, scan_many
+from mining.redact.detect import (
+    FIELD_KINDS,
+    PERSON_KEYS,
+    PERSON_MARKERS,
+    PLAIN_ADDRESS_KEYS,
+    is_payment_method,
+    scan,
+    scan_many,
+)
 from mining.redact.surrogates import ZIP
 
 AUTH = re.compile(r"Authenticated customer:\s*(\S+)\s*\(([^,()\x00]+),\s*([^()\s\x00]+)\)")
@@ -21,6 +30,9 @@ SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches
 TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
+CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# kinds whose value a record may hold as a JSON number (a phone, a card, an id, a zip code)
+NUMERIC_KINDS = frozenset({"phone", "card", "user_id", "payment", "postcode"})
 
 
 class Collector:
@@ -40,6 +52,9 @@ class Collector:
             return
         if kind == "name":
             self.add_name(value)
+        elif value.isdigit() and len(value) < 5 and kind in ("user_id", "payment"):
+            return  # an id of a few digits (customer 42): replaced everywhere it would turn
+            # every 42 of the conversation, amounts and quantities, into another number
         else:
             self.values.setdefault(value, kind)
             if kind == "postcode" and len(value) > 5 and ZIP.fullmatch(value):
@@ -84,13 +99,17 @@ class Collector:
                 self.add("email", m.group(3))
 
     def walk(self, value: Any) -> None:
-        """Known fields of a structured record; its other strings (values, not keys or
-        numbers) are kept in `strings` for one pass of the text detectors."""
+        """Known fields of a structured record; its other strings (values, and keys that are
+        not identifiers) are kept in `strings` for one pass of the text detectors."""
         self._items([value])
 
-    def _record(self, value: dict) -> None:
+    def _record(self, value: dict, person: bool = False) -> None:
+        """A record's known fields; `person`: the record is a person's whatever it holds (it
+        sits under a key such as `customer`)."""
         strings = self.strings
         for key, item in value.items():
+            if type(key) is str and not key.isidentifier():
+                strings.append(key)  # a key that may be data: `{"ana@example.com": ...}`
             if item is None:
                 continue
             if isinstance(item, str):
@@ -101,8 +120,10 @@ class Collector:
                 elif action == "name":
                     self.add_name(item, field_[1])
                 elif action == "person":  # a name when the record is a person's
-                    if not PERSON_MARKERS.isdisjoint(value):
+                    if person or not PERSON_MARKERS.isdisjoint(value):
                         self.add_name(item)
+                elif action == "person_record":  # a person's record, but not as one
+                    pass
                 elif action == "plain_address":
                     if not item.startswith("{"):
                         self.add("address", item)
@@ -112,15 +133,23 @@ class Collector:
                 else:
                     self.add(action, item)
                 strings.append(item)
+                if item[:1] in ("{", "["):  # a record serialised into a string of another
+                    inner = parse_json(item)
+                    if inner is None:
+                        inner = parse_literal(item)
+                    if inner is not None:
+                        self._items([inner])
             elif isinstance(item, dict):
                 if key == "payment_methods":  # payment methods keyed by their ids (tau-bench)
                     for method_id in item:
                         self.add("payment", method_id)
-                self._record(item)
+                self._record(item, (_FIELDS.get(key) or _field(key))[0] == "person_record")
             elif isinstance(item, list):
                 self._items(item)
-            elif type(item) is int and (_FIELDS.get(key) or _field(key))[0] == "postcode":
-                self.add("postcode", str(item))  # a zip code written as a JSON number
+            elif type(item) is int:
+                action = (_FIELDS.get(key) or _field(key))[0]
+                if action in NUMERIC_KINDS:  # a phone, card, id or zip written as a JSON number
+                    self.add(action, str(item))
 
     def _items(self, value: list) -> None:
         for item in value:
@@ -137,7 +166,7 @@ _FIELDS: dict[Any, tuple[str, str | None]] = {}
 
 
 def _field(key: Any) -> tuple[str, str | None]:
-    lowered = key.lower() if isinstance(key, str) else ""
+    lowered = normal_key(key) if isinstance(key, str) else ""
     kind = FIELD_KINDS.get(lowered)
     if kind == "name":
         found = ("name", NAME_PARTS.get(lowered))
@@ -145,8 +174,10 @@ def _field(key: Any) -> tuple[str, str | None]:
         found = (kind, None)
     elif lowered == "name":  # a person's name when the record is a person's
         found = ("person", None)
-    elif lowered == "address":  # a plain address, not one serialised as JSON
+    elif lowered in PLAIN_ADDRESS_KEYS:  # a plain address, not one serialised as JSON
         found = ("plain_address", None)
+    elif lowered in PERSON_KEYS:  # a dict under it is a person's record
+        found = ("person_record", None)
     elif lowered == "id":  # a payment method's id when the record is one
         found = ("id", None)
     else:
@@ -155,6 +186,24 @@ def _field(key: Any) -> tuple[str, str | None]:
         _FIELDS.clear()
     _FIELDS[key] = found
     return found
+
+
+def normal_key(key: str) -> str:
+    """A record's key in snake case: `firstName`, `First-Name` and `first name` are
+    `first_name`."""
+    return CAMEL.sub("_", key).lower().replace("-", "_").replace(" ", "_")
+
+
+def parse_literal(text: str) -> Any:
+    """A tool result written as a Python literal (`{'first_name': 'Ann'}`, what `str(dict)`
+    gives), or None; only tried on results that look like one and are not JSON."""
+    head = text.lstrip()[:1]
+    if head not in ("{", "[") or len(text) > 1_000_000:
+        return None
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def parse_json(text: str) -> Any:

@@ -29,19 +29,47 @@ _STREET_TYPES = (
     "street|st|avenue|ave|road|rd|drive|dr|lane|ln|boulevard|blvd|way|court|ct|place|pl|terrace|"
     "parkway|pkwy|circle|cir|highway|hwy|square|sq|trail|trl|alley|crescent|close"
 )
+# the other street types of Faker's US addresses (Infinite Loop, Sunset Vista, Maple Crossing):
+# ordinary words too, so only written capitalised
+_TITLED_STREET_TYPES = (
+    "Branch|Bridge|Brook|Brooks|Burg|Burgs|Bypass|Camp|Canyon|Cape|Causeway|Center|Centers|"
+    "Circles|Cliff|Cliffs|Club|Common|Corner|Corners|Course|Courts|Cove|Coves|Creek|Crest|"
+    "Crossing|Crossroad|Curve|Dale|Dam|Divide|Drives|Estate|Estates|Expressway|Extension|"
+    "Extensions|Fall|Falls|Ferry|Field|Fields|Flat|Flats|Ford|Fords|Forest|Forge|Forges|Fork|"
+    "Forks|Fort|Freeway|Garden|Gardens|Gateway|Glen|Glens|Green|Greens|Grove|Groves|Harbor|"
+    "Harbors|Haven|Heights|Hill|Hills|Hollow|Inlet|Island|Islands|Isle|Junction|Junctions|Key|"
+    "Keys|Knoll|Knolls|Lake|Lakes|Land|Landing|Light|Lights|Loaf|Lock|Locks|Lodge|Loop|Mall|"
+    "Manor|Manors|Meadow|Meadows|Mews|Mill|Mills|Mission|Motorway|Mount|Mountain|Mountains|"
+    "Neck|Orchard|Oval|Overpass|Park|Parks|Parkways|Pass|Passage|Path|Pike|Pine|Pines|Plain|"
+    "Plains|Plaza|Point|Points|Port|Ports|Prairie|Radial|Ramp|Ranch|Rapid|Rapids|Rest|Ridge|"
+    "Ridges|River|Roads|Route|Row|Rue|Run|Shoal|Shoals|Shore|Shores|Skyway|Spring|Springs|"
+    "Spur|Spurs|Squares|Station|Stravenue|Stream|Streets|Summit|Throughway|Trace|Track|"
+    "Trafficway|Tunnel|Turnpike|Underpass|Union|Unions|Valley|Valleys|Via|Viaduct|View|Views|"
+    "Village|Villages|Ville|Vista|Walk|Walks|Wall|Ways|Well|Wells"
+)
 _UNIT = r"(?:,?\s+(?i:apt|apartment|suite|ste|unit|floor|fl|#)\.?\s*#?\s*[A-Za-z0-9-]+)?"
 _WORD = r"[A-Za-z][A-Za-z'-]*\.?"
+_STREET = rf"(?:(?i:{_STREET_TYPES})|{_TITLED_STREET_TYPES})\b\.?{_UNIT}"
+# a phone number's separator: a space, dot or hyphen (and maybe a line break after it), or a
+# line break alone (a number wrapped across lines)
+_SEP = r"(?:[ .-]\s?|\r?\n)"
+_CARD_SEP = r"(?:[ \t-]|\r?\n)"
 
-EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-# Everything else that starts with a digit, a `+` or a `(`: cards, phones, addresses.
+EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}")
+# Everything else that starts with a digit, a `+` or a `(`: cards (also right after a `.` or
+# `-`: `No.4111...`, `cc-4111...`), phones (North American with or without a country code,
+# international with a `+`, with or without separators, and national ones of spaced groups,
+# `020 7946 0111`: `_digit_values` keeps those of 10 to 12 digits), addresses.
 DIGITS = re.compile(
-    r"(?<![\w.+-])(?=[\d+(])(?:"
-    r"(?P<card>\d(?:[ -]?\d){12,18}(?![\w-]))"
-    r"|(?P<phone>(?:\+\d{1,3}[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)"
-    r"|\+\d{1,3}(?:[ .-]\d{1,5}){2,5}(?![\w-]))"
-    rf"|(?P<address>\d{{1,6}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+"
-    rf"(?i:{_STREET_TYPES})\b\.?{_UNIT})"
-    r")"
+    r"(?<![\w+])(?=[\d+(])(?:"
+    rf"(?P<card>\d(?:{_CARD_SEP}?\d){{12,18}}(?![\w-]))"
+    r"|(?<![.-])(?:"
+    rf"(?P<phone>(?:\+\d{{1,3}}[ .-]?|\d[ .-])?(?:\(\d{{3}}\){_SEP}?|\d{{3}}{_SEP})\d{{3}}{_SEP}\d{{4}}(?!\w)"
+    rf"|\+\d{{1,3}}(?:{_SEP}\d{{1,8}}){{2,5}}(?![\w-])"
+    r"|\+\d{8,15}(?![\w-])"
+    r"|\d{2,5}(?: \d{2,6}){1,3}(?![\w-]))"
+    rf"|(?P<address>\d{{1,6}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+{_STREET})"
+    r"))"
 )
 _PAYMENT_SOURCE = r"(?:credit_card|debit_card|gift_card|certificate|paypal|bank_account)"
 # (a payment method's id of the tau-bench shape, `gift_card_1234`, is not a user id)
@@ -51,18 +79,21 @@ USER_ID = re.compile(rf"\b(?!{_PAYMENT_SOURCE}_\d)[a-z]+_[a-z]+_\d{{4}}\b|\bC\d{
 # it) through faster forms. Python's `re` skips ahead only to a pattern's first literal or
 # character set, and those patterns start with a look-behind, `\b` or a run of word characters,
 # so as written every position of a text is a start to try.
-_EMAIL_LOCAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
-# DIGITS with its first character consumed up front (and checked again by look-behinds).
+# DIGITS with its first character consumed up front (and checked again by look-behinds); its
+# alternatives in DIGITS's order for each first character.
 _DIGITS_FAST = re.compile(
-    r"[\d+(](?<![\w.+-][\d+(])(?:"
-    r"(?P<card>(?<=\d)(?:[ -]?\d){12,18}(?![\w-]))"
-    r"|(?P<phone>(?<=\+)\d{1,3}[ .-]?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)"
-    r"|(?<=\()\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?!\w)"
-    r"|(?<=\d)\d{2}[ .-]\d{3}[ .-]\d{4}(?!\w)"
-    r"|(?<=\+)\d{1,3}(?:[ .-]\d{1,5}){2,5}(?![\w-]))"
-    rf"|(?P<address>(?<=\d)\d{{0,5}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+"
-    rf"(?i:{_STREET_TYPES})\b\.?{_UNIT})"
-    r")"
+    r"[\d+(](?<![\w+][\d+(])(?:"
+    rf"(?P<card>(?<=\d)(?:{_CARD_SEP}?\d){{12,18}}(?![\w-]))"
+    r"|(?<![.-].)(?:"
+    rf"(?P<phone>(?<=\+)\d{{1,3}}[ .-]?(?:\(\d{{3}}\){_SEP}?|\d{{3}}{_SEP})\d{{3}}{_SEP}\d{{4}}(?!\w)"
+    rf"|(?<=\d)[ .-](?:\(\d{{3}}\){_SEP}?|\d{{3}}{_SEP})\d{{3}}{_SEP}\d{{4}}(?!\w)"
+    rf"|(?<=\()\d{{3}}\){_SEP}?\d{{3}}{_SEP}\d{{4}}(?!\w)"
+    rf"|(?<=\d)\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?!\w)"
+    rf"|(?<=\+)\d{{1,3}}(?:{_SEP}\d{{1,8}}){{2,5}}(?![\w-])"
+    r"|(?<=\+)\d{8,15}(?![\w-])"
+    r"|(?<=\d)\d{1,4}(?: \d{2,6}){1,3}(?![\w-]))"
+    rf"|(?P<address>(?<=\d)\d{{0,5}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+{_STREET})"
+    r"))"
 )
 _C_ID = re.compile(r"C(?<!\wC)\d{4,6}\b")
 # a payment method's id in the tau-bench shape (`credit_card_7815826`, `gift_card_8190333`)
@@ -84,13 +115,48 @@ _NAME_HINTS = (
     "miss",
     "sincerely,",
     "regards,",
+    "name's",
+    "named",
+    "my wife",
+    "my husband",
+    "my partner",
+    "my son",
+    "my daughter",
+    "my mother",
+    "my father",
+    "my mom",
+    "my dad",
+    "my brother",
+    "my sister",
 )
-# a name's word: capitalised, with inner capitals (McDonald), an O' or D' (O'Brien), hyphenated
-# parts (Garcia-Lopez) and Latin letters with accents (José Álvarez, Müller); not all capitals
-_UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
-_NAME_PART = rf"[{_UP}][{_LOW}]+(?:[{_UP}][{_LOW}]+)*"
-_NAME_WORD = rf"(?:[{_UP}]['’])?{_NAME_PART}(?:-{_NAME_PART})*"
-_NAME_AFTER = re.compile(rf"\s+({_NAME_WORD}(?:\s+{_NAME_WORD})?)")
+# up to two words after a hint: letters of any script, with inner apostrophes and hyphens
+# (O'Brien, Garcia-Lopez); `_is_name_word` says which are a name's
+_LETTERS = r"[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))*"
+_NAME_AFTER = re.compile(rf"\s+({_LETTERS})(?:\s+({_LETTERS}))?")
+
+
+def _is_name_word(word: str) -> bool:
+    """A name's word: capitalised and not all capitals (McDonald, José, Łukasz, O'Brien), or
+    of a script without capitals (王伟)."""
+    if len(word) < 2:
+        return False
+    head = word[0]
+    if head.isupper():
+        return not word.isupper()
+    return not head.islower()
+
+
+def _name_after(text: str, at: int) -> tuple[int, str] | None:
+    """Where the name a hint ending at `at` is followed by starts, and the name: one or two
+    name words (`_is_name_word`), the first not a word such as Sorry or Hello."""
+    m = _NAME_AFTER.match(text, at)
+    if m is None or not _is_name_word(first := m.group(1)) or first in _NOT_NAMES:
+        return None
+    second = m.group(2)
+    end = m.end(2) if second is not None and _is_name_word(second) else m.end(1)
+    return m.start(1), text[m.start(1) : end]
+
+
 _PHONE_AFTER = re.compile(r"[^\d\n\x00]{0,15}(\d{10,11})(?!\d)")
 _PHONE_HINTS = ("phone", "mobile", "cell", "call me", "text me", "number")
 _HAS_DIGIT = re.compile(r"\d")
@@ -219,7 +285,7 @@ def _emails_at(text: str) -> list[tuple[int, str]]:
     at = text.find("@")
     while at != -1:
         start = at
-        while start > end and text[start - 1] in _EMAIL_LOCAL:
+        while start > end and ((c := text[start - 1]).isalnum() or c in "._%+-"):
             start -= 1
         m = EMAIL.match(text, start) if start < at else None
         if m is not None:
@@ -280,16 +346,16 @@ def _scan_at(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
         at = low.find(hint)
         while at != -1:  # after the hint, unless the hint is the end of a longer word
             if not (at > 0 and low[at - 1].isalnum()):
-                m = _NAME_AFTER.match(text, at + len(hint))
-                if m and m.group(1).split()[0] not in _NOT_NAMES:
-                    found.append((m.start(1), "name", m.group(1)))
+                name = _name_after(text, at + len(hint))
+                if name is not None:
+                    found.append((name[0], "name", name[1]))
             at = low.find(hint, at + 1)
     return found
 
 
 def card_ok(value: str) -> bool:
     """Whether a candidate card number (digits, spaces and dashes) passes the Luhn check."""
-    plain = value.replace(" ", "").replace("-", "")
+    plain = "".join(ch for ch in value if ch.isdigit())
     return 13 <= len(plain) <= 19 and luhn_ok(plain)
 
 
@@ -304,9 +370,18 @@ def _digit_values(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
         elif kind == "address":
             if _address_ok(value):
                 found.append((m.start(), "address", value))
-        elif kind == "phone":
+        elif kind == "phone" and phone_ok(value):
             found.append((m.start(), "phone", value))
     return found
+
+
+def phone_ok(value: str) -> bool:
+    """Whether a candidate phone number has the digits of one: 8 or more, and 10 to 12 when
+    written as groups of digits and spaces alone (`020 7946 0111`; not `10 20 30`)."""
+    digits = sum(ch.isdigit() for ch in value)
+    if value.replace(" ", "").isdigit():
+        return 10 <= digits <= 12
+    return digits >= 8
 
 
 # What the detectors find depends on where a text has digits, not on which digits (but for the
@@ -384,12 +459,29 @@ FIELD_KINDS: dict[str, str] = {
     "phone_number": "phone",
     "mobile": "phone",
     "telephone": "phone",
+    "mobile_number": "phone",
+    "mobile_phone": "phone",
+    "cell": "phone",
+    "cell_phone": "phone",
+    "phone_no": "phone",
+    "contact_number": "phone",
     "first_name": "name",
     "last_name": "name",
     "full_name": "name",
     "customer_name": "name",
     "passenger_name": "name",
     "contact_name": "name",
+    "cardholder_name": "name",
+    "card_holder": "name",
+    "cardholder": "name",
+    "account_holder": "name",
+    "recipient_name": "name",
+    "given_name": "name",
+    "family_name": "name",
+    "surname": "name",
+    "middle_name": "name",
+    "username": "user_id",
+    "user_name": "user_id",
     "street1": "address",
     "street2": "address",
     "address1": "address",
@@ -398,6 +490,12 @@ FIELD_KINDS: dict[str, str] = {
     "street_address": "address",
     "line1": "address",
     "line2": "address",
+    "address_line1": "address",
+    "address_line2": "address",
+    "address_line_1": "address",
+    "address_line_2": "address",
+    "street_line1": "address",
+    "street_line2": "address",
     "zip": "postcode",
     "zipcode": "postcode",
     "zip_code": "postcode",
@@ -410,7 +508,14 @@ FIELD_KINDS: dict[str, str] = {
     "customer_id": "user_id",
     "account_id": "user_id",
     "member_id": "user_id",
+    "client_id": "user_id",
+    "account_number": "user_id",
+    "customer_number": "user_id",
     "card_number": "card",
+    "card": "card",
+    "card_no": "card",
+    "cc_number": "card",
+    "credit_card_number": "card",
     "payment_id": "payment",
     "payment_method_id": "payment",
     "dob": "dob",
@@ -418,6 +523,32 @@ FIELD_KINDS: dict[str, str] = {
     "birthdate": "dob",
     "birth_date": "dob",
 }
+
+# Keys whose plain string value is an address (one not serialised as JSON: a dict under them is
+# a record walked on its own).
+PLAIN_ADDRESS_KEYS = frozenset(
+    {"address", "shipping_address", "billing_address", "home_address", "mailing_address"}
+)
+# Keys under which an object is a person's (`{"customer": {"name": ...}}`), so that its plain
+# `name` is a person's name, as when the object holds one of `PERSON_MARKERS`.
+PERSON_KEYS = frozenset(
+    {
+        "customer",
+        "user",
+        "passenger",
+        "contact",
+        "recipient",
+        "cardholder",
+        "account_holder",
+        "buyer",
+        "sender",
+        "guest",
+        "traveler",
+        "traveller",
+        "member",
+        "profile",
+    }
+)
 
 # What marks an object as a payment method, so that its `id` is a payment method's id: one of
 # these keys, or one of the sources under its `source`, `kind` or `type`.

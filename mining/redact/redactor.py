@@ -32,13 +32,33 @@ from typing import Any
 import orjson
 
 from mining.model import Conversation, LoggedCall, Message
-from mining.redact.collect import NAME_TOKEN, SEP, TAU_ID, Collector, parse_json
+from mining.redact.collect import (
+    NAME_TOKEN,
+    SEP,
+    TAU_ID,
+    Collector,
+    parse_json,
+    parse_literal,
+)
 from mining.redact.detect import LONG
 from mining.redact.surrogates import ZIP, Surrogates
 
 C_ID = re.compile(r"^C(\d{4,6})$")
 TRAILING_DIGITS = re.compile(r"([A-Za-z_-]*?)(\d+)")  # a label, then digits: `gift_card_8190333`
 WORDS = re.compile(r"\w+")
+# names that are also everyday words (Will, May, Price, Rose): replaced where written with a
+# capital only, so "I will need it" and a tool result's "price" stay as they are
+WORD_NAMES = frozenset({
+    "amber", "april", "art", "august", "bill", "bishop", "black", "brown", "bud", "buck",
+    "cash", "chase", "cliff", "crystal", "dale", "dawn", "dean", "drew", "earl", "faith",
+    "fox", "frank", "gay", "gene", "glen", "grace", "grant", "gray", "green", "guy", "hall",
+    "hope", "hunter", "iris", "ivy", "jack", "jade", "jay", "jewel", "joy", "june", "king",
+    "lance", "lane", "lily", "long", "mark", "marsh", "mason", "may", "miles", "mill",
+    "miller", "nick", "noble", "page", "park", "pat", "penny", "pierce", "pike", "price",
+    "ray", "reed", "rich", "rob", "rose", "ruby", "rush", "sage", "savage", "short", "sky",
+    "stone", "summer", "sunny", "trace", "victor", "wade", "ward", "white", "will", "winter",
+    "wolf", "wood", "young"
+})  # fmt: skip
 CASED = ("name", "city")  # kinds whose surrogates are written in the case of the raw value
 LOOSE = ("city", "postcode")  # kinds found with other whitespace between their words
 
@@ -123,11 +143,21 @@ def _digits(value: str) -> str:
     return "".join(ch for ch in value if ch.isdigit())
 
 
+def _area_code(phone: str) -> bool:
+    """Whether a surrogate phone number, `(###) 555-01##`, has an area code a real one could
+    have (not starting with 0 or 1): its digits then also make a JSON number."""
+    return phone[1] not in "01"
+
+
 class ConversationRedactor:
     """Redacts one conversation; build a new one per conversation."""
 
-    def __init__(self, conversation: Conversation, seed: int, keep_raw: bool = False):
+    def __init__(
+        self, conversation: Conversation, seed: int, keep_raw: bool = False, context: Any = None
+    ):
+        """`context`: a record whose personal data is collected too (`scrub_text`)."""
         self.source = conversation
+        self.context = context
         self.keep_raw = keep_raw
         # drawn by what the conversation holds, not by its id: the same conversation logged under
         # two ids gets the same surrogates, so its cases are duplicates that dedup drops
@@ -142,6 +172,7 @@ class ConversationRedactor:
         self.values: frozenset[str] = frozenset()  # the collected values, lowered
         # name tokens whose capitals the records use as codes: kept where written in capitals
         self.codes: frozenset[str] = frozenset()
+        self.word_names: frozenset[str] = frozenset()  # of WORD_NAMES: kept if not capitalised
         self._c_avoid: frozenset[str] | None = None
         self._digits_avoid: frozenset[str] | None = None
         self.cities: list[str] = []  # the raw cities, lowered
@@ -167,12 +198,17 @@ class ConversationRedactor:
                     self.parsed[index] = value
                     c.walk(value)
                     continue
+                literal = parse_literal(content)  # replaced as text, like any other
+                if literal is not None:
+                    c.walk(literal)
             if len(content) > LONG:
                 c.text(content)
             else:
                 batch.append(content)
             for call in m.calls:
                 c.walk(call.arguments)
+        if self.context is not None:
+            c.walk(self.context)
         batch += c.strings
         c.texts(batch)
         return c
@@ -194,6 +230,7 @@ class ConversationRedactor:
             short += [lowered[v] for v in cities if len(v) < 5 and not v.isupper()]
         if short:
             self.codes = frozenset(t for t in short if self._is_code(t.upper(), c.strings))
+        self.word_names = WORD_NAMES.intersection(first | last)
         for token in sorted(first | last):
             surrogate = pick("name", token, p.first if token in first else p.last, raws)
             names[token] = surrogate
@@ -209,6 +246,8 @@ class ConversationRedactor:
                 surrogate = by_digits.get(digits)
                 if surrogate is None:
                     surrogate = by_digits[digits] = self._surrogate(kind, value, names, raws)
+                if value.isdigit():  # written without separators, maybe as a JSON number
+                    surrogate = _digits(surrogate)
             else:
                 surrogate = self._surrogate(kind, value, names, raws)
             mapping[key] = (kind, surrogate)
@@ -244,7 +283,7 @@ class ConversationRedactor:
             number = s.number("email", value, 2, raws)
             return f"{first}.{last}{number}@{p.domain[int(number) % len(p.domain)]}"
         if kind == "phone":
-            return s.pick("phone", _digits(value), p.phone, raws)
+            return s.pick("phone", _digits(value), p.phone, raws, _area_code)
         if kind == "card":
             card = s.pick("card", _digits(value), p.card, raws)
             sep = " " if " " in value else "-" if "-" in value else ""
@@ -271,7 +310,7 @@ class ConversationRedactor:
         `PM1`) keeps its label, the digits drawn again; any other (an opaque token such as
         `pm_1NaXyZ2`) has each letter and digit drawn again."""
         m = TRAILING_DIGITS.fullmatch(value)
-        if m is None:
+        if m is None or value.isdigit():  # (digits alone: maybe a JSON number, kept one)
             return self.sur.shaped("payment", value, self.values)
         if self._digits_avoid is None:  # the trailing digits of every raw value
             found = (TRAILING_DIGITS.fullmatch(r) for r in self.values)
@@ -314,6 +353,8 @@ class ConversationRedactor:
                 # (names, the other raws, hold no digits)
                 self._c_avoid = frozenset(r[1:] for r in self.values if C_ID.match(r.upper()))
             return "C" + s.number("cid", value, len(m.group(1)), self._c_avoid)
+        if value.isdigit():  # an account number, maybe written as a JSON number: kept digits
+            return s.shaped("user_id", value, raws)
         return "user_" + s.number("uid", value, 6, raws)
 
     # -- replace ----------------------------------------------------------------------------
@@ -351,10 +392,12 @@ class ConversationRedactor:
             return text
         spans.sort()
         out, pos = [], 0
-        counts, codes = self.counts, self.codes
+        counts, codes, word_names = self.counts, self.codes, self.word_names
         for start, end, needle in spans:
             if codes and needle in codes and text[start:end].isupper():
                 continue  # a code, not the name: left as it is
+            if word_names and needle in word_names and not text[start].isupper():
+                continue  # the word, not the name
             out.append(text[pos:start])
             kind, surrogate = self.map[needle]
             counts[kind] += 1
@@ -400,6 +443,8 @@ class ConversationRedactor:
         raw = m.group(0)
         if self.codes and raw.lower() in self.codes and raw.isupper():
             return raw
+        if self.word_names and raw.lower() in self.word_names and not raw[0].isupper():
+            return raw
         key = raw.lower()
         if key not in self.map:  # a city or postal code written with other whitespace
             key = next(n for n, (p, _) in self.loose.items() if p.fullmatch(raw))
@@ -418,7 +463,7 @@ class ConversationRedactor:
             return [self.value(v) for v in value]
         if type(value) is int and (found := self.map.get(str(value))) is not None:
             kind, surrogate = found
-            if kind == "postcode" and surrogate.isdigit():  # a zip code written as a number
+            if surrogate.isdigit():  # a zip code, a phone, a card or an id written as a number
                 self.counts[kind] += 1
                 return int(surrogate)
         return value
@@ -527,8 +572,9 @@ def redact_conversation(
     return ConversationRedactor(conversation, seed, keep_raw).run()
 
 
-def scrub_text(text: str, seed: int = 0) -> str:
+def scrub_text(text: str, seed: int = 0, context: Any = None) -> str:
     """Free text with what the detectors find replaced (for ids and messages outside any
-    conversation, such as a quarantined record's conversation id)."""
+    conversation, such as a quarantined record's conversation id), and the personal data
+    `context` holds (the record the text came from, as read: its known fields and texts)."""
     conv = Conversation(id=text, messages=[], file="", line=0, format="")
-    return ConversationRedactor(conv, seed).run().conversation.id
+    return ConversationRedactor(conv, seed, context=context).run().conversation.id
