@@ -6,9 +6,10 @@ in the header). Rows of one ticket must be contiguous (sort the export by ticket
 resolved when its status column holds one of `resolved_values`. Statuses and roles are matched
 whatever their case. A row the CSV reader cannot read (a quote out of place, a quoted cell never
 closed), with more cells than the header (a delimiter in a cell not quoted) or with a line over
-the size limit is quarantined, and so is its ticket. An export with
-one row per ticket and the whole conversation in one column is read by setting `transcript` to
-that column (role-prefixed, as the `transcript` format).
+the size limit is quarantined, and so is its ticket and every ticket with a row on its lines (a
+quoted cell never closed reads the next rows into its own). An export with one row per ticket
+and the whole conversation in one column is read by setting `transcript` to that column
+(role-prefixed, as the `transcript` format).
 
     {"conversation_id": "Ticket ID", "role": "Author type", "content": "Body",
      "role_values": {"end-user": "user", "agent": "assistant"}}
@@ -17,9 +18,10 @@ that column (role-prefixed, as the `transcript` format).
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -28,6 +30,21 @@ from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import ROLES, build_conversation
 from mining.parsers.transcript import TranscriptBuilder
 from mining.reading import MAX_LINE_BYTES, Progress, iter_lines
+
+# the keys of a mapping that name a column
+_COLUMN_KEYS = (
+    "conversation_id",
+    "role",
+    "content",
+    "resolved",
+    "tool_name",
+    "tool_arguments",
+    "tool_call_id",
+    "transcript",
+)
+# a header cell shown in a message: short, of letters, digits, `_`, spaces, dots and hyphens
+_COLUMN_NAME = re.compile(r"[\w .-]{0,40}")
+_LONG_NUMBER = re.compile(r"\d{7,}")  # a phone number's digits, once spaces, dots, hyphens go
 
 
 class CsvMapping(BaseModel):
@@ -82,12 +99,13 @@ class CsvMapping(BaseModel):
 class _Source:
     """The file's lines for the CSV reader. A line over the size limit is given as an empty
     line (its cut-off start would unbalance the quoting) and its number noted in `too_long`;
-    `first` keeps the first line read since it was last cleared (the start of a row)."""
+    `lines` keeps the lines read since it was last cleared (those of a row: no more than the
+    reader's field size limit)."""
 
     def __init__(self, path: Path, progress: Progress | None):
         self.path, self.progress = path, progress
         self.too_long: list[int] = []
-        self.first: str | None = None
+        self.lines: list[str] = []
 
     def __iter__(self) -> Iterator[str]:
         for raw in iter_lines(self.path, self.progress):
@@ -96,24 +114,40 @@ class _Source:
                 text = "\n"
             else:
                 text = raw.data.decode("utf-8", errors="surrogateescape") + "\n"
-            if self.first is None:
-                self.first = text
+            self.lines.append(text)
             yield text
 
 
-def _shown(header: list[str], most: int = 12, width: int = 40) -> str:
-    """The header's columns for a message, a few and each cut short (the first line of a file
-    that is not CSV can be a whole JSON record), with the personal data the detectors find in
-    them named by kind (`<email>`): that first line can be a customer's message."""
+def _header_error(path: Path, header: list[str], missing: list[str], delimiter: str) -> UserError:
+    """The columns the header lacks, and its own when they look like column names. A first row
+    that is not a header can be a ticket's text (a name, a phone number): it is then counted,
+    not quoted, since a detector that misses a piece of personal data would print it."""
+    names = [repr(c) for c in missing]
+    absent = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+    fix = f"pass a --csv-mapping naming your columns (keys {', '.join(_COLUMN_KEYS)})"
+    if all(_column_like(c) for c in header):
+        return UserError(f"{path}:1: CSV header has no column {absent} ({_shown(header)}); {fix}")
+    return UserError(
+        f"{path}:1: CSV header has no column {absent}: the first row does not look like a "
+        f"header ({len(header)} cells split at {delimiter!r}, not shown as they may hold a "
+        f"customer's words); put the header row first or {fix}"
+    )
+
+
+def _column_like(cell: str) -> bool:
     from mining.redact.detect import scan
 
-    names = []
-    for c in header[:most]:
-        for kind, value in sorted(scan(c), key=lambda found: -len(found[1])):
-            c = c.replace(value, f"<{kind}>")
-        names.append(c if len(c) <= width else c[: width - 3] + "...")
+    cell = cell.strip()
+    return (
+        _COLUMN_NAME.fullmatch(cell) is not None
+        and not _LONG_NUMBER.search(re.sub(r"[ .-]", "", cell))
+        and not any(scan(cell))
+    )
+
+
+def _shown(header: list[str], most: int = 12) -> str:
     more = f", ... ({len(header) - most} more)" if len(header) > most else ""
-    return ", ".join(names) + more
+    return "columns: " + ", ".join(header[:most]) + more
 
 
 def _bad_utf8(row: dict[str, str]) -> bool:
@@ -141,15 +175,12 @@ def parse(
     header[0] = header[0].lstrip("\ufeff")
     missing = [c for c in _needed(mapping) if c not in header]
     if missing:
-        raise UserError(
-            f"{path}:1: CSV header has no column {missing[0]!r} (columns: "
-            f"{_shown(header)}); pass a --csv-mapping naming your columns"
-        )
+        raise _header_error(path, header, missing, mapping.delimiter)
     tickets = _Tickets(path, mapping, max_turns)
     for item in _rows(path, reader, source, header, mapping):
-        if isinstance(item, Quarantined):
-            tickets.unreadable(item.line or 0, item.conversation_id)
-            yield item
+        if isinstance(item, _Unreadable):
+            tickets.unreadable(item.record.line or 0, item.record.conversation_id, item.lost)
+            yield item.record
             continue
         number, record = item
         yield from tickets.row(number, record, record.get(mapping.conversation_id, ""))
@@ -167,17 +198,24 @@ def _needed(mapping: CsvMapping) -> list[str]:
     return needed + [c for c in given if c]
 
 
+class _Unreadable(NamedTuple):
+    record: Quarantined
+    lost: dict[str, int]  # the tickets whose id starts a later line of the row: id -> that line
+
+
 def _rows(
     path: Path, reader: Any, source: _Source, header: list[str], mapping: CsvMapping
-) -> Iterator[tuple[int, dict[str, str]] | Quarantined]:
+) -> Iterator[tuple[int, dict[str, str]] | _Unreadable]:
     """Each non-empty row as `(line it starts on, {column: cell})`; a row the CSV reader
     cannot read (a quote out of place, a quoted cell never closed), with more cells than the
-    header has columns, or that holds a line over the size limit comes back as a `Quarantined` record at its first line, with its ticket's
-    id when the start of that line shows it."""
+    header has columns, or that holds a line over the size limit comes back as `_Unreadable`: a
+    `Quarantined` record at its first line, with its ticket's id when the start of that line
+    shows it, and the ids its later lines start with (a quoted cell never closed reads the rows
+    that follow into its own, up to the quote the reader stops at)."""
     key_at = header.index(mapping.conversation_id)
     start = reader.line_num + 1  # the line a row starts on (a quoted cell can span lines)
     while True:
-        source.first = None
+        source.lines = []
         try:
             row, problem = next(reader), None
         except StopIteration:
@@ -190,33 +228,47 @@ def _rows(
             problem = f"{len(row)} cells where the header has {len(header)} columns"
         if cut or problem is not None:
             del source.too_long[: len(cut)]
-            yield _unreadable(path, number, reader.line_num, problem, cut, _key(source, key_at))
+            keys = [_key(text, key_at, mapping.delimiter) for text in source.lines]
+            key = keys[0] if keys else None
+            lost: dict[str, int] = {}
+            for i, other in enumerate(keys[1:], start=1):
+                if other and other != key:
+                    lost.setdefault(other, number + i)
+            record = _unreadable(path, number, reader.line_num, problem, cut, key, bool(lost))
+            yield _Unreadable(record, lost)
         elif any(row):
             yield number, dict(zip(header, row, strict=False))
 
 
-def _key(source: _Source, key_at: int) -> str | None:
-    """The ticket id in the first line of a row the reader could not read, read loosely."""
+def _key(line: str, key_at: int, delimiter: str) -> str | None:
+    """The ticket id a line of a row the reader could not read starts with, read loosely."""
     try:
-        cells = next(csv.reader([source.first or ""]), [])
+        cells = next(csv.reader([line], delimiter=delimiter), [])
     except csv.Error:  # a carriage return alone in the line, say: no id to be read
         return None
     return cells[key_at] if key_at < len(cells) and cells[key_at] else None
 
 
 def _unreadable(
-    path: Path, line: int, last: int, problem: str | None, cut: list[int], key: str | None
+    path: Path,
+    line: int,
+    last: int,
+    problem: str | None,
+    cut: list[int],
+    key: str | None,
+    others: bool,
 ) -> Quarantined:
     if cut:
         reason, message = "line_too_long", f"line {cut[0]} is over the 16 MiB limit"
     else:
         reason, message = "bad_row", f"not a readable CSV row ({problem})"
     span = f"line {line}" if last == line else f"lines {line} to {last}"
+    tickets = "the tickets with a row on them" if others else "the ticket of the row with it"
     return Quarantined(
         file=str(path),
         line=line,
         reason=reason,
-        message=f"{message}; {span} skipped, and the ticket of the row with it",
+        message=f"{message}; {span} skipped, and {tickets}",
         conversation_id=key,
     )
 
@@ -225,23 +277,30 @@ class _Tickets:
     """Gathers contiguous rows into tickets. The ticket of an unreadable row is quarantined
     whole (mined without the row, its conversation would miss a turn): the ticket whose id the
     row shows, or when it shows none, the tickets on both sides of it (the row may be the last
-    of one or the first of the next)."""
+    of one or the first of the next), and every ticket whose id starts one of its later lines
+    (a row of it read into the unreadable one)."""
 
     def __init__(self, path: Path, mapping: CsvMapping, max_turns: int):
         self.path, self.mapping, self.max_turns = path, mapping, max_turns
         self.rows: list[tuple[int, dict[str, str]]] = []
         self.key: str | None = None
-        self.broken: int | None = None  # the line of an unreadable row of this ticket
-        self.bad_keys: dict[str, int] = {}  # ticket id -> the line of its unreadable row
-        self.unknown: int | None = None  # an unreadable row of no known ticket, just before
+        self.broken: str | None = None  # where a row of this ticket could not be read
+        self.bad_keys: dict[str, str] = {}  # ticket id -> where a row of it could not be read
+        self.unknown: str | None = None  # an unreadable row of no known ticket, just before
 
-    def unreadable(self, line: int, key: str | None) -> None:
+    def unreadable(self, line: int, key: str | None, lost: dict[str, int]) -> None:
+        where = f"line {line}"
         if key is None:
-            self.unknown = line
+            self.unknown = where
         else:
-            self.bad_keys.setdefault(key, line)
-        if self.rows and key in (None, self.key):
-            self.broken = self.broken or line
+            self.bad_keys.setdefault(key, where)
+        for other, at in lost.items():
+            self.bad_keys.setdefault(other, f"line {at}, read into the unreadable row at {where}")
+        if self.rows and self.broken is None:
+            if key is None or key == self.key:
+                self.broken = where
+            elif self.key in lost:
+                self.broken = self.bad_keys[self.key]
 
     def row(self, number: int, record: dict[str, str], key: str):
         if self.rows and key != self.key:
@@ -259,7 +318,7 @@ class _Tickets:
                 file=str(self.path),
                 line=line,
                 reason="bad_row",
-                message=f"a row of this ticket (line {self.broken}) could not be read; "
+                message=f"a row of this ticket ({self.broken}) could not be read; "
                 "the ticket is skipped",
                 conversation_id=first.get(self.mapping.conversation_id) or None,
             )

@@ -171,13 +171,36 @@ def test_an_optional_csv_column_the_mapping_names_must_be_in_the_header(tmp_path
     assert mine([bare], "csv", csv_mapping=CsvMapping(resolved=None)).quarantined == ()
 
 
-def test_a_missing_csv_column_names_a_few_header_columns_each_cut_short(tmp_path):
-    log = write_jsonl(tmp_path / "chat.jsonl", RECORDS[:1])  # given as CSV by mistake
+MAPPING_KEYS = (
+    "keys conversation_id, role, content, resolved, tool_name, tool_arguments, tool_call_id, "
+    "transcript"
+)
+
+
+def test_a_missing_csv_column_names_a_few_header_columns(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_text(",".join(f"Field {n}" for n in range(1, 16)) + "\nT1,customer,hi\n")
     with pytest.raises(UserError) as caught:
         mine([log], "csv")
-    said = str(caught.value)
-    assert "no column 'ticket_id'" in said and "more)" in said
-    assert len(said) < 1000 < len(log.read_text())
+    assert str(caught.value) == (
+        f"{log}:1: CSV header has no column 'ticket_id', 'role' or 'message' (columns: "
+        + ", ".join(f"Field {n}" for n in range(1, 13))
+        + f", ... (3 more)); pass a --csv-mapping naming your columns ({MAPPING_KEYS})"
+    )
+
+
+def test_a_json_line_given_as_a_csv_header_is_counted_not_quoted(tmp_path):
+    log = write_jsonl(tmp_path / "chat.jsonl", RECORDS[:1])  # given as CSV by mistake
+    cells = len(next(csv.reader(log.open(newline=""))))
+    with pytest.raises(UserError) as caught:
+        mine([log], "csv")
+    # before, a dozen of its cells were quoted, each cut to 40 characters
+    assert str(caught.value) == (
+        f"{log}:1: CSV header has no column 'ticket_id', 'role' or 'message': the first row "
+        f"does not look like a header ({cells} cells split at ',', not shown as they may hold a "
+        "customer's words); put the header row first or pass a --csv-mapping naming your "
+        f"columns ({MAPPING_KEYS})"
+    )
 
 
 def test_a_missing_csv_column_message_holds_no_personal_data_of_the_first_line(tmp_path):
@@ -186,10 +209,26 @@ def test_a_missing_csv_column_message_holds_no_personal_data_of_the_first_line(t
     with pytest.raises(UserError) as caught:
         mine([log], "csv")
     said = str(caught.value)
-    # before, the columns were quoted as they were: the customer's name, email and phone
-    assert "no column 'ticket_id'" in said and "<email>" in said and "<name>" in said
-    for raw in ("Ana", "Diaz", "ana.diaz", "555-0134"):
+    assert "no column 'ticket_id'" in said and "(4 cells split at ','" in said
+    for raw in ("Ana", "Diaz", "ana.diaz", "555-0134", "Hi"):
         assert raw not in said
+
+
+def test_a_ticket_row_given_as_the_csv_header_is_not_quoted_in_the_error(tmp_path):
+    log = tmp_path / "h.csv"
+    log.write_text(
+        "Hi this is from Eleanor Rigby, call +447700900123 or 07700 900123, "
+        "email e.rigby@example.com\nT1,user,hello\n"
+    )
+    with pytest.raises(UserError) as caught:
+        mine([log], "csv")
+    # before, the row was quoted with only the email masked: the name and both phone numbers
+    assert str(caught.value) == (
+        f"{log}:1: CSV header has no column 'ticket_id', 'role' or 'message': the first row "
+        "does not look like a header (3 cells split at ',', not shown as they may hold a "
+        "customer's words); put the header row first or pass a --csv-mapping naming your "
+        f"columns ({MAPPING_KEYS})"
+    )
 
 
 def test_csv_rows_are_placed_at_the_line_they_start_on(tmp_path):
@@ -257,6 +296,79 @@ def test_an_unreadable_csv_row_quarantines_its_ticket_and_the_others_are_mined(t
     assert "unexpected end of data" in result.quarantined[2].message
     mined = {c.provenance.source.conversation_id for c in result.cases}
     assert mined == {RECORDS[0]["conversation_id"], RECORDS[2]["conversation_id"]}
+
+
+def test_a_ticket_that_lost_a_row_to_an_unclosed_quote_above_it_is_quarantined(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_text(
+        "ticket_id,role,message,status\n"
+        "T-100,user,Cancel order W1 please,resolved\n"
+        "T-100,assistant,Done,resolved\n"
+        'T-200,user,"my order is broken,resolved\n'  # a quoted cell never closed
+        "T-200,assistant,ok,resolved\n"
+        'T-300,user,"I need to cancel order W3, wrong size",resolved\n'  # read into T-200's row
+        "T-300,assistant,Sure I cancelled it,resolved\n"
+        "T-300,user,thanks,resolved\n"
+        "T-400,user,hello,resolved\n"
+        "T-400,assistant,hi,resolved\n"
+    )
+    result = mine([log], "csv", redact=False)
+    # before, T-300 was mined from line 7 on: without its request, the customer only said thanks
+    assert [q.model_dump() for q in result.quarantined] == [
+        {
+            "file": str(log),
+            "line": 4,
+            "reason": "bad_row",
+            "message": "not a readable CSV row (',' expected after '\"'); lines 4 to 6 "
+            "skipped, and the tickets with a row on them",
+            "field": None,
+            "conversation_id": "T-200",
+        },
+        {
+            "file": str(log),
+            "line": 7,
+            "reason": "bad_row",
+            "message": "a row of this ticket (line 6, read into the unreadable row at line 4) "
+            "could not be read; the ticket is skipped",
+            "field": None,
+            "conversation_id": "T-300",
+        },
+    ]
+    assert [
+        (c.provenance.source.conversation_id, c.provenance.source.line, c.user_scenario)
+        for c in result.cases
+    ] == [
+        ("T-100", 2, "The customer, in their own words: Cancel order W1 please"),
+        ("T-400", 9, "The customer, in their own words: hello"),
+    ]
+
+
+def test_a_swallowed_csv_row_is_found_with_the_mapping_delimiter(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_text(
+        "ticket_id;role;message\n"
+        'T1;customer;"my lamp broke\n'
+        "T2;customer;hello\n"
+        'T3;customer;"it is "late"\n'  # the stray quote the reader stops at, T2's row read in
+        "T2;agent;hi\n"
+        "T4;customer;hi\n"
+    )
+    result = mine([log], "csv", csv_mapping=CsvMapping(delimiter=";"))
+    assert [(q.line, q.conversation_id, q.message) for q in result.quarantined] == [
+        (
+            2,
+            "T1",
+            "not a readable CSV row (';' expected after '\"'); lines 2 to 4 skipped, "
+            "and the tickets with a row on them",
+        ),
+        (
+            5,
+            "T2",
+            "a row of this ticket (line 3, read into the unreadable row at line 2) "
+            "could not be read; the ticket is skipped",
+        ),
+    ]
+    assert [c.provenance.source.conversation_id for c in result.cases] == ["T4"]
 
 
 def test_a_csv_row_with_more_cells_than_the_header_quarantines_its_ticket(tmp_path):
