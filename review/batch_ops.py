@@ -1,12 +1,14 @@
 """Batch-level operations of the review queue: bulk decisions by filter, the `auto` policy,
-batch status, export marks and the audit log. Mixed into `ReviewStore`."""
+batch status, export claims and marks, and the audit log. Mixed into `ReviewStore`."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -15,11 +17,16 @@ from sqlalchemy.engine import Row
 from casemill.errors import UserError
 from review.errors import DecisionBlocked, LeaseHeld, NotFound, StaleWrite
 from review.items import BatchStatus, BulkResult, Item, ItemFilter, needs_label
-from review.schema import audit, batches, items
+from review.schema import audit, batches, items, now_iso
 
 log = logging.getLogger(__name__)
 
 AUTO_REVIEWER = "auto"
+
+# an export's claim on the items it writes is a lease held by "export:<run id>" (a reviewer's
+# name may not start so); it lapses after `export_lease_s` should the export die
+EXPORT_HOLDER = "export:"
+DEFAULT_EXPORT_LEASE_S = 60 * 60
 
 NEEDS_GUESS = "needs a human label (observed behaviour, may be wrong)"
 
@@ -41,7 +48,8 @@ class AuditEntry:
 
 
 class BatchOps:
-    """Needs `engine`, `list`, `_decide`, `_write` and `_now` from `ReviewStore`."""
+    """Needs `engine`, `clock`, `export_lease_s`, `list`, `_where`, `_lock`, `_decide`, `_write` and
+    `_now` from `ReviewStore`."""
 
     # -- bulk --------------------------------------------------------------------------------
     def bulk_decide(
@@ -169,20 +177,77 @@ class BatchOps:
             )
         return out
 
-    def mark_exported(self, case_ids: Iterable[str], corpus_version: int | None, actor: str) -> int:
-        n = 0
+    # -- export claims -----------------------------------------------------------------------
+    def claim_export(self, batch_id: str | None, actor: str) -> tuple[Item, ...]:
+        """Claim every approved, not yet exported item of `batch_id` (every batch when None) for
+        an export, in one transaction, and return them as claimed: their versions are the ones
+        `mark_exported` and `release_export` write against. Until then (or until the claim lapses
+        after `export_lease_s`), undo, decisions, edits and leases on them are refused, so the
+        corpus gets only cases still approved when it is written. An item another export holds
+        is refused (`DecisionBlocked`) and nothing is claimed."""
+        holder = EXPORT_HOLDER + uuid.uuid4().hex[:12]
         now = self._now()
+        expires = now_iso(lambda: self.clock() + timedelta(seconds=self.export_lease_s))
+        stmt = self._lock(
+            select(items)
+            .where(
+                self._where(ItemFilter(batch_id=batch_id, status="approved")),
+                items.c.exported_at.is_(None),
+            )
+            .order_by(items.c.batch_id, items.c.position)
+        )
+
+        def change(row: Row) -> dict[str, Any]:
+            return {"lease_holder": holder, "lease_expires": expires}
+
+        claimed = []
         with self.engine.begin() as conn:
-            for case_id in case_ids:
+            for row in conn.execute(stmt).all():
+                m = row._mapping
+                if exporting_until(m, now):
+                    raise DecisionBlocked(
+                        f"case {m['case_id']} of batch {m['batch_id']} is being exported by "
+                        f"another export (its claim lapses at {m['lease_expires'][:16]} UTC); "
+                        "run the export again after that one"
+                    )
+                claimed.append(
+                    self._write(conn, m["case_id"], actor, m["version"], "claim", change)
+                )
+        return tuple(claimed)
 
-                def change(row: Row, case_id: str = case_id) -> dict[str, Any]:
-                    if row._mapping["status"] != "approved":
-                        raise DecisionBlocked(f"case {case_id} is not approved")
-                    return {"exported_at": now, "corpus_version": corpus_version}
+    def release_export(self, claimed: Iterable[Item], actor: str) -> tuple[str, ...]:
+        """Give claimed items back after a failed export (one transaction): they are approved
+        and decidable again. Returns the ids given back; an item changed since its claim lapsed
+        is left as it is."""
+        released = []
+        with self.engine.begin() as conn:
+            for item in claimed:
+                try:
+                    self._write(conn, item.case_id, actor, item.version, "release", _unlease)
+                except StaleWrite:
+                    continue
+                released.append(item.case_id)
+        return tuple(released)
 
-                self._write(conn, case_id, actor, None, "export", change)
-                n += 1
-        return n
+    def mark_exported(
+        self, claimed: Iterable[Item], corpus_version: int | None, actor: str
+    ) -> tuple[str, ...]:
+        """Mark claimed items exported to `corpus_version` (one transaction), each only while it
+        is as it was claimed. Returns the ids that were not: items changed after their claim
+        lapsed, which the corpus holds although the queue changed them."""
+        now = self._now()
+
+        def change(row: Row) -> dict[str, Any]:
+            return {**_unlease(row), "exported_at": now, "corpus_version": corpus_version}
+
+        lapsed = []
+        with self.engine.begin() as conn:
+            for item in claimed:
+                try:
+                    self._write(conn, item.case_id, actor, item.version, "export", change)
+                except StaleWrite:
+                    lapsed.append(item.case_id)
+        return tuple(lapsed)
 
     def close_batch(self, batch_id: str) -> None:
         with self.engine.begin() as conn:
@@ -214,6 +279,16 @@ class BatchOps:
                 )
                 for r in conn.execute(stmt)
             ]
+
+
+def exporting_until(m: Mapping[str, Any], now: str) -> str | None:
+    """When the export claim on a row lapses, while an export holds it; else None."""
+    holder, expires = m["lease_holder"] or "", m["lease_expires"] or ""
+    return expires if holder.startswith(EXPORT_HOLDER) and expires > now else None
+
+
+def _unlease(_row: Row) -> dict[str, Any]:
+    return {"lease_holder": None, "lease_expires": None}
 
 
 def _first_finding_item(item: Item) -> str:

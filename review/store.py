@@ -21,7 +21,14 @@ from sqlalchemy.exc import OperationalError
 from casemill.case.model import Case, ReviewEdit
 from casemill.errors import UserError
 from casemill.validation.findings import Finding
-from review.batch_ops import AUTO_REVIEWER, AuditEntry, BatchOps
+from review.batch_ops import (
+    AUTO_REVIEWER,
+    DEFAULT_EXPORT_LEASE_S,
+    EXPORT_HOLDER,
+    AuditEntry,
+    BatchOps,
+    exporting_until,
+)
 from review.diff import json_changes
 from review.errors import DecisionBlocked, EditRefused, LeaseHeld, NotFound, StaleWrite
 from review.items import EnqueueResult, Item, ItemFilter
@@ -73,10 +80,12 @@ class ReviewStore(BatchOps):
         clock: Callable[[], datetime] | None = None,
         lease_s: float = DEFAULT_LEASE_S,
         validator: Callable[[Case], list[Finding]] = case_findings,
+        export_lease_s: float = DEFAULT_EXPORT_LEASE_S,
     ):
         self.engine = engine
         self.clock = clock or (lambda: datetime.now(UTC))
         self.lease_s = lease_s
+        self.export_lease_s = export_lease_s
         self.validator = validator
         try:
             migrate(engine, self.clock)
@@ -301,11 +310,23 @@ class ReviewStore(BatchOps):
         return Item.from_mapping(after)
 
     def _check_lease(self, m: Mapping[str, Any], actor: str) -> None:
+        self._check_not_exporting(m)
         holder = m["lease_holder"]
         if holder and holder != actor and (m["lease_expires"] or "") > self._now():
             raise LeaseHeld(m["case_id"], holder, m["lease_expires"])
 
+    def _check_not_exporting(self, m: Mapping[str, Any]) -> None:
+        """An export claimed the item (`claim_export`): it is being written to the corpus as it
+        is, and nothing may change it until the export marks it exported or gives it back."""
+        until = exporting_until(m, self._now())
+        if until:
+            raise DecisionBlocked(
+                f"case {m['case_id']} is being exported to the corpus; try again after the "
+                f"export (if it died, its claim lapses at {until[:16].replace('T', ' ')} UTC)"
+            )
+
     def _check_open(self, conn: Connection, m: Mapping[str, Any]) -> None:
+        self._check_not_exporting(m)
         if m["exported_at"]:
             raise DecisionBlocked(
                 f"case {m['case_id']} was exported to corpus version {m['corpus_version']}; "
@@ -444,6 +465,7 @@ class ReviewStore(BatchOps):
     # -- claims ------------------------------------------------------------------------------
     def claim(self, case_id: str, reviewer: str, version: int | None = None) -> Item:
         """Take the lease on one item for `lease_s` seconds (refused while another holds it)."""
+        _check_reviewer_name(reviewer)
         expires = now_iso(lambda: self.clock() + timedelta(seconds=self.lease_s))
         with self.engine.begin() as conn:
 
@@ -468,6 +490,7 @@ class ReviewStore(BatchOps):
     ) -> Item | None:
         """The next pending item (queue order) that nobody else holds, leased to `reviewer`; an
         item `reviewer` already holds comes first. None when nothing is left."""
+        _check_reviewer_name(reviewer)
         flt = ItemFilter(**{**(flt or ItemFilter()).__dict__, "status": "pending"})
         skip = set(skip)
         now = self._now()
@@ -538,6 +561,12 @@ def _queued_in(conn: Connection, ids: list[str]) -> dict[str, str]:
     )
     wanted = set(ids)
     return {i: r.batch_id for r in rows for i in (r.case_id, r.current_id) if i in wanted}
+
+
+def _check_reviewer_name(reviewer: str) -> None:
+    """A lease holder named like an export's claim would read as one."""
+    if reviewer.startswith(EXPORT_HOLDER):
+        raise UserError(f"reviewer {reviewer!r}: names starting {EXPORT_HOLDER!r} are the export's")
 
 
 def _first_finding(m: Mapping[str, Any]) -> str:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
 from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
+from review.errors import DecisionBlocked
 from review.export import export_batch
+from review.items import ItemFilter
 
 
 def test_export_writes_approved_once_with_review_stamp(sqlite_store, parent, children, tmp_path):
@@ -59,3 +64,130 @@ def test_a_guessed_label_a_person_approved_is_no_longer_marked_needs_label(sqlit
     assert case.tags.labels == ("mined", "conversation", "labelled_in_review")
     assert case.provenance.label_confidence == "low"  # the miner's, as it was
     assert case.review.reviewer == "ana"
+
+
+class _CorpusWithHook(CorpusStore):
+    """A corpus whose `add_version` runs `before` (a reviewer acting while the export writes, or
+    a failing disk) and `after` (an interrupt once the version is written) around the write."""
+
+    def __init__(self, root, before: Callable[[], None] = lambda: None, after=lambda: None):
+        super().__init__(root)
+        self.before, self.after = before, after
+
+    def add_version(self, *args, **kwargs):
+        self.before()
+        manifest = super().add_version(*args, **kwargs)
+        self.after()
+        return manifest
+
+
+def _agree(store, corpus, batch_id: str) -> None:
+    """Queue and corpus agree: a case is in the corpus exactly when the queue says it was
+    approved and exported, and the corpus stamps it approved."""
+    active = corpus.active_ids()
+    for item in store.list(ItemFilter(batch_id=batch_id)):
+        exported = item.status == "approved" and item.exported_at is not None
+        assert (item.case.id in active) == exported, item.case_id
+        if exported:
+            assert corpus.get(item.case.id).review.status == "approved"
+
+
+def test_undo_reject_or_edit_while_the_export_writes_is_refused(store, parent, children, tmp_path):
+    store.enqueue(children[:3], "b1", parents={parent.id: parent})
+    for case in children[:3]:
+        store.approve(case.id, "ana", None)
+    late = children[2].id
+    refused: list[str] = []
+
+    def bob_takes_it_back() -> None:  # in the web app, while the export writes the corpus
+        data = children[2].model_dump(mode="json")
+        data["expected"]["reply_contains"] = ["14.50", "refund", "mug"]
+        for attempt in (
+            lambda: store.undo(late, "bob", None),
+            lambda: store.reject(late, "bob", None, reason="wrong label"),
+            lambda: store.edit(late, "bob", None, data),
+            lambda: store.claim(late, "bob"),
+        ):
+            with pytest.raises(DecisionBlocked) as exc:
+                attempt()
+            refused.append(str(exc.value))
+        bulk = store.bulk_decide(
+            ItemFilter(batch_id="b1", status="approved"), "rejected", "bob", "x"
+        )
+        refused.extend(why for _, why in bulk.skipped)
+
+    corpus = _CorpusWithHook(tmp_path / "corpus", before=bob_takes_it_back)
+    result = export_batch(store, corpus, "b1")
+    assert len(refused) == 7
+    assert all("is being exported to the corpus; try again after the export" in m for m in refused)
+    assert set(result.added) == {c.id for c in children[:3]} and result.closed
+    item = store.get(late)
+    assert (item.status, item.reviewer, item.corpus_version) == ("approved", "ana", 1)
+    assert item.exported_at is not None and item.lease_holder is None
+    _agree(store, corpus, "b1")
+    actions = [e.action for e in store.audit_log(case_id=late)]
+    assert actions == ["enqueue", "approve", "claim", "export"]
+    with pytest.raises(DecisionBlocked, match="exported to corpus version 1"):
+        store.undo(late, "bob", None)  # after the export: final, as before
+
+
+def test_a_case_rejected_before_the_claim_stays_out_of_the_corpus(
+    store, parent, children, tmp_path
+):
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    for case in children[:2]:
+        store.approve(case.id, "ana", None)
+    claimed = store.claim_export("b1", "export")  # the first step of an export, done by hand
+    assert [i.case_id for i in claimed] == [children[0].id, children[1].id]
+    with pytest.raises(DecisionBlocked, match="being exported by another export"):
+        export_batch(store, CorpusStore(tmp_path / "corpus"), "b1")
+    assert store.release_export(claimed, "export") == (children[0].id, children[1].id)
+    store.undo(children[1].id, "bob", None)
+    store.reject(children[1].id, "bob", None, reason="wrong label")
+    corpus = CorpusStore(tmp_path / "corpus")
+    result = export_batch(store, corpus, "b1")
+    assert result.added == (children[0].id,) and result.closed
+    assert corpus.active_ids() == {children[0].id}
+    _agree(store, corpus, "b1")
+
+
+def test_an_export_whose_corpus_write_fails_gives_the_cases_back(store, parent, children, tmp_path):
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    for case in children[:2]:
+        store.approve(case.id, "ana", None)
+
+    def disk_full() -> None:
+        raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        export_batch(store, _CorpusWithHook(tmp_path / "corpus", before=disk_full), "b1")
+    for case in children[:2]:
+        item = store.get(case.id)
+        assert (item.status, item.exported_at, item.lease_holder) == ("approved", None, None)
+        assert [e.action for e in store.audit_log(case_id=case.id)][-2:] == ["claim", "release"]
+    assert store.undo(children[1].id, "bob", None).status == "pending"  # decidable again
+    store.reject(children[1].id, "bob", None, reason="wrong label")
+    corpus = CorpusStore(tmp_path / "corpus")
+    result = export_batch(store, corpus, "b1")
+    assert result.added == (children[0].id,) and result.closed
+    _agree(store, corpus, "b1")
+
+
+def test_an_export_interrupted_after_the_corpus_write_marks_what_the_corpus_holds(
+    store, parent, children, tmp_path
+):
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    for case in children[:2]:
+        store.approve(case.id, "ana", None)
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    corpus = _CorpusWithHook(tmp_path / "corpus", after=interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        export_batch(store, corpus, "b1")
+    assert corpus.active_ids() == {children[0].id, children[1].id}
+    assert {store.get(c.id).corpus_version for c in children[:2]} == {1}
+    _agree(store, corpus, "b1")
+    with pytest.raises(DecisionBlocked, match="exported to corpus version 1"):
+        store.undo(children[1].id, "bob", None)
