@@ -403,25 +403,47 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Write the approved, not yet exported cases as a new corpus version."""
-    from casemill.corpus import CorpusStore
     from review.export import export_batch
 
-    if corpus is not None and not corpus.is_dir():
-        # a mistyped folder would get a corpus of its own, and the cases, marked exported,
-        # would never reach the real one
-        raise UserError(
-            f"--corpus {corpus}: no such corpus folder; to start a new corpus there, create "
-            f"the folder first (mkdir -p {corpus})"
-        )
-    result = export_batch(
-        _store(db), CorpusStore(corpus or Settings().corpus_dir), batch, actor=_reviewer(None)
-    )
+    corpus_store = _export_corpus(corpus)
+    result = export_batch(_store(db), corpus_store, batch, actor=_reviewer(None))
     if as_json:
         console.print_json(json.dumps(result.as_dict()))
     elif result.corpus_version is None:
         console.print("nothing new to export")
     else:
         console.print(f"corpus version {result.corpus_version}: {len(result.added)} cases added")
+
+
+def _export_corpus(corpus: Path | None):  # noqa: ANN202 - a CorpusStore
+    """The corpus `review export` writes to: `--corpus`, else the settings' corpus_dir
+    (CASEMILL_CORPUS_DIR, default ./corpus). It must exist and be a corpus, or an empty folder the
+    user made to start one: a mistyped or wrong folder (another working directory, the seeds)
+    would get a corpus of its own, and the cases, marked exported, would never reach the real
+    one. Checked before anything is marked exported."""
+    from casemill.corpus import existing_store
+
+    root = corpus if corpus is not None else Settings().corpus_dir
+    option = "--corpus" if corpus is not None else "corpus_dir (settings)"
+    start = f"to start a new corpus there, create the folder first (mkdir -p {root})"
+    if not root.is_dir():
+        if corpus is not None:
+            raise UserError(f"--corpus {root}: no such corpus folder; {start}")
+        raise UserError(
+            f"{option} {root}: no such corpus folder (looked in {root.resolve()}); run from the "
+            f"folder that holds the corpus, or name it with --corpus DIR or CASEMILL_CORPUS_DIR; "
+            f"{start}"
+        )
+    store = existing_store(root, option)  # refuses a folder of case files, such as the seeds
+    is_corpus = store.manifests_dir.is_dir() or store.cases_path.exists()
+    others = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+    if not is_corpus and others:
+        raise UserError(
+            f"{option} {root}: not a corpus folder (no cases.jsonl, no manifests/), and not "
+            f"empty: it holds {', '.join(others[:3])}; name the corpus folder with --corpus DIR, "
+            f"or, to start a new corpus, create an empty folder for it"
+        )
+    return store
 
 
 @review_app.command("serve")

@@ -4,7 +4,11 @@ and reject by filter, export exactly once, token create."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
+from fixtures.casebuild import approved, refund_case
 from review_factory import child_case, seed_case
 from typer.testing import CliRunner
 
@@ -425,3 +429,96 @@ def test_cli_enqueue_with_auto_into_a_human_batch_approves_nothing(tmp_path):
     )
     status = ReviewStore.open(db).batch_status("people")
     assert (status.total, status.pending, status.approved) == (3, 3, 0)
+
+
+def _approved_batch(db: str) -> tuple[ReviewStore, Case]:
+    store = ReviewStore.open(db)
+    case = child_case(seed_case(), 0)
+    store.enqueue([case], "b1")
+    store.approve(case.id, "ana", None)
+    return store, case
+
+
+def _still_approved(store: ReviewStore, case: Case) -> None:
+    item = store.get(case.id)
+    assert (item.status, item.exported_at, item.corpus_version) == ("approved", None, None)
+    status = store.batch_status("b1")
+    assert (status.approved, status.exported, status.closed) == (1, 0, False)
+
+
+def test_cli_export_with_no_corpus_in_the_working_folder_is_refused_and_marks_nothing(
+    tmp_path, monkeypatch
+):
+    # run from the wrong folder, no --corpus, no CASEMILL_CORPUS_DIR: the default ./corpus is
+    # not there, and the export must not make one there and mark the cases exported into it
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store, case = _approved_batch(db)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CASEMILL_CORPUS_DIR"}
+    proc = subprocess.run(
+        [sys.executable, "-c", "from casemill.cli import main; main()"]
+        + ["review", "export", "--batch", "b1", "--db", db],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    message = " ".join(proc.stderr.split())
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message == (
+        f"error: corpus_dir (settings) corpus: no such corpus folder (looked in "
+        f"{elsewhere / 'corpus'}); run from the folder that holds the corpus, or name it with "
+        f"--corpus DIR or CASEMILL_CORPUS_DIR; to start a new corpus there, create the folder "
+        f"first (mkdir -p corpus)"
+    )
+    assert proc.stdout == "" and list(elsewhere.iterdir()) == []
+    _still_approved(store, case)
+
+    # named through the environment variable, the real corpus gets the case
+    real = tmp_path / "real"
+    CorpusStore(real).add_version(approved(refund_case()), note="v1")
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("CASEMILL_CORPUS_DIR", str(real))
+    r = invoke("review", "export", "--batch", "b1", "--db", db)
+    assert r.exit_code == 0 and r.stdout.strip() == "corpus version 2: 1 cases added"
+    assert case.id in {c.id for c in CorpusStore(real).cases()}
+    assert list(elsewhere.iterdir()) == [] and store.get(case.id).corpus_version == 2
+
+
+def test_cli_export_into_a_folder_that_is_not_a_corpus_is_refused_and_writes_nothing(
+    tmp_path, monkeypatch
+):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    store, case = _approved_batch(db)
+    seeds = tmp_path / "seeds"  # case files, not a corpus: `casemill corpus add` makes one
+    seeds.mkdir()
+    (seeds / "support.jsonl").write_text(dumps_line(seed_case().model_dump(mode="json")))
+    (seeds / "README.md").write_text("the seeds\n")
+    docs = tmp_path / "docs"  # a folder of anything else
+    docs.mkdir()
+    (docs / "notes.md").write_text("notes\n")
+    refusals = [
+        (["--corpus", str(seeds)], f"--corpus {seeds}: not a corpus folder", "corpus add"),
+        (["--corpus", str(docs)], f"--corpus {docs}: not a corpus folder", "it holds notes.md"),
+    ]
+    for args, head, hint in refusals:
+        r = runner.invoke(app, ["review", "export", "--batch", "b1", "--db", db, *args])
+        assert isinstance(r.exception, UserError), r.output
+        assert str(r.exception).startswith(head) and hint in str(r.exception)
+    monkeypatch.setenv("CASEMILL_CORPUS_DIR", str(seeds))  # the same folder from the settings
+    r = runner.invoke(app, ["review", "export", "--batch", "b1", "--db", db])
+    assert isinstance(r.exception, UserError)
+    assert str(r.exception).startswith(f"corpus_dir (settings) {seeds}: not a corpus folder")
+    assert sorted(p.name for p in seeds.iterdir()) == ["README.md", "support.jsonl"]
+    assert sorted(p.name for p in docs.iterdir()) == ["notes.md"]
+    _still_approved(store, case)
+
+    # an empty folder the user made is a new corpus, as docs/review.md says
+    new = tmp_path / "new"
+    new.mkdir()
+    monkeypatch.setenv("CASEMILL_CORPUS_DIR", str(new))
+    r = invoke("review", "export", "--batch", "b1", "--db", db, "--json")
+    assert json.loads(r.stdout)["added"] == [case.id]
+    assert [c.id for c in CorpusStore(new).cases()] == [case.id]
