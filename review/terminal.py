@@ -47,6 +47,16 @@ class Tally:
     rejected: list[str] = field(default_factory=list)
     edited: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    decided: list[str] = field(default_factory=list)  # approved and rejected, in order
+
+    def decide(self, bucket: list[str], case_id: str) -> None:
+        bucket.append(case_id)
+        self.decided.append(case_id)
+
+    def take_back(self, case_id: str) -> None:
+        for bucket in (self.approved, self.rejected, self.decided):
+            if case_id in bucket:
+                bucket.remove(case_id)
 
 
 class TtyKeys:
@@ -210,7 +220,7 @@ def handle_key(
     try:
         if key == "a":
             store.approve(item.case_id, reviewer, item.version)
-            tally.approved.append(item.case_id)
+            tally.decide(tally.approved, item.case_id)
             console.print(Text(f"approved {item.case_id}", style="green"))
             return "next"
         if key == "r":
@@ -219,7 +229,7 @@ def handle_key(
                 console.print("a reject needs a reason; nothing changed")
                 return "same"
             store.reject(item.case_id, reviewer, item.version, reason)
-            tally.rejected.append(item.case_id)
+            tally.decide(tally.rejected, item.case_id)
             console.print(Text(f"rejected {item.case_id}", style="red"))
             return "next"
         if key == "e":
@@ -265,11 +275,10 @@ def _undo_last(
 ) -> str:
     """Undo this session's last decision and show that case next: it is leased to `reviewer`
     and the lease on `current`, the case on screen, is given back."""
-    last = (tally.approved + tally.rejected)[-1:] if (tally.approved or tally.rejected) else []
-    if not last:
+    if not tally.decided:
         console.print("no decision of this session to undo")
         return "same"
-    case_id = last[0]
+    case_id = tally.decided[-1]
     try:
         store.undo(case_id, reviewer, None)
     except ReviewError as exc:
@@ -280,9 +289,7 @@ def _undo_last(
         store.release(current.case_id, reviewer)
     with contextlib.suppress(ReviewError):  # the undone case claimed by another: shown later
         store.claim(case_id, reviewer)
-    for bucket in (tally.approved, tally.rejected):
-        if case_id in bucket:
-            bucket.remove(case_id)
+    tally.take_back(case_id)
     console.print(f"undone: {case_id} is pending again")
     return "next"
 

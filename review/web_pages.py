@@ -317,7 +317,7 @@ def _version(form: dict[str, str]) -> int | None:
         return None
     if not raw.isdigit():
         raise HTTPException(400, f"version must be a whole number, got {raw[:40]!r}")
-    return int(raw) or None
+    return int(raw)  # (0, which no item has, is stale: versions start at 1)
 
 
 def _notice(request: Request) -> str | None:

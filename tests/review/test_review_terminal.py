@@ -152,6 +152,22 @@ def test_unknown_key_shows_the_keys_and_undo_shows_the_undone_case_next(
     assert store.get(children[1].id).lease_holder is None
 
 
+def test_undo_takes_back_the_last_decision_whichever_it_was(sqlite_store, parent, children):
+    store = sqlite_store
+    store.enqueue(children[:4], "b1", parents={parent.id: parent})
+    console = Console(record=True, width=120)
+    # case 0: a; case 1: r + reason; case 2: a; then u takes back case 2's approval, and
+    # case 2 on screen again is skipped
+    io = scripted("araus", ["wrong label"], [])
+    tally = run(store, "ana", ItemFilter(batch_id="b1"), console, io)
+    assert f"undone: {children[2].id} is pending again" in console.export_text()
+    assert store.get(children[2].id).status == "pending"
+    assert store.get(children[1].id).status == "rejected"
+    assert store.get(children[0].id).status == "approved"
+    assert tally.approved == [children[0].id] and tally.rejected == [children[1].id]
+    assert tally.decided == [children[0].id, children[1].id]
+
+
 def test_undo_claims_the_undone_case_even_when_the_current_lease_is_lost(
     sqlite_store, parent, children
 ):
@@ -159,7 +175,7 @@ def test_undo_claims_the_undone_case_even_when_the_current_lease_is_lost(
     store.enqueue(children[:2], "b1", parents={parent.id: parent})
     store.approve(children[0].id, "ana", None)
     current = store.claim(children[1].id, "bob")  # ana's lease on the case on screen is gone
-    tally = Tally(approved=[children[0].id])
+    tally = Tally(approved=[children[0].id], decided=[children[0].id])
     console = Console(record=True, width=120)
     assert _undo_last(store, current, "ana", tally, console) == "next"
     assert store.get(children[0].id).status == "pending"

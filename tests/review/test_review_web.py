@@ -145,6 +145,16 @@ def test_stale_version_gets_409_and_keeps_the_first_decision(client, sqlite_stor
     assert sqlite_store.get(case_id).status == "rejected"
 
 
+def test_version_0_is_stale_not_a_write_without_a_version(client, sqlite_store, children):
+    csrf = sign_in(client, sqlite_store)
+    case_id = children[1].id
+    r = client.post(
+        f"/case/{case_id}/decide", data={"action": "approve", "version": "0", "csrf": csrf}
+    )
+    assert r.status_code == 409 and "changed since you loaded it" in r.text
+    assert sqlite_store.get(case_id).status == "pending"
+
+
 def test_edit_calls_invalid_refused_valid_saved(client, sqlite_store, children):
     csrf = sign_in(client, sqlite_store)
     case = children[2]
