@@ -13,6 +13,10 @@ A case an export cannot hold is skipped, never bent to fit: a finding names it, 
 scripted text, so conversation-level cases (a `user_scenario`: instructions for a simulated
 customer) are skipped with the reason `user scenario`: as the customer's words the scenario
 would hand the agent what the customer keeps back, and dropped it would change the test.
+State the book's order has no place for is a reason too when the test depends on it (the
+product catalogue of an exchange case, refunds already made, tool faults: see `fidelity`), and
+every record is read back by the format's own importer before it is written: a record that would
+be quarantined (a replay that fails) or read as another test is skipped (`round trip`).
 `casemill export` counts the skipped cases by reason and prints each with the file and line it
 was read from.
 """

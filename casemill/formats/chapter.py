@@ -41,6 +41,7 @@ from casemill.formats.common import (
     phrases,
     require,
 )
+from casemill.formats.fidelity import faithful
 from casemill.formats.records import SourceRecord
 from casemill.formats.result import ExportResult, FieldProblem, ImportResult
 
@@ -262,5 +263,7 @@ def export_chapter(cases: Iterable[Case], path: str | Path) -> ExportResult:
     """Write `cases` in the chapter format (JSON Lines); cases it cannot hold are skipped and
     reported, each with the reason (the finding's `rule`): a user scenario (conversation-level
     case: instructions for a simulated customer, which the format's scripted turns cannot
-    hold), more than one order, no support order, no customer turn."""
-    return export_records(FORMAT, cases, path, export_record)
+    hold), more than one order, no support order, no customer turn, and the state and
+    read-back reasons of `fidelity` (product catalogue, order history, tool faults, round
+    trip, ...)."""
+    return export_records(FORMAT, cases, path, faithful(FORMAT, export_record, map_record))

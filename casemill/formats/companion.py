@@ -47,6 +47,7 @@ from casemill.formats.common import (
     no_user_scenario,
     require,
 )
+from casemill.formats.fidelity import faithful
 from casemill.formats.generic import infer_tools_by_domain
 from casemill.formats.records import SourceRecord
 from casemill.formats.result import ExportResult, FieldProblem, ImportResult
@@ -313,5 +314,5 @@ def export_record(case: Case) -> dict[str, Any]:
 
 def export_companion(cases: Iterable[Case], path: str | Path) -> ExportResult:
     """Write `cases` in the companion JSONL format; cases it cannot hold are skipped and
-    reported."""
-    return export_records(FORMAT, cases, path, export_record)
+    reported (see `export_record`, and `fidelity` for the state and read-back reasons)."""
+    return export_records(FORMAT, cases, path, faithful(FORMAT, export_record, _Mapper(None)))

@@ -196,13 +196,27 @@ def test_export_skips_cases_the_format_cannot_hold(root: Path, tmp_path: Path) -
     result = export_chapter(cases, tmp_path / "seeds.jsonl")
     multi = {c.id for c in cases if len(c.environment.state.get("orders") or {}) > 1}
     scenarios = {c.id for c in cases if c.user_scenario}
-    assert scenarios and multi - scenarios
-    assert result.written == len(cases) - len(multi | scenarios)
-    assert {f.case_id for f in result.skipped} == multi | scenarios
+    exchanges = {c.id for c in cases if "exchange" in c.tags.intents} - multi - scenarios
+    refunded = (
+        {
+            c.id
+            for c in cases
+            if any(o.get("refunds") for o in c.environment.state["orders"].values())
+        }
+        - multi
+        - scenarios
+    )
+    assert scenarios and multi - scenarios and exchanges and refunded
+    skipped = multi | scenarios | exchanges | refunded
+    assert result.written == len(cases) - len(skipped)
+    assert {f.case_id for f in result.skipped} == skipped
     reasons = {f.case_id: (f.rule, f.field) for f in result.skipped}
     assert all(reasons[i] == ("user scenario", "user_scenario") for i in scenarios)
     orders = ("more than one order", "environment.state.orders")
     assert all(reasons[i] == orders for i in multi - scenarios)
+    catalogue = ("product catalogue", "environment.state.products")
+    assert all(reasons[i] == catalogue for i in exchanges)
+    assert all(reasons[i][0] == "order history" for i in refunded)
     exported = _records(tmp_path / "seeds.jsonl")
     assert all(r["conversation"][0]["role"] != "system" for r in exported)
 

@@ -90,15 +90,33 @@ def test_export_counts_the_skipped_cases_by_reason_and_says_where_each_was_read(
         for n, c in enumerate(cases, start=1)
         if not c.user_scenario and len(c.environment.state["orders"]) > 1
     ]
+    single = [
+        (n, c)
+        for n, c in enumerate(cases, start=1)
+        if not c.user_scenario and len(c.environment.state["orders"]) == 1
+    ]
+    exchanges = [n for n, c in single if "exchange" in c.tags.intents]
+    history = [
+        n for n, c in single if next(iter(c.environment.state["orders"].values())).get("refunds")
+    ]
+    assert exchanges and history
     out = tmp_path / "chapter.jsonl"
     result = runner.invoke(app, ["export", "--to", "chapter", str(seeds), "-o", str(out)])
     said = " ".join(result.output.split())
     assert result.exit_code == 1
-    written = len(cases) - len(scenarios) - len(multi)
+    skipped = len(scenarios) + len(multi) + len(exchanges) + len(history)
+    reasons = sorted(
+        [
+            ("more than one order", len(multi)),
+            ("user scenario", len(scenarios)),
+            ("product catalogue", len(exchanges)),
+            ("order history", len(history)),
+        ],
+        key=lambda r: (-r[1], r[0]),
+    )
     assert (
-        f"wrote {written} of {len(cases)} cases to {out} (chapter); skipped "
-        f"{len(scenarios) + len(multi)} (more than one order {len(multi)}, "
-        f"user scenario {len(scenarios)})"
+        f"wrote {len(cases) - skipped} of {len(cases)} cases to {out} (chapter); skipped "
+        f"{skipped} ({', '.join(f'{rule} {n}' for rule, n in reasons)})"
     ) in said
     first = cases[scenarios[0] - 1]
     assert (
