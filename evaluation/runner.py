@@ -164,26 +164,29 @@ def _secrets(settings: Settings | None) -> tuple[str, ...]:
 
 
 def _masked(trajectory: Trajectory, secrets: tuple[str, ...]) -> Trajectory:
-    """`trajectory` with every configured API key in its error, reply and message texts as
-    `***`: any agent (a Python agent's exception quoting its client's key, a reply echoing it)
-    may carry one, and trajectories feed every file of the run and the logs."""
+    """`trajectory` with every configured API key in any of its strings as `***` (an error, the
+    reply, message contents and their parts, tool-call names, arguments and results, the final
+    state, keys included): any agent (a Python agent's exception quoting its client's key, a
+    reply echoing it, a call made with it) may carry one, and trajectories feed every file of
+    the run and the logs."""
     if not secrets:
         return trajectory
+    changed = False
 
-    def mask(text: Any) -> Any:
-        return masked(text, secrets) if isinstance(text, str) else text
+    def mask(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, str):
+            out = masked(value, secrets)
+            changed = changed or out != value
+            return out
+        if isinstance(value, dict):
+            return {mask(k): mask(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [mask(v) for v in value]
+        return value
 
-    messages = tuple(
-        {**m, "content": mask(m.get("content"))} if isinstance(m.get("content"), str) else m
-        for m in trajectory.messages
-    )
-    return trajectory.model_copy(
-        update={
-            "error": mask(trajectory.error),
-            "final_reply": mask(trajectory.final_reply),
-            "messages": messages,
-        }
-    )
+    data = mask(trajectory.model_dump())
+    return Trajectory.model_validate(data) if changed else trajectory
 
 
 class GroupWriter:

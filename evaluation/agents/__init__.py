@@ -57,7 +57,15 @@ def load_agent(
 
         return PythonAgent.from_spec(spec[len("python:") :])
     if spec.startswith(("http://", "https://")):
-        from evaluation.agents.http_agent import HTTPAgent
+        from urllib.parse import urlsplit
+
+        from evaluation.agents.http_agent import HTTPAgent, shown_url
+
+        if not urlsplit(spec).hostname:
+            raise UserError(
+                f"agent URL {shown_url(spec)!r} names no host; write it as "
+                "http://HOST:PORT/PATH (e.g. http://localhost:8000/agent)"
+            )
 
         timeout = (settings or Settings()).llm_timeout_s
         return HTTPAgent(url=spec, timeout_s=timeout)

@@ -73,7 +73,12 @@ def read_summary(path: Path) -> RunSummary:
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
     version = data.get("format", SUMMARY_FORMAT) if isinstance(data, dict) else None
-    if not isinstance(version, int) or version > SUMMARY_FORMAT:
+    if isinstance(version, int) and not isinstance(version, bool) and version > SUMMARY_FORMAT:
+        raise UserError(
+            f"{path}: summary format {version} is newer than this Casemill reads "
+            f"({SUMMARY_FORMAT}); upgrade casemill"
+        )
+    if not isinstance(version, int) or isinstance(version, bool):
         raise UserError(
             f"{path}: summary format {version!r} is not one this Casemill reads ({SUMMARY_FORMAT})"
         )

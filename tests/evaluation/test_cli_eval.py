@@ -220,6 +220,7 @@ def test_bad_records_are_quarantined_and_the_rest_runs(tmp_path, cases_file):
         (["--baseline", "NORUN"], "not an evaluated run directory"),
         (["--mode", "book"], "use 'casemill' or 'chapter'"),
         (["--agent", "telepathy:x"], "unknown agent spec"),
+        (["--agent", "http://"], "agent URL 'http://' names no host; write it as http://HOST"),
         (
             ["--human-labels", "labels.jsonl"],
             "--human-labels is for the LLM judge only: add --judge",
@@ -479,14 +480,32 @@ def test_runs_list_says_which_run_it_skipped_whatever_its_folder_is_called(tmp_p
     assert "".join(f"skipped {bad / 'summary.json'}:1: not valid JSON".split()) in said
 
 
+def _run_keyed_agent(
+    tmp_path: Path, cases_file: Path, monkeypatch, module: str, source: str
+) -> Path:
+    """Evaluate the Python agent `source` (`module` with `run`; a name of its own, as imported
+    modules stay) with `OPENAI_API_KEY` set to KEY; checks the key is in no file of the run nor
+    in the output, and gives the run folder."""
+    agent_dir = tmp_path / "agentpkg"
+    agent_dir.mkdir()
+    (agent_dir / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(agent_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    run = tmp_path / "run"
+    result = _eval("--agent", f"python:{module}:run", "--cases", str(cases_file), "-o", str(run))
+    assert result.exit_code == 0, result.output
+    assert KEY not in result.output
+    for path in run.iterdir():
+        assert KEY not in path.read_text(), path.name
+    return run
+
+
 def test_a_python_agent_quoting_the_api_key_leaves_it_in_no_file_of_the_run(
     tmp_path, cases_file, monkeypatch
 ):
     """A Python agent's own client fails quoting the key it was given, or the agent echoes it:
     the configured key is masked in the trajectory, so in no file of the run and not printed."""
-    agent_dir = tmp_path / "agentpkg"
-    agent_dir.mkdir()
-    (agent_dir / "leaky_agent.py").write_text(
+    source = (
         "import os\n\n"
         "def run(episode):\n"
         "    key = os.environ['OPENAI_API_KEY']\n"
@@ -494,19 +513,43 @@ def test_a_python_agent_quoting_the_api_key_leaves_it_in_no_file_of_the_run(
         "        raise RuntimeError(f'401 from upstream: bad key {key}')\n"
         "    return f'Which order? (debug: {key})'\n"
     )
-    monkeypatch.syspath_prepend(str(agent_dir))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    run = tmp_path / "run"
-    result = _eval("--agent", "python:leaky_agent:run", "--cases", str(cases_file), "-o", str(run))
-    assert result.exit_code == 0, result.output
-    assert KEY not in result.output
-    for path in run.iterdir():
-        assert KEY not in path.read_text(), path.name
+    run = _run_keyed_agent(tmp_path, cases_file, monkeypatch, "leaky_agent", source)
     trajectories = [
         json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()
     ]
     assert any(t["error"] == "RuntimeError: 401 from upstream: bad key ***" for t in trajectories)
     assert any(t["final_reply"] == "Which order? (debug: ***)" for t in trajectories)
+
+
+def test_an_api_key_in_a_tool_call_or_a_message_part_is_masked_in_every_file_of_the_run(
+    tmp_path, cases_file, monkeypatch
+):
+    """The key in a call's arguments, in the name of a tool the agent made up, and in the
+    agent's own messages (a call's arguments, a list-form content part) is masked too."""
+    source = (
+        "import json, os\n\n"
+        "def run(episode):\n"
+        "    key = os.environ['OPENAI_API_KEY']\n"
+        "    episode.call('get_order', {'order_id': key})\n"
+        "    episode.call(f'tool_{key}', {})\n"
+        "    call = {'name': 'get_order', 'arguments': json.dumps({'order_id': key})}\n"
+        "    return 'done', [\n"
+        "        *episode.messages,\n"
+        "        {'role': 'assistant', 'content': None,\n"
+        "         'tool_calls': [{'id': 'x', 'type': 'function', 'function': call}]},\n"
+        "        {'role': 'tool', 'tool_call_id': 'x', 'content': 'ok'},\n"
+        "        {'role': 'assistant', 'content': [{'type': 'text', 'text': f'key {key}'}]},\n"
+        "    ]\n"
+    )
+    run = _run_keyed_agent(tmp_path, cases_file, monkeypatch, "key_agent", source)
+    first = json.loads((run / "trajectories.jsonl").read_text().splitlines()[0])
+    assert [(c["tool"], c["params"]) for c in first["calls"]][:2] == [
+        ("get_order", {"order_id": "***"}),
+        ("tool_***", {}),
+    ]
+    assert first["messages"][-1]["content"] == [{"type": "text", "text": "key ***"}]
+    called = first["messages"][-3]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(called) == {"order_id": "***"}
 
 
 def test_a_run_whose_python_agent_always_raises_points_at_the_agent_not_the_network(

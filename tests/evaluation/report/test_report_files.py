@@ -241,7 +241,14 @@ def test_a_summary_from_before_case_sets_still_reads_as_not_recorded(tmp_path):
     assert "the baseline: not recorded" in outcome.summary.comparison.case_note
     newer = dict(data, format=SUMMARY_FORMAT + 1)
     (run_dir / "summary.json").write_text(json.dumps(newer))
-    with pytest.raises(UserError, match=f"summary format {SUMMARY_FORMAT + 1} is not one"):
+    with pytest.raises(UserError) as err:
+        load_run(run_dir)
+    assert str(err.value).endswith(
+        f"summary format {SUMMARY_FORMAT + 1} is newer than this Casemill reads "
+        f"({SUMMARY_FORMAT}); upgrade casemill"
+    )
+    (run_dir / "summary.json").write_text(json.dumps(dict(data, format="2")))
+    with pytest.raises(UserError, match="summary format '2' is not one this Casemill reads"):
         load_run(run_dir)
 
 
