@@ -15,6 +15,7 @@ from casemill.cli.console import console, err_console
 from casemill.cli.help import Typer
 from casemill.corpus import (
     CorpusStore,
+    approval_problem,
     diff_versions,
     existing_store,
     parse_version,
@@ -25,7 +26,7 @@ from casemill.errors import UserError
 from casemill.settings import Settings
 from casemill.text import count as counted
 from casemill.validation import ValidationReport, validate_paths, write_quarantine
-from casemill.validation.loading import expand_paths
+from casemill.validation.loading import LoadedCase, expand_paths
 
 tools_app = Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
@@ -314,7 +315,7 @@ def corpus_add(
             markup=False,
         )
         raise typer.Exit(1)
-    cases = _approved(report.cases, approve_as)
+    cases = _approved(report.valid, approve_as)
     manifest = _store(corpus, create=True).add_version(cases, note=note)
     if manifest is None:
         console.print("nothing new: every case is already active")
@@ -325,26 +326,40 @@ def corpus_add(
     )
 
 
-def _approved(cases: list[Case], approve_as: str | None) -> list[Case]:
-    """`cases`, every one approved: pending ones approved by `approve_as` (a `UserError` without
-    it), rejected ones refused."""
+def _approved(loaded: list[LoadedCase], approve_as: str | None) -> list[Case]:
+    """The loaded cases, every one approved: unreviewed ones (pending, or saying approved with
+    no reviewer, so no decision recorded) approved by `approve_as` (a `UserError` without it),
+    rejected ones refused."""
     from datetime import UTC, datetime
 
     from casemill.case.model import Review
 
-    rejected = [c.id for c in cases if c.review.status == "rejected"]
+    rejected = [c.case.id for c in loaded if c.case.review.status == "rejected"]
     if rejected:
         raise UserError(
             f"{len(rejected)} case(s) were rejected in review and cannot enter the corpus "
             f"(first: {', '.join(rejected[:3])})"
         )
-    pending = [c for c in cases if c.review.status == "pending"]
-    if not pending:
-        return cases
+    unreviewed = [c for c in loaded if approval_problem(c.case)]
+    if not unreviewed:
+        return [c.case for c in loaded]
     if approve_as is None or not approve_as.strip():
+        pending = [c for c in unreviewed if c.case.review.status == "pending"]
+        unsigned = [c for c in unreviewed if c.case.review.status != "pending"]
+        said = []
+        if pending:
+            said.append(
+                f"{len(pending)} case(s) are pending review (first: "
+                f"{', '.join(c.case.id for c in pending[:3])})"
+            )
+        if unsigned:
+            first = unsigned[0]
+            said.append(
+                f"{len(unsigned)} case(s) say approved but were never reviewed: no "
+                f"review.reviewer (first: {first.file}:{first.line} {first.case.id})"
+            )
         raise UserError(
-            f"{len(pending)} case(s) are pending review (first: "
-            f"{', '.join(c.id for c in pending[:3])}); only approved cases enter the corpus: "
+            f"{'; '.join(said)}; only approved cases enter the corpus: "
             "review them (casemill review enqueue FILE), or approve hand-written cases you "
             "vouch for with --approve-as YOUR_NAME"
         )
@@ -354,8 +369,8 @@ def _approved(cases: list[Case], approve_as: str | None) -> list[Case]:
         decided_at=datetime.now(UTC),
         notes="approved on casemill corpus add",
     )
-    return [c.model_copy(update={"review": review}) if c.review.status == "pending" else c
-            for c in cases]  # fmt: skip
+    return [c.case.model_copy(update={"review": review}) if approval_problem(c.case) else c.case
+            for c in loaded]  # fmt: skip
 
 
 @corpus_app.command("retire")

@@ -1,7 +1,13 @@
 """The versioned, content-addressed corpus store."""
 
 from casemill.corpus.diff import VersionDiff, diff_versions, parse_version
-from casemill.corpus.store import CorpusStore, Manifest, existing_store, slice_counts
+from casemill.corpus.store import (
+    CorpusStore,
+    Manifest,
+    approval_problem,
+    existing_store,
+    slice_counts,
+)
 from casemill.corpus.verify import VerifyReport, verify_corpus
 
 __all__ = [
@@ -9,6 +15,7 @@ __all__ = [
     "Manifest",
     "VerifyReport",
     "VersionDiff",
+    "approval_problem",
     "diff_versions",
     "existing_store",
     "parse_version",

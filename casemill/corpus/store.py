@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.model import Case
 from casemill.errors import UserError
@@ -59,6 +59,51 @@ class Manifest(BaseModel):
     @property
     def name(self) -> str:
         return f"v{self.version:04d}"
+
+
+def approval_problem(case: Case) -> str | None:
+    """Why `case` may not be in the corpus, or None when it may: its review must say approved and
+    name who approved it. Every real decision records a reviewer (the review queue, `corpus add
+    --approve-as`, the seed builder's `casemill-seeds`); a file whose status alone says approved
+    (a generated candidate flipped by hand) records no decision. The decision time is not
+    required: the hand-written seeds, approved as a set, carry none."""
+    review = case.review
+    if review.status != "approved":
+        return f"review.status is {review.status!r}"
+    if not (review.reviewer or "").strip():
+        return "review.status says approved but review.reviewer is empty: no decision is recorded"
+    return None
+
+
+def manifest_error(path: Path, exc: ValueError) -> list[str]:
+    """What is wrong with the manifest at `path`, one message a field, for a person: the field,
+    what it should be, and how to restore the file."""
+    fix = f"restore it (`git diff {path}`, `git checkout -- {path}`)"
+    if not isinstance(exc, ValidationError):
+        return [f"not a corpus manifest: {exc}; {fix}"]
+    out = []
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(p) for p in error["loc"]) or "(the file)"
+        if error["type"] == "json_invalid":
+            out.append(f"not valid JSON ({error['msg']}); {fix}")
+        elif error["type"] == "extra_forbidden":
+            out.append(
+                f"field {field!r} is not a manifest field (expected: "
+                f"{', '.join(Manifest.model_fields)}); {fix}"
+            )
+        elif error["type"] == "missing":
+            out.append(f"field {field!r} is missing; {fix}")
+        else:
+            out.append(f"field {field!r}: {error['msg']}; {fix}")
+    return out
+
+
+def read_manifest(path: Path) -> Manifest:
+    """The manifest at `path`; a `UserError` naming the file and the field when it is damaged."""
+    try:
+        return Manifest.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise UserError(f"{path}: {'; '.join(manifest_error(path, exc))}") from exc
 
 
 def slice_counts(cases: Iterable[Case]) -> dict[str, dict[str, int]]:
@@ -124,15 +169,12 @@ class CorpusStore:
 
     # -- reading ----------------------------------------------------------------------------
     def manifests(self) -> list[Manifest]:
+        return [read_manifest(path) for path in self.manifest_paths()]
+
+    def manifest_paths(self) -> list[Path]:
         if not self.manifests_dir.is_dir():
             return []
-        out = []
-        for path in sorted(self.manifests_dir.glob("v*.json")):
-            try:
-                out.append(Manifest.model_validate_json(path.read_text(encoding="utf-8")))
-            except ValueError as exc:
-                raise UserError(f"{path}: not a valid corpus manifest: {exc}") from exc
-        return out
+        return sorted(self.manifests_dir.glob("v*.json"))
 
     def latest(self) -> Manifest | None:
         found = self.manifests()
@@ -147,7 +189,8 @@ class CorpusStore:
             ids -= set(manifest.retired)
         return ids
 
-    def _all_lines(self) -> dict[str, str]:
+    def _all_lines(self, numbers: dict[str, int] | None = None) -> dict[str, str]:
+        """Every stored line by case id; `numbers`, when given, gets each id's line number."""
         if not self.cases_path.exists():
             return {}
         lines = {}
@@ -155,19 +198,33 @@ class CorpusStore:
             if line.error:
                 raise UserError(f"{line.file}:{line.number}: corrupt corpus line: {line.error}")
             lines[line.value["id"]] = line.raw.decode("utf-8")
+            if numbers is not None:
+                numbers[line.value["id"]] = line.number
         return lines
 
     def cases(self, version: int | None = None) -> list[Case]:
-        """The active cases of `version` (default: the latest), sorted by id."""
+        """The active cases of `version` (default: the latest), sorted by id. A `UserError` when
+        the corpus is damaged: a case a manifest names is missing, or an active case is not
+        approved (its line edited by hand), which is never served as part of the corpus."""
         active = self.active_ids(version)
-        lines = self._all_lines()
+        numbers: dict[str, int] = {}
+        lines = self._all_lines(numbers)
         missing = sorted(active - set(lines))
         if missing:
             raise UserError(
                 f"{self.cases_path}: {len(missing)} cases named by a manifest are missing "
                 f"(first: {missing[0]}); the corpus is damaged (see `casemill corpus verify`)"
             )
-        return [Case.model_validate_json(lines[i]) for i in sorted(active)]
+        cases = [Case.model_validate_json(lines[i]) for i in sorted(active)]
+        for case in cases:
+            problem = approval_problem(case)
+            if problem:
+                raise UserError(
+                    f"{self.cases_path}:{numbers[case.id]}: active case {case.id} is not "
+                    f"approved ({problem}); the corpus is damaged: see `casemill corpus verify` "
+                    f"and `git diff {self.cases_path}`"
+                )
+        return cases
 
     def get(self, case_id: str) -> Case | None:
         return self.get_many([case_id]).get(case_id)
@@ -189,15 +246,17 @@ class CorpusStore:
         note: str = "",
     ) -> Manifest | None:
         """Write a new version adding `add` and retiring `retire`. Cases already active are not
-        added twice; a retired case added again is re-activated as it was stored. Only approved cases enter the corpus: any other is a `UserError` and
-        nothing is written. Returns the new manifest, or None when nothing changes. Holds the
-        corpus folder's write lock throughout."""
+        added twice; a retired case added again is re-activated as it was stored. Only approved
+        cases enter the corpus (see `approval_problem`): any other is a `UserError` and nothing
+        is written. Returns the new manifest, or None when nothing changes. Holds the corpus
+        folder's write lock throughout."""
         add = list(add)
-        unreviewed = [c.id for c in add if c.review.status != "approved"]
+        unreviewed = [(c.id, p) for c in add if (p := approval_problem(c))]
         if unreviewed:
+            first = unreviewed[0]
             raise UserError(
                 f"only approved cases enter the corpus: {len(unreviewed)} case(s) are not "
-                f"(first: {', '.join(unreviewed[:3])})"
+                f"(first: {', '.join(i for i, _ in unreviewed[:3])}; {first[0]}: {first[1]})"
             )
         with _write_lock(self.root):
             return self._add_version(add, retire, note)

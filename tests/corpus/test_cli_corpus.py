@@ -172,3 +172,75 @@ def test_add_takes_approved_cases_only_unless_told_who_approves(tmp_path: Path):
     again = invoke("corpus", "add", str(rejected), "--corpus", corpus, "--approve-as", "ana")
     assert isinstance(again.exception, UserError)
     assert "1 case(s) were rejected in review" in str(again.exception)
+
+
+def test_add_refuses_cases_saying_approved_that_were_never_reviewed(tmp_path: Path):
+    # generated candidates with the status flipped by hand: no reviewer, no decision time
+    corpus = tmp_path / "corpus"
+    forged = refund_case().model_copy(update={"review": Review(status="approved")})
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(line(B) + line(forged))
+    refused = invoke("corpus", "add", str(cases), "--corpus", str(corpus))
+    assert isinstance(refused.exception, UserError), refused.output  # exit 2 from the CLI
+    assert str(refused.exception) == (
+        f"1 case(s) say approved but were never reviewed: no review.reviewer (first: "
+        f"{cases}:2 {forged.id}); only approved cases enter the corpus: review them "
+        "(casemill review enqueue FILE), or approve hand-written cases you vouch for with "
+        "--approve-as YOUR_NAME"
+    )
+    assert not corpus.exists()
+
+    added = invoke("corpus", "add", str(cases), "--corpus", str(corpus), "--approve-as", "ana")
+    assert added.exit_code == 0, added.output
+    stored = {c.id: c for c in CorpusStore(corpus).cases()}
+    assert stored[forged.id].review.reviewer == "ana"
+    assert stored[forged.id].review.decided_at is not None
+    assert stored[B.id].review == APPROVED  # a reviewer, no time: kept as it is (the seeds)
+
+
+def test_verify_and_list_name_the_line_of_a_case_edited_after_it_entered(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(line(A) + line(B))
+    assert invoke("corpus", "add", str(cases), "--corpus", str(corpus)).exit_code == 0
+    stored = corpus / "cases.jsonl"
+    lines = stored.read_text().splitlines()
+    number = next(n for n, t in enumerate(lines, 1) if json.loads(t)["id"] == A.id)
+    lines[number - 1] = lines[number - 1].replace('"status":"approved"', '"status":"rejected"')
+    stored.write_text("\n".join(lines) + "\n")
+
+    result = invoke("corpus", "verify", "--json", "--corpus", str(corpus))
+    assert result.exit_code == 1
+    problems = {p["where"]: p["message"] for p in json.loads(result.output)["problems"]}
+    assert set(problems) == {str(corpus / "manifests" / "v0001.json"), f"{stored}:{number}"}
+    assert "not approved (review.status is 'rejected')" in problems[f"{stored}:{number}"]
+    assert f"git diff {stored}" in problems[str(corpus / "manifests" / "v0001.json")]
+
+    listed = invoke("corpus", "list", "--json", "--corpus", str(corpus))
+    assert isinstance(listed.exception, UserError)  # not served as active
+    assert str(listed.exception).startswith(f"{stored}:{number}: active case {A.id}")
+
+
+def test_verify_reports_a_damaged_manifest_with_exit_1(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(line(A))
+    invoke("corpus", "add", str(cases), "--corpus", str(corpus))
+    manifest = corpus / "manifests" / "v0001.json"
+    manifest.write_text(manifest.read_text().replace('"active_count"', '"active_cnt"'))
+
+    result = invoke("corpus", "verify", "--json", "--corpus", str(corpus))
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    assert report["ok"] is False
+    assert [(p["where"], p["message"].split(";")[0]) for p in report["problems"]] == [
+        (str(manifest), "field 'active_count' is missing"),
+        (str(manifest), "field 'active_cnt' is not a manifest field (expected: format, version, "
+                        "created_at, note, added, retired, active_count, active_sha256, counts, "
+                        "operators, seeds)"),
+    ]  # fmt: skip
+
+    human = invoke("corpus", "verify", "--corpus", str(corpus))
+    assert human.exit_code == 1
+    said = " ".join(human.output.split())
+    assert "field 'active_count' is missing" in said and "DAMAGED" in said

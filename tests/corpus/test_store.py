@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from fixtures.casebuild import approved, cancel_case, clarify_case, refund_case, scenario_case
@@ -201,6 +202,118 @@ def test_only_approved_cases_enter_the_corpus(store):
         store.add_version([A, pending, rejected])
     assert str(refused.value) == (
         f"only approved cases enter the corpus: 2 case(s) are not (first: {pending.id}, "
-        f"{rejected.id})"
+        f"{rejected.id}; {pending.id}: review.status is 'pending')"
     )
     assert store.manifests() == [] and not (store.root / "cases.jsonl").exists()
+
+
+def _line_of(store: CorpusStore, case_id: str) -> int:
+    lines = store.cases_path.read_text().splitlines()
+    return next(n for n, text in enumerate(lines, 1) if json.loads(text)["id"] == case_id)
+
+
+def _edit_line(store: CorpusStore, number: int, old: str, new: str) -> None:
+    lines = store.cases_path.read_text().splitlines()
+    assert old in lines[number - 1]
+    lines[number - 1] = lines[number - 1].replace(old, new, 1)
+    store.cases_path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_case_saying_approved_with_no_reviewer_does_not_enter(store):
+    # a generated candidate whose status was flipped by hand: no decision is recorded
+    forged = refund_case().model_copy(update={"review": Review(status="approved")})
+    with pytest.raises(UserError) as refused:
+        store.add_version([B, forged])
+    assert str(refused.value) == (
+        f"only approved cases enter the corpus: 1 case(s) are not (first: {forged.id}; "
+        f"{forged.id}: review.status says approved but review.reviewer is empty: no decision "
+        "is recorded)"
+    )
+    assert store.manifests() == [] and not store.cases_path.exists()
+    # a reviewer with no decision time is a decision (the seeds carry no time)
+    assert store.add_version([B]).active_count == 1 and B.review.decided_at is None
+
+
+def test_the_committed_corpus_and_seeds_are_approved_and_verify():
+    """What `./dev demo` starts from: nothing legitimate is refused by the approval rule."""
+    root = Path(__file__).resolve().parents[2]
+    corpus = CorpusStore(root / "corpus")
+    assert verify_corpus(corpus).problems == []
+    seeds = [json.loads(text) for text in (root / "seeds" / "support.jsonl").open()]
+    assert {s["review"]["reviewer"] for s in seeds} == {"casemill-seeds"}
+    assert len(corpus.cases()) == 75
+
+
+def test_verify_names_the_line_of_an_active_case_edited_to_rejected(store):
+    store.add_version([A, B])
+    number = _line_of(store, A.id)
+    _edit_line(store, number, '"status":"approved"', '"status":"rejected"')
+    report = verify_corpus(store)
+    assert not report.ok
+    manifest = str(store.manifests_dir / "v0001.json")
+    assert [p.where for p in report.problems] == [manifest, f"{store.cases_path}:{number}"]
+    assert report.problems[0].message.startswith("active_sha256 does not match the 2 cases")
+    assert f"`git diff {store.cases_path}`" in report.problems[0].message
+    assert report.problems[1].message.startswith(
+        f"case {A.id} is in the corpus but is not approved (review.status is 'rejected')"
+    )
+    assert f"casemill corpus retire {A.id}" in report.problems[1].message
+    with pytest.raises(UserError) as refused:  # not served as an active case any more
+        store.cases()
+    assert str(refused.value).startswith(
+        f"{store.cases_path}:{number}: active case {A.id} is not approved"
+    )
+
+
+def test_verify_names_an_active_case_whose_reviewer_was_removed(store):
+    store.add_version([A, B])
+    number = _line_of(store, B.id)
+    _edit_line(store, number, '"reviewer":"casemill-tests"', '"reviewer":null')
+    report = verify_corpus(store)
+    where = {p.where: p.message for p in report.problems}
+    assert "review.reviewer is empty" in where[f"{store.cases_path}:{number}"]
+
+
+def test_verify_names_the_lines_a_moved_slice_count_points_at(store):
+    store.add_version([A, B, C])
+    assert (A.tags.category, B.tags.category, C.tags.category) == (
+        "capability",
+        "capability",
+        "robustness",
+    )
+    number = _line_of(store, A.id)
+    _edit_line(store, number, '"category":"capability"', '"category":"adversarial"')
+    report = verify_corpus(store)
+    messages = [p.message for p in report.problems]
+    assert len(messages) == 2 and messages[0].startswith("active_sha256 does not match")
+    assert messages[1] == (
+        "counts.category differ from the cases it names (adversarial 0 -> 1, capability 2 -> 1)"
+        f"; the edited line is one of {store.cases_path}:{number}"
+    )
+
+
+def test_verify_reports_a_damaged_manifest_and_never_raises(store):
+    store.add_version([A])
+    store.add_version([B])
+    path = store.manifests_dir / "v0001.json"
+    path.write_text(path.read_text().replace('"version"', '"versoin"'))
+    report = verify_corpus(store)
+    assert not report.ok and report.versions == 1  # v0002 read, v0001 not
+    assert [p.where for p in report.problems] == [str(path), str(path)]
+    assert report.problems[0].message.startswith("field 'version' is missing; restore it")
+    assert report.problems[1].message.startswith("field 'versoin' is not a manifest field")
+    assert report.stray == []  # unknown without v0001's list of cases
+    with pytest.raises(UserError) as refused:  # other commands: the file and the field too
+        store.manifests()
+    assert str(refused.value).startswith(f"{path}: field 'version' is missing")
+
+    path.write_text("{not json")
+    report = verify_corpus(store)
+    assert [p.where for p in report.problems] == [str(path)]
+    assert report.problems[0].message.startswith("not valid JSON")
+
+    path.write_text((store.manifests_dir / "v0002.json").read_text())
+    report = verify_corpus(store)
+    assert f"{path}: field 'version' is 2, the file name says v0001" in [
+        f"{p.where}: {p.message.split(';')[0]}" for p in report.problems
+    ]
