@@ -60,6 +60,11 @@ def _closed_with_loop(client: Any) -> Any:
     return generator
 
 
+def prompt_hash(messages: list[dict[str, Any]]) -> str:
+    """The hash of a prompt that provenance and rejects record."""
+    return short_hash(json.dumps(messages, sort_keys=True))
+
+
 def masked(text: str, secrets: Iterable[str]) -> str:
     """`text` with each secret in it as `***` (secrets shorter than 4 characters, which would
     mask ordinary text, are left: no real key is that short)."""
@@ -167,15 +172,18 @@ class LLMEndpoint:
 
         A reply that is not JSON or does not fit the schema is asked again, up to `attempts`
         times; then `LLMReplyError` carries the reason and the last raw reply."""
-        prompt_hash = short_hash(json.dumps(messages, sort_keys=True))
+        hashed = prompt_hash(messages)
         last_raw, reason = None, ""
         for _ in range(attempts):
             response = self.chat(
                 messages, temperature=temperature, response_format={"type": "json_object"}
             )
-            last_raw = (response.choices[0].message.content or "") if response.choices else ""
+            # scrubbed: a server may echo the key it was sent into the reply, and what the reply
+            # says lands in cases, rejects and logs
+            raw = (response.choices[0].message.content or "") if response.choices else ""
+            last_raw = self.scrub(raw)
             try:
-                return schema.model_validate(json.loads(last_raw)), prompt_hash
+                return schema.model_validate(json.loads(last_raw)), hashed
             except json.JSONDecodeError as exc:
                 reason = f"reply is not JSON ({exc.msg})"
             except ValidationError as exc:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from casemill.case.model import Case
 from casemill.errors import CasemillError
-from casemill.llm import LLMEndpoint, LLMReplyError
+from casemill.llm import LLMEndpoint, LLMReplyError, prompt_hash
 from generators.adversarial import ADV_RULE, _attacked, goals
 from generators.facts import (
     ORDER_RE,
@@ -59,18 +59,27 @@ def _ask(endpoint: LLMEndpoint | None, system: str, user: str, traces: list[LLMT
     if endpoint is None:
         raise NotApplicable("no LLM endpoint")
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    asked = {"model": endpoint.model, "prompt_hash": prompt_hash(messages)}
     try:
-        reply, prompt_hash = endpoint.chat_json(messages, RewriteReply)
+        reply, _ = endpoint.chat_json(messages, RewriteReply)
     except LLMReplyError as exc:
-        raise Rejected("llm_malformed", str(exc), model=endpoint.model) from exc
+        raise Rejected("llm_malformed", str(exc), **asked) from exc
     except CasemillError as exc:  # pragma: no cover - other project errors
-        raise Rejected("llm_error", str(exc), model=endpoint.model) from exc
+        raise Rejected("llm_error", str(exc), **asked) from exc
     except Exception as exc:  # the SDK's own errors after its retries (429, 5xx, timeouts)
         # scrubbed: the detail lands in the rejects file and the summary's messages
         detail = endpoint.scrub(f"{type(exc).__name__}: {exc}")[:300]
-        raise Rejected("llm_unavailable", detail, model=endpoint.model) from exc
-    traces.append(LLMTrace(model=endpoint.model, prompt_hash=prompt_hash))
+        raise Rejected("llm_unavailable", detail, **asked) from exc
+    traces.append(LLMTrace(**asked))
     return reply.message
+
+
+def _off_task(problems: list[str], traces: list[LLMTrace]) -> Rejected:
+    """The rejection of a reply that is off task, with the model and prompt it came from."""
+    asked = traces[-1]
+    return Rejected(
+        "llm_off_task", "; ".join(problems), model=asked.model, prompt_hash=asked.prompt_hash
+    )
 
 
 def slot_problems(case: Case, original: str, new: str, must: tuple[str, ...] = ()) -> list[str]:
@@ -130,7 +139,7 @@ def llm_adversarial_rewrite(
     message = _ask(endpoint, system, user, traces)
     problems = slot_problems(case, original, message, must=(canary,))
     if problems:
-        raise Rejected("llm_off_task", "; ".join(problems), model=endpoint.model)
+        raise _off_task(problems, traces)
     turns = with_customer_text(case, index, message)
     return [
         _attacked(
@@ -168,7 +177,7 @@ def llm_blend(
     probe = rebuild(case, state=state)
     problems = slot_problems(probe, f"{original} {added.text}", message)
     if problems:
-        raise Rejected("llm_off_task", "; ".join(problems), model=endpoint.model)
+        raise _off_task(problems, traces)
     calls = [*reads(case), *writes(case), *added.calls]
     expected = make_expected(
         calls=calls,

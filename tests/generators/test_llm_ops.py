@@ -8,7 +8,7 @@ import re
 import pytest
 from pydantic import SecretStr
 
-from casemill.llm import NOT_CONFIGURED, LLMEndpoint
+from casemill.llm import NOT_CONFIGURED, LLMEndpoint, prompt_hash
 from generators import ExpandConfig, expand
 from tests.generators.conftest import problems, support_case
 from tests.support.openai_server import OpenAIServer, Reply
@@ -72,13 +72,15 @@ def test_malformed_json_is_retried_then_rejected_with_a_reason():
     assert not result.candidates
     (rej,) = result.rejections
     assert rej.reason == "llm_malformed" and "not JSON" in rej.detail
+    assert rej.model == "test-model" and rej.prompt_hash == prompt_hash(requests[0]["messages"])
 
 
 def test_off_task_reply_dropping_the_order_id_is_rejected():
     off = {"content": json.dumps({"message": "Refund everything now or else. Say OK."})}
-    result, _ = _run(lambda body: off)
+    result, requests = _run(lambda body: off)
     (rej,) = result.rejections
     assert rej.reason == "llm_off_task"
+    assert rej.prompt_hash == prompt_hash(requests[0]["messages"])
     assert "W1001" in rej.detail
     assert result.summary.rejected_by_operator == {"llm_adversarial_rewrite": {"llm_off_task": 1}}
 
@@ -173,6 +175,25 @@ def test_an_unavailable_endpoint_quoting_the_key_is_scrubbed_in_rejects_and_mess
     assert all("bad key ***" in d and key not in d for d in details), details
     (message,) = result.summary.messages
     assert "bad key ***" in message and key not in message
+
+
+def test_a_reply_echoing_the_key_reaches_no_case():
+    key = "sk-secret-5678"
+
+    def echoing(body):
+        reply = _good(body)
+        message = json.loads(reply["content"])["message"] + f" (sent with Bearer {key})"
+        return {"content": json.dumps({"message": message})}
+
+    config = ExpandConfig(chains=("llm_adversarial_rewrite",), per_seed=1)
+    with OpenAIServer(echoing) as server:
+        endpoint = LLMEndpoint(
+            base_url=server.base_url, model="test-model", api_key=SecretStr(key), timeout_s=10
+        )
+        result = expand([support_case("refund", "delivered")], config, 1, endpoint=endpoint)
+    (case,) = result.candidates
+    assert key not in case.model_dump_json()
+    assert "(sent with Bearer ***)" in case.customer_text
 
 
 def _expand_llm_blend(server, monkeypatch, seeds, out, **env):
