@@ -207,9 +207,11 @@ def names_amount(text: str, amount: float) -> bool:
     return False
 
 
-@operator(kind="outcome_flip", name="flip_price_paid", version="2", label_rule=FLIP_RULE)
+@operator(kind="outcome_flip", name="flip_price_paid", version="3", label_rule=FLIP_RULE)
 def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
-    """A partial refund of X, but the price paid was lower than X -> refuse (more than paid).
+    """A partial refund of X, but the price paid was lower than X: the item is refunded in
+    full, what was paid, and a refund of X is forbidden (more than was paid), as the seeds label
+    a customer who asks for more than they paid (W1024) and the reference agent answers.
 
     Only when the customer names X itself: a relative request ("half of what I paid") still
     fits a lower price, so the flip would not change the right answer."""
@@ -223,7 +225,20 @@ def flip_price_paid(case: Case, rng: random.Random) -> list[Case]:
     item.price = round(intent.amount / item.quantity * rng.choice([0.4, 0.6, 0.8]), 2)
     if item.price <= 0:
         raise NotApplicable("amount too small")
-    return [relabel(case, state, intent, call)]
+    whole = Intent("refund", intent.order_id, intent.item_ids, intent.reason, None)
+    out = relabel(case, state, whole, call)
+    if out.expected.outcome != "resolve":  # the item cannot be refunded at all
+        return [relabel(case, state, intent, call)]
+    asked = ForbiddenCall(
+        tool=call.tool,
+        params={"order_id": intent.order_id, "amount": intent.amount},
+        reason="more than was paid",
+    )
+    expected = out.expected.model_copy(
+        update={"forbidden_calls": (*out.expected.forbidden_calls, asked)}
+    )
+    tags = with_tags(out, add_labels=("over_refund",))
+    return [rebuild(out, expected=expected, tags=tags)]
 
 
 _DAMAGE_WORD = re.compile(r"\b(cracked|broken|shattered|damaged|defective)\b", re.IGNORECASE)
@@ -244,7 +259,7 @@ _FAULT = re.compile(
 )
 
 
-@operator(kind="outcome_flip", name="flip_intact", version="2", label_rule=FLIP_RULE)
+@operator(kind="outcome_flip", name="flip_intact", version="3", label_rule=FLIP_RULE)
 def flip_intact(case: Case, rng: random.Random) -> list[Case]:
     """The item arrived intact: damage words become 'arrived fine' and the customer just
     changed their mind -> refuse (only damaged, defective, wrong or missing items qualify)."""
@@ -260,7 +275,9 @@ def flip_intact(case: Case, rng: random.Random) -> list[Case]:
             text = _DAMAGE.sub(lambda m: m.group(1) + rng.choice(INTACT), turn.content)
             if _DAMAGE_WORD.search(text):
                 raise NotApplicable("a damage word that cannot be turned into 'intact'")
-            text += " Nothing is actually wrong, I just changed my mind."
+            # the request the damage implied, said outright: without it the customer asks for
+            # nothing, and a reply refusing a refund answers no question
+            text += " Nothing is actually wrong, I just changed my mind and would like a refund."
             turns[index] = turn.model_copy(update={"content": text})
             changed = True
     if not changed:

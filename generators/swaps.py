@@ -168,7 +168,7 @@ def _product_words(name: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in {"the", "and", "with"}]
 
 
-@operator(kind="entity_swap", name="swap_product", version="2", label_rule=SWAP_RULE)
+@operator(kind="entity_swap", name="swap_product", version="3", label_rule=SWAP_RULE)
 def swap_product(case: Case, rng: random.Random) -> list[Case]:
     """An item of the case's order becomes another product (name and the customer's word for
     it), from the product lexicon; ids, prices and variants stay."""
@@ -182,6 +182,10 @@ def swap_product(case: Case, rng: random.Random) -> list[Case]:
         used = [w for w in _product_words(base) if re.search(r"\b" + w.lower() + r"\b", text)]
         if len(used) != 1:
             continue
+        others = " ".join(n for n in names if n != item.name).lower()
+        if re.search(r"\b" + used[0].lower() + r"(?:e?s)?\b", others):
+            continue  # a word another item's name shares (glass, wine glasses): the customer's
+            # "glass" may mean either, and renamed the conversation would stop making sense
         options = [
             p
             for p in lexicon("products")
@@ -201,13 +205,17 @@ def swap_product(case: Case, rng: random.Random) -> list[Case]:
     raise NotApplicable("no item named by exactly one word of its name")
 
 
-@operator(kind="entity_swap", name="swap_amount", version="1", label_rule=SWAP_RULE)
+@operator(kind="entity_swap", name="swap_amount", version="2", label_rule=SWAP_RULE)
 def swap_amount(case: Case, rng: random.Random) -> list[Case]:
     """Prices of the case's order scale by one factor (variants and past refunds too); amounts
     in the text and the refund amount in the expected reply follow."""
     support_only(case)
     if any(t.role == "tool" for t in case.conversation):
         raise NotApplicable("tool results in the history would disagree with new prices")
+    if any(c.params.get("amount") is not None for c in case.expected.forbidden_calls):
+        # an amount the customer demands, judged against the price paid (more than was paid):
+        # scaled, the price could pass it, and the demand in their words does not follow
+        raise NotApplicable("a forbidden refund amount is judged against the prices")
     oid = primary_order(case)
     environment, expected = _dumped(case, "environment"), _dumped(case, "expected")
     factor = rng.choice([0.5, 0.6, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0])

@@ -17,6 +17,7 @@ from tests.generators.conftest import (
     PROPERTY_SETTINGS,
     cases,
     checked_outputs,
+    problems,
     run_op,
     support_case,
 )
@@ -49,15 +50,20 @@ def test_flips_agree_with_the_policy(case, name, seed):
             intent = intent_of(old_call)
             if name == "flip_intact":
                 intent = Intent("refund", intent.order_id, intent.item_ids, "changed_mind")
+            if name == "flip_price_paid":  # more than was paid asked: the item in full
+                intent = Intent("refund", intent.order_id, intent.item_ids, intent.reason)
             decision = decide(state, intent)
             assert new.expected.outcome == decision.outcome
             assert list(writes(new)) == list(decision.calls)
-            if decision.outcome == "refuse":
+            if decision.outcome == "refuse" or name == "flip_price_paid":
                 # out of stock cannot be seen before trying: the attempt is not forbidden
                 assert _blocked(new, old_call) == (name != "flip_out_of_stock")
             if decision.outcome == "clarify":
                 assert any(f.any_write for f in new.expected.forbidden_calls)
-        assert new.expected.outcome != case.expected.outcome or name == "flip_status"
+        if name == "flip_price_paid":
+            assert writes(new) != writes(case)
+        else:
+            assert new.expected.outcome != case.expected.outcome or name == "flip_status"
 
 
 def _saying(case: Case, text: str) -> Case:
@@ -153,7 +159,8 @@ def test_cancel_flips_both_ways():
 
 def test_intact_item_edits_the_words_and_refuses():
     new = run_op("flip_intact", support_case("refund", "delivered"), 0)[0]
-    assert "cracked" not in new.customer_text and "changed my mind" in new.customer_text
+    assert "cracked" not in new.customer_text
+    assert new.customer_text.endswith("I just changed my mind and would like a refund.")
     assert new.expected.outcome == "refuse"
 
 
@@ -190,8 +197,22 @@ def _partial_refund(text: str) -> Case:
 def test_price_paid_flip_needs_the_amount_in_the_customer_words():
     named = _partial_refund("My mug from W1001 is cracked. Refund me 20.00 and I will keep it.")
     relative = _partial_refund("My mug from W1001 is cracked. Refund half of what I paid.")
-    flipped = run_op("flip_price_paid", named, 3)
-    assert flipped and flipped[0].expected.outcome == "refuse"
+    (flipped,) = run_op("flip_price_paid", named, 3)
+    # the item refunded in full, what was paid (as seed W1024 and the reference agent do), and
+    # the 20.00 asked for forbidden as more than was paid
+    paid = flipped.environment.state["orders"]["W1001"]["items"][0]["price"]
+    assert paid < 20.0 and flipped.expected.outcome == "resolve"
+    (refund,) = flipped.expected.tool_calls
+    assert refund.tool == "refund_items" and "amount" not in refund.params
+    assert refund.params["item_ids"] == ["I1"]
+    assert f"{paid:.2f}" in flipped.expected.reply_contains
+    asked = flipped.expected.forbidden_calls[-1]
+    assert (asked.tool, asked.params, asked.reason) == (
+        "refund_items",
+        {"order_id": "W1001", "amount": 20.0},
+        "more than was paid",
+    )
+    assert "over_refund" in flipped.tags.labels and problems(flipped) == []
     assert run_op("flip_price_paid", relative, 3) == []
 
 
@@ -242,7 +263,7 @@ def test_not_shipped_still_flips_a_customer_who_says_the_order_has_not_arrived()
 )
 def test_price_paid_flip_reads_whole_dollar_amounts(text):
     flipped = run_op("flip_price_paid", _partial_refund(text), 3)
-    assert flipped and flipped[0].expected.outcome == "refuse"
+    assert flipped and flipped[0].expected.forbidden_calls[-1].params["amount"] == 20.0
 
 
 @pytest.mark.parametrize(

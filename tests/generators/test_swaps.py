@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import random
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casemill.case.model import derive
+from casemill.case.model import Case, derive
 from casemill.domains.support.state import SupportState
 from generators import apply_operator, get_operator
 from generators.facts import money, refund_amount, signed_in, writes
@@ -60,6 +63,39 @@ def test_amount_swap_rewrites_the_refund_phrase():
     assert amount != "40.00"
     assert new.expected.reply_contains[0] == amount
     assert problems(new) == []
+
+
+def test_amount_swap_leaves_a_demand_judged_against_the_price_paid():
+    """The customer asks $30 back for a $14.50 mug, and refunding $30 is forbidden as more than
+    was paid: scaled to $43.50 the price would pass the demand the text still makes."""
+    from generators.framework import NotApplicable
+
+    seed = _seed("c_18cd148972ad3349beb1")
+    assert seed.expected.forbidden_calls[0].params["amount"] == 30
+    with pytest.raises(NotApplicable, match="forbidden refund amount"):
+        get_operator("swap_amount").fn(seed, random.Random(0))
+
+
+def _seed(case_id: str) -> Case:
+    seeds = Path(__file__).resolve().parents[2] / "seeds" / "support.jsonl"
+    return next(
+        Case.model_validate_json(line)
+        for line in seeds.read_text().splitlines()
+        if f'"{case_id}"' in line
+    )
+
+
+def test_product_swap_leaves_an_item_named_by_a_word_another_item_shares():
+    """W1061 holds a glass tumbler set and wine glasses: renaming "glass" would rename both in
+    the customer's words, and the clarification the case tests would no longer make sense."""
+    seed = _seed("c_54bc8bcf19789888177c")
+    names = [i["name"] for o in seed.environment.state["orders"].values() for i in o["items"]]
+    assert names[:2] == ["Glass tumbler set of 4 (clear)", "Wine glasses set of 2 (clear)"]
+    for n in range(8):
+        for new in run_op("swap_product", seed, n):
+            kept = [i["name"] for o in new.environment.state["orders"].values() for i in o["items"]]
+            assert "Glass tumbler set of 4 (clear)" in kept, n
+            assert "glass" in new.customer_text.lower(), n
 
 
 def test_address_swap_rewrites_text_params_and_city():
