@@ -161,7 +161,10 @@ def paraphrase(case: Case, rng: random.Random, p: float = 0.8) -> list[Case]:
     return _edit_customer_turns(case, rng, _phrase_sub(table, rng, p))
 
 
-@operator(kind="noise", name="filler", version="1", label_rule=INVARIANT)
+_COMMA_GAP = re.compile(r"\s*,\s*")
+
+
+@operator(kind="noise", name="filler", version="2", label_rule=INVARIANT)
 def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
     """Hesitations and pleasantries: filler words at clause starts, an opener and a closer."""
     conversation_only(case)
@@ -183,8 +186,14 @@ def _with_fillers(
     text: str, protector: Any, rng: random.Random, words: list[str], count: int
 ) -> str:
     """`text` with `count` filler words inserted at clause starts (the text's start or after
-    punctuation), never inside a protected span."""
-    spans = protector.spans(text)
+    punctuation), never inside a protected span, nor between two joined by a comma alone (the
+    street, city and zip of an address are protected each, but are one slot)."""
+    spans: list[tuple[int, int]] = []
+    for a, b in protector.spans(text):
+        if spans and _COMMA_GAP.fullmatch(text, spans[-1][1], a):
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
     spots = [0] + [
         m.end()
         for m in re.finditer(r"[,.!?;:]\s+", text)

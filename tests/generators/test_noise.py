@@ -127,6 +127,18 @@ def test_noise_edits_text_and_changes_category_to_robustness(refund_case):
     assert "W1001" in out.customer_text and "mug" in out.customer_text
 
 
+def test_filler_goes_between_clauses_never_inside_an_address():
+    """Street, city and zip are protected each; the comma between them is not a clause end."""
+    from tests.generators.conftest import support_case
+
+    case = support_case("change_address", "pending")
+    for seed in range(12):
+        (out,) = apply_operator(
+            get_operator("filler"), case, seed=seed, index=0, args={"inserts": 4}
+        )
+        assert "12 Oak St, Springfield 62701" in out.customer_text, out.customer_text
+
+
 def test_case_protector_is_shared_per_case_and_finds_the_spans_of_its_literals(refund_case):
     protector = case_protector(refund_case)
     assert case_protector(refund_case) is protector
