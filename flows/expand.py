@@ -108,11 +108,12 @@ def _inputs(
 
 
 def _corpus_cases(corpus_dir: str | None) -> list[Case]:
-    from casemill.corpus import CorpusStore
+    """The corpus's cases (none without `corpus_dir`); a folder that is not a corpus is refused,
+    as `casemill expand --corpus` refuses it: read as an empty corpus, a mistyped path would
+    fill the review queue with the corpus's own cases again."""
+    from casemill.corpus import existing_store
 
-    if corpus_dir and Path(corpus_dir, "manifests").is_dir():
-        return CorpusStore(corpus_dir).cases()
-    return []
+    return existing_store(corpus_dir, "corpus_dir").cases() if corpus_dir else []
 
 
 def inputs_fingerprint(seeds: str, corpus_dir: str | None) -> str:
@@ -223,10 +224,10 @@ def expand_corpus(
     check_quotas(quotas or {}, seed_cases, "quotas")
     if per_seed < 1 or batch_size < 1:
         raise UserError(f"per_seed ({per_seed}) and batch_size ({batch_size}) must be at least 1")
+    corpus = _corpus_cases(corpus_dir)  # a corpus_dir that is no corpus: refused here
     logger = get_run_logger()
     for finding in skipped:
         logger.warning("skipped seed: %s", finding)
-    corpus = _corpus_cases(corpus_dir)
     config = ExpandConfig(
         chains=tuple(chains or DETERMINISTIC_CHAINS),
         per_seed=per_seed,

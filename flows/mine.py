@@ -89,11 +89,11 @@ def mine_file_task(
 
 @task(name="merge-and-write", retries=1, retry_condition_fn=not_user_error, cache_policy=NO_CACHE)
 def merge_and_write(results: list[Any], out: str, corpus_dir: str | None) -> dict[str, Any]:
-    from casemill.corpus import CorpusStore
+    from casemill.corpus import existing_store
     from mining import merge_results
     from mining.output import quarantine_path
 
-    existing = CorpusStore(corpus_dir).cases() if corpus_dir and Path(corpus_dir).is_dir() else ()
+    existing = existing_store(corpus_dir, "corpus_dir").cases() if corpus_dir else ()
     merged = merge_results(results, existing=existing)
     out_path = Path(out)
     atomic_write_jsonl(out_path, (c.model_dump(mode="json") for c in merged.cases))
@@ -123,11 +123,14 @@ def mine_logs(
     `tools` is a JSON file of the agent's tool specs for logs that carry none; `workers`
     processes mine each file (the same candidates as one; on the Dask runner, whose worker
     processes cannot start their own, each file is mined in its task's process)."""
+    from casemill.corpus import existing_store
     from mining.toolspec import load_tools_file
 
     files = expand_paths(logs)
     check_outputs(files, out)
     check_format(fmt)
+    if corpus_dir:  # refused before any mining, as `casemill mine --corpus` refuses it
+        existing_store(corpus_dir, "corpus_dir")
     logger = get_run_logger()
     specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
     redaction = "on" if redact else "OFF"

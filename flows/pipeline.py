@@ -37,18 +37,35 @@ def gather_candidates(files: list[str], out: str) -> tuple[str, int]:
     return f"batch-{digest}", len(lines)
 
 
-def review_db_url(review_db: str | None, work: Path) -> str:
-    """The review queue the pipeline's batch goes to: `review_db`, else the configured queue
-    (`CASEMILL_REVIEW_DB`, shared with the web app, the CLI and every worker), else a SQLite file
-    in the work folder."""
+def review_db_url(review_db: str | None, work: Path) -> str | None:
+    """The review queue the pipeline's batch goes to, as the review subflow's `db_url`:
+    `review_db`, else None for the configured queue (`CASEMILL_REVIEW_DB`, shared with the web
+    app, the CLI and every worker), which the subflow reads from the settings itself, so its URL
+    and password are never a flow-run parameter stored on the server; else a SQLite file in the
+    work folder."""
     from casemill.settings import Settings
 
     if review_db:
         return review_db
-    settings = Settings()
-    if "review_db" in settings.model_fields_set:
-        return settings.review_db
+    if "review_db" in Settings().model_fields_set:
+        return None
     return f"sqlite:///{(work / 'review.db').resolve()}"
+
+
+def check_inputs(review: str, agents: list[str], corpus_dir: str, temperature: float | None):
+    """The review policy, the agents and the corpus, checked before any stage runs: a typo
+    found after mining and expanding (and, for an agent, after the corpus got a new version)
+    costs the run and changes the corpus."""
+    from casemill.corpus import writable_corpus
+    from casemill.errors import UserError
+    from evaluation.agents import load_agent
+    from review.flow import POLICIES
+
+    if review not in POLICIES:
+        raise UserError(f"review must be one of {', '.join(POLICIES)}, not {review!r}")
+    for agent in agents:
+        load_agent(agent, temperature=temperature if takes_temperature(agent) else None)
+    writable_corpus(corpus_dir, "corpus_dir")
 
 
 @flow(name="full-pipeline", task_runner=default_task_runner())
@@ -77,6 +94,7 @@ def full_pipeline(
     logger = get_run_logger()
     work = Path(workdir)
     agents = agents or ["reference"]
+    check_inputs(review, agents, corpus_dir, temperature)
     candidate_files = []
     mined = None
     if logs:

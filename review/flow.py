@@ -27,7 +27,7 @@ from prefect import flow, get_run_logger, task
 from prefect.exceptions import FlowPauseTimeout
 from prefect.input import RunInput
 
-from casemill.corpus import CorpusStore
+from casemill.corpus import CorpusStore, writable_corpus
 from casemill.errors import UserError
 from casemill.settings import Settings
 from casemill.text import count
@@ -331,6 +331,9 @@ def review_batch(
         raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     if (cases_path is None) == (cases is None):
         raise UserError("give exactly one of cases_path or cases")
+    if cases_path is not None and not Path(cases_path).is_file():
+        raise UserError(f"cases_path {cases_path}: no such file of candidate cases")
+    writable_corpus(corpus_dir, "corpus_dir")  # before anything is enqueued or exported
     settings = Settings()
     url = db_url or settings.review_db
     batch_id = fill_dates(batch_id, "batch_id")

@@ -418,10 +418,8 @@ def export(
 def _export_corpus(corpus: Path | None):  # noqa: ANN202 - a CorpusStore
     """The corpus `review export` writes to: `--corpus`, else the settings' corpus_dir
     (CASEMILL_CORPUS_DIR, default ./corpus). It must exist and be a corpus, or an empty folder the
-    user made to start one: a mistyped or wrong folder (another working directory, the seeds)
-    would get a corpus of its own, and the cases, marked exported, would never reach the real
-    one. Checked before anything is marked exported."""
-    from casemill.corpus import existing_store
+    user made to start one (`writable_corpus`). Checked before anything is marked exported."""
+    from casemill.corpus import writable_corpus
 
     root = corpus if corpus is not None else Settings().corpus_dir
     option = "--corpus" if corpus is not None else "corpus_dir (settings)"
@@ -434,16 +432,7 @@ def _export_corpus(corpus: Path | None):  # noqa: ANN202 - a CorpusStore
             f"folder that holds the corpus, or name it with --corpus DIR or CASEMILL_CORPUS_DIR; "
             f"{start}"
         )
-    store = existing_store(root, option)  # refuses a folder of case files, such as the seeds
-    is_corpus = store.manifests_dir.is_dir() or store.cases_path.exists()
-    others = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
-    if not is_corpus and others:
-        raise UserError(
-            f"{option} {root}: not a corpus folder (no cases.jsonl, no manifests/), and not "
-            f"empty: it holds {', '.join(others[:3])}; name the corpus folder with --corpus DIR, "
-            f"or, to start a new corpus, create an empty folder for it"
-        )
-    return store
+    return writable_corpus(root, option)
 
 
 @review_app.command("serve")

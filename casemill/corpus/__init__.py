@@ -7,6 +7,7 @@ from casemill.corpus.store import (
     approval_problem,
     existing_store,
     slice_counts,
+    writable_corpus,
 )
 from casemill.corpus.verify import VerifyReport, verify_corpus
 
@@ -21,4 +22,5 @@ __all__ = [
     "parse_version",
     "slice_counts",
     "verify_corpus",
+    "writable_corpus",
 ]

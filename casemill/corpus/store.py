@@ -141,6 +141,29 @@ def existing_store(root: str | Path, option: str = "--corpus") -> CorpusStore:
     return store
 
 
+def writable_corpus(root: str | Path, option: str = "--corpus") -> CorpusStore:
+    """The corpus at `root` that cases are to be added to: an existing corpus, or an empty folder
+    made to start one. A folder that does not exist, one of case files (the seeds) or one of
+    other files is refused, naming `option`: a mistyped or wrong path would otherwise get a new
+    corpus of its own, and the cases added there, marked exported, never reach the real one."""
+    path = Path(root)
+    if not path.is_dir():
+        raise UserError(
+            f"{option} {root}: no such corpus folder (looked in {path.resolve()}); to start a "
+            f"new corpus there, create the folder first (mkdir -p {root})"
+        )
+    store = existing_store(path, option)  # refuses a folder of case files, such as the seeds
+    is_corpus = store.manifests_dir.is_dir() or store.cases_path.exists()
+    others = sorted(p.name for p in path.iterdir() if not p.name.startswith("."))
+    if not is_corpus and others:
+        raise UserError(
+            f"{option} {root}: not a corpus folder (no cases.jsonl, no manifests/), and not "
+            f"empty: it holds {', '.join(others[:3])}; name the corpus folder, or, to start a "
+            "new corpus, create an empty folder for it"
+        )
+    return store
+
+
 @contextlib.contextmanager
 def _write_lock(root: Path) -> Iterator[None]:
     """Hold an exclusive lock on the corpus folder (flock on the folder itself, so no lock file

@@ -124,6 +124,23 @@ def test_unknown_log_format_fails_before_mining(tmp_path: Path):
     assert not out.exists()
 
 
+def test_a_corpus_that_is_not_there_fails_mining_and_expanding_before_any_work(tmp_path: Path):
+    """Read as an empty corpus, a mistyped or unmounted corpus_dir let every nightly run queue
+    the corpus's own cases for review again; `casemill mine` and `expand` refuse it."""
+    from flows.expand import expand_corpus
+
+    log = tmp_path / "a.jsonl"
+    log.write_text("{}\n")
+    out = tmp_path / "out.jsonl"
+    typo = tmp_path / "corpsu"
+    with pytest.raises(UserError, match=f"corpus_dir {re.escape(str(typo))}: no such corpus"):
+        mine_logs.fn([str(log)], out=str(out), corpus_dir=str(typo))
+    seeds = Path(__file__).resolve().parents[2] / "seeds"
+    with pytest.raises(UserError, match=f"corpus_dir {re.escape(str(typo))}: no such corpus"):
+        expand_corpus.fn(seeds=str(seeds), out=str(out), corpus_dir=str(typo))
+    assert not out.exists() and not typo.exists()
+
+
 def test_expand_outputs_get_the_checks_of_casemill_expand(tmp_path: Path):
     from flows.expand import expand_corpus
 

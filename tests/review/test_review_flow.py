@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -34,6 +35,14 @@ from review.flow import (
 from review.items import BatchStatus
 from review.present import item_view
 from review.store import ReviewStore
+
+
+def new_corpus(tmp_path) -> Path:
+    """An empty folder for a new corpus: the flow adds to a corpus that exists, or to an empty
+    folder made for one, and refuses a path that names nothing."""
+    path = tmp_path / "corpus"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 def test_wait_for_batch_polls_until_decided_or_times_out(sqlite_store, children):
@@ -69,7 +78,7 @@ def _wait(predicate, timeout: float = 90.0, every: float = 0.25):
 @pytest.mark.slow
 def test_flow_pauses_is_resumed_and_exports_approved(prefect_harness, tmp_path, parent, children):
     db = f"sqlite:///{tmp_path / 'q.db'}"
-    corpus_dir = tmp_path / "corpus"
+    corpus_dir = new_corpus(tmp_path)
     bad = invalid_case(parent, 1)
     cases = [c.model_dump(mode="json") for c in [*children[:3], bad]]
     outcome: dict = {}
@@ -112,7 +121,7 @@ def test_flow_pauses_is_resumed_and_exports_approved(prefect_harness, tmp_path, 
 @pytest.mark.slow
 def test_auto_policy_flow_resumes_itself(prefect_harness, tmp_path, parent, children):
     db = f"sqlite:///{tmp_path / 'q.db'}"
-    corpus_dir = tmp_path / "corpus"
+    corpus_dir = new_corpus(tmp_path)
     bad = invalid_case(parent, 2)
     cases = [c.model_dump(mode="json") for c in [*children[:2], bad]]
     outcome: dict = {}
@@ -153,7 +162,7 @@ def test_flow_without_waiting_exports_what_auto_approved(
     result = review_batch(
         batch_id="flow-nowait",
         cases=cases,
-        corpus_dir=str(tmp_path / "corpus"),
+        corpus_dir=str(new_corpus(tmp_path)),
         db_url=db,
         policy="auto",
         wait=False,
@@ -197,7 +206,7 @@ def test_flow_over_cases_queued_elsewhere_does_not_wait(prefect_harness, tmp_pat
     result = review_batch(
         batch_id="again",
         cases=cases,
-        corpus_dir=str(tmp_path / "corpus"),
+        corpus_dir=str(new_corpus(tmp_path)),
         db_url=db,
         timeout_s=30,
         watch_s=None,
@@ -219,7 +228,7 @@ def test_flow_timeout_says_what_is_pending_and_how_to_review_it(
         review_batch(
             batch_id="late",
             cases=cases,
-            corpus_dir=str(tmp_path / "corpus"),
+            corpus_dir=str(new_corpus(tmp_path)),
             db_url=db,
             timeout_s=3,
             watch_s=None,
@@ -305,10 +314,29 @@ def test_flow_refuses_a_closed_batch_before_enqueueing(prefect_harness, tmp_path
             batch_id="nightly",
             cases=[children[1].model_dump(mode="json")],
             db_url=db,
-            corpus_dir=str(tmp_path / "corpus"),
+            corpus_dir=str(new_corpus(tmp_path)),
             timeout_s=5,
         )
     assert store.batch_status("nightly").total == 1  # the new case was not queued
+
+
+def test_flow_refuses_a_missing_corpus_or_cases_file_before_enqueueing(
+    prefect_harness, tmp_path, children
+):
+    """A mistyped corpus_dir got a new corpus of its own, and the batch, marked exported, never
+    reached the real one; a missing cases_path ended in a FileNotFoundError's traceback."""
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    cases = [children[0].model_dump(mode="json")]
+    typo = tmp_path / "corpsu"
+    with pytest.raises(UserError, match=f"corpus_dir {typo}: no such corpus folder"):
+        review_batch(batch_id="b1", cases=cases, db_url=db, corpus_dir=str(typo), policy="auto")
+    assert not typo.exists() and ReviewStore.open(db).batches() == []
+    missing = tmp_path / "nowhere.jsonl"
+    with pytest.raises(UserError, match=f"cases_path {missing}: no such file"):
+        review_batch(
+            batch_id="b1", cases_path=str(missing), db_url=db, corpus_dir=str(new_corpus(tmp_path))
+        )
+    assert ReviewStore.open(db).batches() == []
 
 
 def test_flow_fills_the_date_into_the_batch_id(prefect_harness, tmp_path, children):
@@ -318,7 +346,7 @@ def test_flow_fills_the_date_into_the_batch_id(prefect_harness, tmp_path, childr
         batch_id="review-{date}",
         cases=[children[0].model_dump(mode="json")],
         db_url=db,
-        corpus_dir=str(tmp_path / "corpus"),
+        corpus_dir=str(new_corpus(tmp_path)),
         policy="auto",
         wait=False,
     )
@@ -353,7 +381,7 @@ def test_a_batch_id_with_capitals_and_underscores_pauses_and_resumes(
             outcome["result"] = review_batch(
                 batch_id="Team_A",
                 cases=[children[0].model_dump(mode="json")],
-                corpus_dir=str(tmp_path / "corpus"),
+                corpus_dir=str(new_corpus(tmp_path)),
                 db_url=db,
                 timeout_s=300,
                 watch_s=0.5,
