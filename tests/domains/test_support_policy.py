@@ -95,3 +95,17 @@ def test_refusals_follow_the_policy():
 def test_status_answers_with_the_status_and_no_write():
     decision = decide(world("shipped"), intent("status"))
     assert decision.calls == () and decision.phrases == ("shipped",)
+
+
+def test_an_order_id_written_with_spaces_names_the_order():
+    """The sandbox and the id match rule read ' W1001' as W1001; the reference check did not."""
+    from casemill.case.model import derive
+    from casemill.validation.semantic import semantic_findings
+    from tests.generators.conftest import support_case
+
+    case = support_case("refund", "delivered")
+    expected = case.expected.model_dump(mode="json")
+    expected["tool_calls"][-1]["params"]["order_id"] = " W1001"
+    spaced = derive(case, expected=expected)
+    assert spaced.expected.tool_calls[-1].params["order_id"] == " W1001"
+    assert [str(f) for f in semantic_findings(spaced) if f.severity == "error"] == []

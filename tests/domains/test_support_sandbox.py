@@ -71,6 +71,17 @@ def test_refund_above_what_was_paid_after_an_earlier_refund():
     assert again.error == "policy" and "4.50 of 14.50" in again.content["message"]
 
 
+def test_a_refund_a_cent_above_what_was_paid_is_refused():
+    """The 0.01 tolerance is for matching an agent's amount, not the policy's limit."""
+    over = sandbox().call(
+        "refund_items",
+        {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged", "amount": 14.51},
+    )
+    assert over.error == "policy" and "(14.50 of 14.50 paid)" in over.content["message"]
+    exact = {"order_id": "W1001", "item_ids": ["I1"], "reason": "damaged", "amount": 14.5}
+    assert sandbox().call("refund_items", {**exact, "amount": 14.500000001}).ok
+
+
 def test_cancel():
     box = sandbox()
     assert box.call("cancel_order", {"order_id": "W1002"}).content["refund_amount"] == 32.0
@@ -86,6 +97,26 @@ def test_change_address_before_and_after_shipping():
     assert ok.ok and box.final_state()["orders"]["W1002"]["address"]["city"] == "Boise"
     late = box.call("change_shipping_address", {"order_id": "W1003", "address": NEW_ADDRESS})
     assert late.error == "policy" and "before shipping" in late.content["message"]
+
+
+def test_an_item_exchanged_is_the_variant_it_was_exchanged_for():
+    box = sandbox()
+
+    def exchange(variant: str):
+        call = {"order_id": "W1001", "item_id": "I1", "new_variant_id": variant}
+        return box.call("exchange_item", call)
+
+    assert exchange("P100-green").ok
+    again = exchange("P100-green")
+    assert again.error == "policy" and "already is variant P100-green" in again.content["message"]
+    assert exchange("P100-blue").ok  # back to the variant it was ordered in
+    assert [
+        (e["from_variant_id"], e["to_variant_id"])
+        for e in box.final_state()["orders"]["W1001"]["exchanges"]
+    ] == [
+        ("P100-blue", "P100-green"),
+        ("P100-green", "P100-blue"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,7 @@ class SupportDomain:
         for index, call in enumerate(case.expected.tool_calls):
             where = f"expected.tool_calls[{index}].params"
             order_id = call.params.get("order_id")
-            order = state.orders.get(str(order_id).lstrip("#")) if order_id else None
+            order = state.orders.get(str(order_id).strip().lstrip("#")) if order_id else None
             if order_id and order is None:
                 problems.append(
                     Problem(

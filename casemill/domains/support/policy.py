@@ -61,7 +61,7 @@ def check_refund(
         want = amount if amount is not None else item.total
         if remaining <= 0:
             return f"item {item_id} was already refunded in full"
-        if want > remaining + MONEY_TOLERANCE:
+        if round(want, 2) > remaining:  # to the cent: never more than was paid
             return (
                 f"refund of {want:.2f} for item {item_id} is above what is left to refund "
                 f"({remaining:.2f} of {item.total:.2f} paid)"
@@ -95,7 +95,7 @@ def check_exchange(
     variant = product.variant(new_variant_id)
     if variant is None:
         return f"variant {new_variant_id} is not a variant of {product.name}"
-    if new_variant_id == item.variant_id:
+    if new_variant_id == order.variant_of(item):  # (after an exchange: the variant it gave)
         return f"item {item_id} already is variant {new_variant_id}"
     if not variant.available:
         return f"variant {new_variant_id} is out of stock"

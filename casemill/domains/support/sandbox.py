@@ -170,7 +170,7 @@ class SupportSandbox(Sandbox):
             *order.exchanges,
             {
                 "item_id": item_id,
-                "from_variant_id": item.variant_id,
+                "from_variant_id": order.variant_of(item),
                 "to_variant_id": new_variant_id,
             },
         ]

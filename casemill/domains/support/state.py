@@ -121,6 +121,12 @@ class Order(Model):
     def item(self, item_id: str) -> LineItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)
 
+    def variant_of(self, item: LineItem) -> str | None:
+        """The variant a line item is now: the one its last exchange gave, else the one
+        ordered."""
+        done = [e.to_variant_id for e in self.exchanges if e.item_id == item.item_id]
+        return done[-1] if done else item.variant_id
+
     @property
     def paid(self) -> float:
         return round(sum(i.total for i in self.items), 2)
