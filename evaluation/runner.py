@@ -17,6 +17,7 @@ more attempt), with exponential backoff and jitter seeded by `seed`, case and tr
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
@@ -169,8 +170,8 @@ def _masked(trajectory: Trajectory, secrets: tuple[str, ...]) -> Trajectory:
     state, keys included): any agent (a Python agent's exception quoting its client's key, a
     reply echoing it, a call made with it) may carry one, and trajectories feed every file of
     the run and the logs."""
-    if not secrets:
-        return trajectory
+    if not secrets or not _holds_secret(trajectory, secrets):
+        return trajectory  # the common case, decided on its JSON (serialised in Rust)
     changed = False
 
     def mask(value: Any) -> Any:
@@ -187,6 +188,17 @@ def _masked(trajectory: Trajectory, secrets: tuple[str, ...]) -> Trajectory:
 
     data = mask(trajectory.model_dump())
     return Trajectory.model_validate(data) if changed else trajectory
+
+
+def _holds_secret(trajectory: Trajectory, secrets: tuple[str, ...]) -> bool:
+    """Whether a secret `masked` would mask is anywhere in `trajectory`: in its JSON as it is,
+    or as JSON escapes it (a quote, a backslash, a control character)."""
+    dumped = trajectory.__pydantic_serializer__.to_json(trajectory).decode("utf-8")
+    return any(
+        secret in dumped or json.dumps(secret, ensure_ascii=False)[1:-1] in dumped
+        for secret in secrets
+        if len(secret) >= 4
+    )
 
 
 class GroupWriter:

@@ -552,6 +552,17 @@ def test_an_api_key_in_a_tool_call_or_a_message_part_is_masked_in_every_file_of_
     assert json.loads(called) == {"order_id": "***"}
 
 
+def test_masking_finds_a_key_that_json_escapes_and_leaves_a_trajectory_without_one():
+    from evaluation.runner import _masked
+    from evaluation.trajectory import Trajectory
+
+    key = 'sk-"quoted"\\key'
+    said = Trajectory(case_id="c_1", agent="a", agent_fingerprint="f", final_reply=f"key {key}")
+    assert _masked(said, (key,)).final_reply == "key ***"
+    clean = said.model_copy(update={"final_reply": "no key here"})
+    assert _masked(clean, (key,)) is clean  # nothing to mask: the same object, not a copy
+
+
 def test_a_run_whose_python_agent_always_raises_points_at_the_agent_not_the_network(
     tmp_path, cases_file, monkeypatch
 ):

@@ -236,3 +236,15 @@ def test_a_quarantined_records_id_is_scrubbed_with_what_the_record_holds():
         assert raw not in scrubbed
     assert "_record" not in _scrubbed(item, MineOptions()).model_dump_json()
     assert _scrubbed(item, MineOptions(redact=False)).conversation_id == record["conversation_id"]
+
+
+def test_the_street_types_cover_fakers_us_street_suffixes():
+    """The surrogates are Faker's US addresses: every street type they end in is one the address
+    detector knows (the common ones in any case, the others capitalised)."""
+    from faker.providers.address.en_US import Provider
+
+    from mining.redact import detect
+
+    known = {t.lower() for t in detect._STREET_TYPES.split("|")}
+    titled = set(detect._TITLED_STREET_TYPES.split("|"))
+    assert {s for s in Provider.street_suffixes if s.lower() not in known} <= titled
