@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.model import Case
+from casemill.errors import UserError
 from casemill.llm import NOT_CONFIGURED
 from generators.framework import NotApplicable, OperatorSpec, Rejected, apply_operator, get_operator
 from generators.quality import Gate, Rejection
@@ -123,6 +124,31 @@ class ExpandResult:
 
 def parse_chain(chain: str) -> list[OperatorSpec]:
     return [get_operator(name.strip()) for name in chain.split("+") if name.strip()]
+
+
+def check_op_args(config: ExpandConfig) -> None:
+    """Refuse, before any work, `config.op_args` that a run would not use as given: arguments an
+    operator does not take (each attempt would fail on them, recorded as an `operator_error`),
+    an operator no one has registered, or one that no chain of the run applies (its arguments
+    would be ignored, silently). Each `UserError` names the operator, the unknown argument and
+    the accepted ones (`OperatorSpec.resolve`, the check `apply_operator` makes)."""
+    in_chains = {spec.name for chain in config.all_chains() for spec in parse_chain(chain)}
+    for name, args in config.op_args.items():
+        where = f"op_args[{name!r}]"
+        try:
+            spec = get_operator(name)
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
+        if name not in in_chains:
+            raise UserError(
+                f"{where}: no chain of this run applies operator {name!r}, so its arguments "
+                f"would be ignored; add it to the chains or drop its op_args "
+                f"(chains: {', '.join(config.all_chains())})"
+            )
+        try:
+            spec.resolve(args)
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
 
 
 @dataclass
@@ -317,6 +343,7 @@ def expand(
     run = _Run(config=config, seed=rng_seed, gate=gate, endpoint=endpoint)
     summary = run.result.summary
     chains = [(c, parse_chain(c)) for c in config.all_chains()]
+    check_op_args(config)  # up front: a wrong argument would fail every attempt, one by one
     if any(s.needs_llm for _, specs in chains for s in specs) and endpoint is None:
         summary.messages.append(f"LLM-backed operators skipped: {NOT_CONFIGURED}")
         chains = [(c, specs) for c, specs in chains if not any(s.needs_llm for s in specs)]

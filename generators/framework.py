@@ -76,15 +76,27 @@ class OperatorSpec:
     doc: str = ""
 
     def resolve(self, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The operator's arguments with defaults filled in; unknown names are an error."""
+        """The operator's arguments with defaults filled in; unknown names are a `UserError`
+        naming the operator, the unknown names and the accepted ones (`endpoint` and `traces`
+        too: the framework passes those to LLM-backed operators, a caller does not)."""
         args = dict(args or {})
-        unknown = sorted(set(args) - set(self.defaults) - INJECTED)
+        unknown = sorted(set(args) - set(self.defaults))
         if unknown:
-            raise UserError(
-                f"operator {self.name!r} takes no argument(s) {unknown}; "
-                f"known: {sorted(self.defaults)}"
-            )
+            raise UserError(self.unknown_args_message(unknown))
         return {**self.defaults, **args}
+
+    def unknown_args_message(self, unknown: list[str]) -> str:
+        names = ", ".join(repr(name) for name in unknown)
+        accepted = ", ".join(f"{k} (default {v!r})" for k, v in sorted(self.defaults.items()))
+        message = (
+            f"operator {self.name!r} takes no argument{'s' if len(unknown) > 1 else ''} {names}; "
+            + (f"accepted: {accepted}" if accepted else "it takes no arguments at all")
+            + " (`casemill ops list --json` shows every operator's arguments)"
+        )
+        injected = sorted(set(unknown) & INJECTED)
+        if injected:
+            message += f"; {', '.join(injected)}: given by the framework, not by the caller"
+        return message
 
     @functools.cached_property
     def default_step(self) -> OperatorStep:

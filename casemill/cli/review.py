@@ -74,7 +74,10 @@ def enqueue(
         None, "--parents", help="files or folders holding parent cases (default: seeds dir)"
     ),
     corpus: Path | None = typer.Option(
-        None, "--corpus", help="corpus folder to look parents up in"
+        None,
+        "--corpus",
+        help="corpus folder the cases are for; parents are looked up in it too "
+        "(default: settings corpus_dir)",
     ),
     policy: str = typer.Option(
         "human", help="human, or auto: approve every case passing every validator"
@@ -83,7 +86,6 @@ def enqueue(
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
     """Put the candidates of FILE in the queue (bad lines go to a quarantine file)."""
-    from casemill.corpus import CorpusStore, existing_store
     from review.intake import enqueue_file
 
     settings = Settings()
@@ -91,7 +93,7 @@ def enqueue(
     if missing:  # a mistyped path would look parents up in nothing, silently
         raise UserError(f"--parents {', '.join(missing)}: no such file or folder")
     sources = list(parents or []) or [s for s in [settings.seeds_dir] if s.exists()]
-    corpus_store = existing_store(corpus) if corpus else CorpusStore(settings.corpus_dir)
+    corpus_store = _corpus(corpus)  # checked as `review export` checks it, before the queue
     store = _store(db)
     result, loaded = enqueue_file(
         store,
@@ -405,7 +407,7 @@ def export(
     """Write the approved, not yet exported cases as a new corpus version."""
     from review.export import export_batch
 
-    corpus_store = _export_corpus(corpus)
+    corpus_store = _corpus(corpus)
     result = export_batch(_store(db), corpus_store, batch, actor=_reviewer(None))
     if as_json:
         console.print_json(json.dumps(result.as_dict()))
@@ -415,10 +417,13 @@ def export(
         console.print(f"corpus version {result.corpus_version}: {len(result.added)} cases added")
 
 
-def _export_corpus(corpus: Path | None):  # noqa: ANN202 - a CorpusStore
-    """The corpus `review export` writes to: `--corpus`, else the settings' corpus_dir
+def _corpus(corpus: Path | None):  # noqa: ANN202 - a CorpusStore
+    """The corpus of `review enqueue` (parents are looked up in it; its cases will be exported
+    to it) and of `review export` (written to): `--corpus`, else the settings' corpus_dir
     (CASEMILL_CORPUS_DIR, default ./corpus). It must exist and be a corpus, or an empty folder the
-    user made to start one (`writable_corpus`). Checked before anything is marked exported."""
+    user made to start one (`writable_corpus`). Checked before anything is enqueued or marked
+    exported: an enqueue run from the wrong folder would otherwise find no parent (reviewers see
+    no operator diff) and queue a batch that its export then refuses."""
     from casemill.corpus import writable_corpus
 
     root = corpus if corpus is not None else Settings().corpus_dir

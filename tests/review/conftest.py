@@ -85,3 +85,13 @@ def parent():
 @pytest.fixture
 def children(parent):
     return [child_case(parent, n) for n in range(5)]
+
+
+@pytest.fixture(autouse=True)
+def empty_corpus(tmp_path_factory, monkeypatch) -> Path:
+    """An empty corpus folder as the default corpus (`CASEMILL_CORPUS_DIR`): `review enqueue`
+    and `export` without `--corpus` check it, and no test reads or writes the repository's
+    own corpus/ or depends on the folder pytest runs in."""
+    corpus = tmp_path_factory.mktemp("corpus")
+    monkeypatch.setenv("CASEMILL_CORPUS_DIR", str(corpus))
+    return corpus
