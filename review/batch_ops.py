@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Row
 
 from casemill.errors import UserError
@@ -249,13 +249,38 @@ class BatchOps:
                     lapsed.append(item.case_id)
         return tuple(lapsed)
 
-    def close_batch(self, batch_id: str) -> None:
+    def close_if_done(self, batch_id: str) -> bool:
+        """Close `batch_id` when it is fully decided and every approved case exported, as the
+        queue holds it now: decided in one transaction that first locks the batch's row and its
+        items' (PostgreSQL; SQLite's `BEGIN IMMEDIATE` serialises writers), so a decision, undo
+        or enqueue in flight either lands before the check or is refused after it as a closed
+        batch's. Returns whether this call closed it."""
         with self.engine.begin() as conn:
+            head = conn.execute(
+                self._lock(select(batches.c.closed_at).where(batches.c.batch_id == batch_id))
+            ).first()
+            if head is None or head.closed_at:
+                return False
+            conn.execute(self._lock(select(items.c.case_id).where(items.c.batch_id == batch_id)))
+            undone = conn.execute(
+                select(func.count())
+                .select_from(items)
+                .where(
+                    items.c.batch_id == batch_id,
+                    or_(
+                        items.c.status == "pending",
+                        and_(items.c.status == "approved", items.c.exported_at.is_(None)),
+                    ),
+                )
+            ).scalar_one()
+            if undone:
+                return False
             conn.execute(
                 batches.update()
                 .where(batches.c.batch_id == batch_id, batches.c.closed_at.is_(None))
                 .values(closed_at=self._now())
             )
+            return True
 
     def audit_log(
         self, case_id: str | None = None, batch_id: str | None = None

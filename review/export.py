@@ -102,8 +102,9 @@ def export_batch(
     for status in store.batches():
         if batch_id not in (None, status.batch_id) or status.closed:
             continue
-        if status.decided and status.exported == status.approved:
-            store.close_batch(status.batch_id)
+        # checked again where it is closed: a reviewer may decide or undo meanwhile
+        done = status.decided and status.exported == status.approved
+        if done and store.close_if_done(status.batch_id):
             closed = closed or status.batch_id == batch_id
     log.info("export %s: %d new cases in corpus version %s", note, len(fresh), version)
     return ExportResult(

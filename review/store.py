@@ -128,7 +128,10 @@ class ReviewStore(BatchOps):
             findings = self.validator(case)
             rows.append((case, parent, findings))
         with self.engine.begin() as conn:
-            head = conn.execute(select(batches).where(batches.c.batch_id == batch_id)).first()
+            # the batch's row locked (PostgreSQL) so a concurrent close waits for these cases
+            head = conn.execute(
+                self._lock(select(batches).where(batches.c.batch_id == batch_id))
+            ).first()
             if head is not None and head.policy != policy:
                 # the auto policy decides a whole batch: it must not approve the cases of a
                 # human batch, nor leave cases pending, unnoticed, in an auto one

@@ -191,3 +191,61 @@ def test_an_export_interrupted_after_the_corpus_write_marks_what_the_corpus_hold
     _agree(store, corpus, "b1")
     with pytest.raises(DecisionBlocked, match="exported to corpus version 1"):
         store.undo(children[1].id, "bob", None)
+
+
+def test_a_decision_undone_after_the_export_read_the_batch_keeps_it_open(
+    store, parent, children, tmp_path, monkeypatch
+):
+    """The export reads every batch's counts, then closes those fully decided and exported; a
+    reviewer undoing a rejection between the two must leave the batch open, with the case
+    decidable, not closed around a pending case nobody could ever decide."""
+    store.enqueue(children[:3], "b1", parents={parent.id: parent})
+    store.approve(children[0].id, "ana", None)
+    store.approve(children[1].id, "ana", None)
+    store.reject(children[2].id, "ana", None, reason="wrong amount")
+    read_counts = store.batches
+
+    def counts_then_bob_undoes() -> list:
+        statuses = read_counts()
+        store.undo(children[2].id, "bob", None)
+        return statuses
+
+    monkeypatch.setattr(store, "batches", counts_then_bob_undoes)
+    result = export_batch(store, CorpusStore(tmp_path / "corpus"), "b1")
+    assert set(result.added) == {children[0].id, children[1].id} and not result.closed
+    monkeypatch.undo()
+    status = store.batch_status("b1")
+    assert (status.closed, status.pending, status.exported) == (False, 1, 2)
+    assert store.approve(children[2].id, "bob", None).status == "approved"
+    again = export_batch(store, CorpusStore(tmp_path / "corpus"), "b1")
+    assert again.added == (children[2].id,) and again.closed
+
+
+def test_closing_waits_for_a_decision_in_flight_and_counts_it(pg_url, parent, children):
+    """On PostgreSQL a decision holds its item's row lock until it commits; closing the batch
+    waits for it and then counts the queue as it is after it (here: a rejection undone)."""
+    import threading
+
+    from sqlalchemy import select, update
+
+    from review.schema import items, make_engine
+    from review.store import ReviewStore
+
+    store = ReviewStore(make_engine(pg_url))
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    store.reject(children[0].id, "ana", None, reason="x")
+    store.reject(children[1].id, "ana", None, reason="y")
+    late = children[1].id
+    outcome: list[bool] = []
+    with store.engine.connect() as undoing:
+        tx = undoing.begin()  # a decision in flight: its item locked, not yet committed
+        undoing.execute(select(items.c.case_id).where(items.c.case_id == late).with_for_update())
+        closer = threading.Thread(target=lambda: outcome.append(store.close_if_done("b1")))
+        closer.start()
+        closer.join(0.5)
+        assert closer.is_alive()  # waiting on the lock, not closing on what it saw before
+        undoing.execute(update(items).where(items.c.case_id == late).values(status="pending"))
+        tx.commit()
+    closer.join(30)
+    assert outcome == [False] and not store.batch_status("b1").closed
+    store.engine.dispose()

@@ -245,7 +245,7 @@ def test_undo_while_open_and_not_after_close(store, children):
     with pytest.raises(DecisionBlocked, match="no decision to undo"):
         store.undo(done.case_id, "ana", back.version)
     store.approve(children[1].id, "ana", 1)
-    store.close_batch("b1")
+    _close(store, "b1")
     with pytest.raises(DecisionBlocked, match="closed"):
         store.undo(children[1].id, "ana", None)
     assert [e.action for e in store.audit_log(case_id=done.case_id)] == [
@@ -374,7 +374,7 @@ def test_a_batch_id_or_reviewer_too_long_is_refused_alike_on_both_databases(stor
 def test_new_cases_are_not_queued_into_a_closed_batch(store, children):
     store.enqueue(children[:1], "b1")
     store.approve(children[0].id, "ana", None)
-    store.close_batch("b1")
+    _close(store, "b1")
     with pytest.raises(
         DecisionBlocked, match=r"batch b1 was closed at .*queue new cases in another"
     ):
@@ -402,3 +402,14 @@ def test_a_queue_database_that_cannot_be_reached_is_a_clear_error_without_the_pa
         "check --db or CASEMILL_REVIEW_DB (is the server running, does the database exist?)"
     )
     assert "s3cret" not in message and "\n" not in message
+
+
+def _close(store: ReviewStore, batch_id: str) -> None:
+    """Closes `batch_id` as an export does once it is decided and exported (its approved
+    cases are not exported here: these tests are about what a closed batch refuses)."""
+    with store.engine.begin() as conn:
+        conn.execute(
+            batches.update()
+            .where(batches.c.batch_id == batch_id)
+            .values(closed_at="2026-11-28T00:00:00+00:00")
+        )
