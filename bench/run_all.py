@@ -15,7 +15,9 @@ Acceptance sizes and what each costs (wall times on this 2-core machine, estimat
 rates the scripts printed at smaller sizes; more when other work shares the CPU):
 
 - validate: `validate_throughput.py --cases 100000`: 100,000 generated cases through every layer
-  including the Great Expectations suite, ~2-3 min, ~1 GB of memory.
+  including the Great Expectations suite, ~2-3 min, ~1 GB of memory (the in-process timing of
+  each layer holds the cases); then `casemill validate` itself, streaming, in fresh processes on
+  25,000 and 100,000 cases, ~1 min more, ~250 MB peak each.
 - expand: `expand_throughput.py --seeds 100 --per-seed 100`: 10,000 candidates, ~30 s.
 - mine: `mine_throughput.py --sizes-mb 100 1024 --workers 2`: generates a 100 MB and a 1 GB log
   (~20 MB/s) and mines each in a fresh process (~11 MB/s: ~100 s for the 1 GB log), then again

@@ -7,7 +7,13 @@ Generates N valid cases (seed variants and domain-built cases, seeded), writes t
 JSONL file, then times each layer on one core: JSON parse, JSON Schema, the pydantic model,
 semantic (tool names, parameter schemas, references, replay), lints, the Great Expectations batch
 suite, and model + semantic together (the target: at least 5,000 cases/s). CPU seconds of this
-process are reported beside wall seconds (the machine may be shared), and the peak memory.
+process are reported beside wall seconds (the machine may be shared), and the peak memory (this
+process holds every case, to time each layer alone).
+
+Then `casemill validate` itself, which streams its input, runs in a fresh process on the first
+N/4 and on all N cases (`--memory-sizes` to choose), and its peak memory is printed for each: it
+must not grow with the cases (the figure: bytes of peak memory per extra case, at most 1 KB; the
+ids and a few scalars a case that the batch suite needs are all it keeps).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import gc
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +50,7 @@ from casemill.validation import (  # noqa: E402
 )
 
 TARGET = 5_000
+MAX_BYTES_PER_CASE = 1024  # peak memory of `casemill validate` per extra case (was ~43,000)
 
 
 def timed(label: str, n: int, fn: Callable[[], object]) -> tuple[object, float]:
@@ -70,8 +78,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-batch", action="store_true", help="skip the GX layer")
+    parser.add_argument(
+        "--memory-sizes",
+        type=int,
+        nargs=2,
+        metavar=("SMALL", "LARGE"),
+        help="case counts of the two `casemill validate` runs (default: N/4 and N)",
+    )
+    parser.add_argument(
+        "--skip-memory", action="store_true", help="skip the `casemill validate` runs"
+    )
     args = parser.parse_args(argv)
     n = args.cases
+    sizes = sorted(args.memory_sizes or (max(1, n // 4), n))
     print(
         f"python {sys.version.split()[0]}, pid {os.getpid()}, one core, {n:,} cases, seed {args.seed}"
     )
@@ -82,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         size = path.stat().st_size
         print(f"generated in {time.perf_counter() - start:.1f} s: {size / 1e6:.1f} MB at {path}")
         rates = run_layers(path, n, skip_batch=args.skip_batch)
-    print(f"peak memory (max RSS): {peak_rss_mb():,.0f} MB")
+        print(f"peak memory (max RSS, every case held): {peak_rss_mb():,.0f} MB")
+        if not args.skip_memory:
+            streamed_memory(path, n, sizes, args.seed)
     verdict = "meets" if rates["model+semantic"] >= TARGET else "is below"
     print(
         f"model + semantic: {rates['model+semantic']:,.0f} cases/s {verdict} the {TARGET:,}/s target"
@@ -169,6 +190,76 @@ def _run_layers(path: Path, n: int, *, skip_batch: bool) -> dict[str, float]:
     )
     assert report.ok and len(report.valid) == n, json.dumps(report.counts())
     return rates
+
+
+# `casemill validate` in this child process, which reports its own peak memory when it exits
+CHILD = """
+import atexit, sys
+sys.path.insert(0, {bench!r})
+from _common import peak_rss_mb
+atexit.register(lambda: print(f"PEAK_MB {{peak_rss_mb():.3f}}", file=sys.stderr, flush=True))
+from casemill.cli import main
+sys.argv = ["casemill", "validate", *sys.argv[1:]]
+main()
+"""
+
+
+def validate_in_child(path: Path, quarantine: Path) -> tuple[dict, float, float]:
+    """Run `casemill validate PATH --json` in a fresh process: its report, wall seconds and
+    peak memory (MB, its own high-water mark)."""
+    code = CHILD.format(bench=str(Path(__file__).resolve().parent))
+    command = [sys.executable, "-c", code, str(path), "--json", "--quarantine", str(quarantine)]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    peaks = [line.split()[1] for line in done.stderr.splitlines() if line.startswith("PEAK_MB ")]
+    if done.returncode not in (0, 1) or not peaks:
+        raise SystemExit(f"casemill validate failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout), wall, float(peaks[-1])
+
+
+def first_cases(path: Path, n: int, size: int, seed: int, folder: Path) -> Path:
+    """A file of the first `size` generated cases (the same seed makes the same first cases)."""
+    part = folder / f"first-{size}.jsonl"
+    if size > n:
+        write_cases(part, size, seed)
+        return part
+    with path.open("rb") as source, part.open("wb") as out:
+        for _ in range(size):
+            out.write(source.readline())
+    return part
+
+
+def streamed_memory(path: Path, n: int, sizes: list[int], seed: int) -> None:
+    """Peak memory of `casemill validate` on two sizes of input, and its growth per case."""
+    peaks: list[tuple[int, float]] = []
+    for size in sizes:
+        part = first_cases(path, n, size, seed, path.parent)
+        report, wall, peak = validate_in_child(part, path.parent / f"q-{size}.jsonl")
+        assert report["records"] == size and report["ok"], json.dumps(report["counts"])
+        print(
+            f"{'casemill validate (own process)':<34} {size:>8,} cases  {wall:7.2f} s wall"
+            f"  {size / wall:>10,.0f} cases/s  peak {peak:>6,.0f} MB"
+        )
+        figure(f"casemill validate: peak memory, {size:,} cases", round(peak), "—", "MB")
+        peaks.append((size, peak))
+        part.unlink()
+    (small, low), (large, high) = peaks
+    if large == small:
+        return
+    per_case = max(0.0, high - low) * 2**20 / (large - small)
+    verdict = "within" if per_case <= MAX_BYTES_PER_CASE else "over"
+    print(
+        f"casemill validate: peak {low:,.0f} MB at {small:,} cases, {high:,.0f} MB at "
+        f"{large:,}: {per_case:,.0f} bytes a case more, {verdict} {MAX_BYTES_PER_CASE:,}"
+    )
+    figure(
+        "casemill validate: peak memory per extra case",
+        round(per_case),
+        f"<= {MAX_BYTES_PER_CASE:,}",
+        "bytes",
+        per_case <= MAX_BYTES_PER_CASE,
+    )
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def _summary_table(report: ValidationReport) -> Table:
             table.add_row(layer, rule, str(count))
     table.add_section()
     table.add_row("records", "", str(report.records))
-    table.add_row("valid", "", str(len(report.valid)))
+    table.add_row("valid", "", str(report.valid_count))
     table.add_row("bad", "", str(len(report.bad)))
     table.add_row("warnings", "", str(len(report.warnings)))
     return table
@@ -104,11 +104,17 @@ def validate(
         )
     # the files, not the folders named: a quarantine inside a folder given would replace a file
     check_targets(files, {"--quarantine": quarantine}, inputs="an input")
+
+    def run() -> ValidationReport:
+        # streamed, no case kept: memory does not grow with the input (the bad records are
+        # copied into the quarantine from the input files)
+        return validate_paths(files, strict=strict, batch=not no_batch, keep_records=False)
+
     if as_json:
-        report = validate_paths(files, strict=strict, batch=not no_batch)
+        report = run()
     else:
         with err_console.status("validating (json, schema, model, semantic, lint, batch)"):
-            report = validate_paths(files, strict=strict, batch=not no_batch)
+            report = run()
     _refuse_no_records(report, paths)
     target = quarantine or (_default_quarantine(str(paths[0])) if report.bad else None)
     if target is not None:

@@ -6,6 +6,9 @@ text length bounds. Table expectations, one row a category: the share of cases t
 write call stays within configurable bounds (a category where every case expects no write lets
 an agent that never acts score perfectly; one with none never tests restraint).
 
+The suite needs a few scalars a case, not the case: `BatchColumns` collects them as the cases
+are read (about 200 bytes a case), so a file of any size is checked without holding its cases.
+
 Great Expectations takes seconds to import, so it is imported here only when a batch is checked,
 with an ephemeral context and its progress bars off.
 """
@@ -13,7 +16,8 @@ with an ephemeral context and its progress bars off.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +70,76 @@ class Row:
     line: int | None
 
 
+COLUMNS = (
+    "id",
+    "domain",
+    "has_dialogue",
+    "category",
+    "outcome",
+    "difficulty",
+    "longest_text",
+    "total_chars",
+    "no_write",
+)
+_NUMBERS = {"longest_text": "q", "total_chars": "q", "no_write": "d"}
+_SHARED = frozenset({"domain", "category", "outcome", "difficulty"})
+_NO_LINE = -1
+
+
+class BatchColumns:
+    """What the suite needs of each case, and where the case is: a few scalars a case, in
+    columns (strings repeated across cases held once, numbers in arrays), so that a batch of
+    any size is checked without keeping its cases. `add` cases as they are read, then pass
+    the columns to `batch_findings`."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, Any] = {
+            name: array(_NUMBERS[name]) if name in _NUMBERS else [] for name in COLUMNS
+        }
+        self.files: list[str | None] = []
+        self.lines = array("q")
+        self.intent_rows = array("q")
+        self.intent_names: list[str] = []
+        self._strings: dict[str, str] = {}
+        self._write_tools: dict[str, frozenset[str] | None] = {}
+
+    @classmethod
+    def of(cls, rows: Iterable[Row]) -> BatchColumns:
+        columns = cls()
+        for row in rows:
+            columns.add(row.case, row.file, row.line)
+        return columns
+
+    def _shared(self, text: str) -> str:
+        return self._strings.setdefault(text, text)
+
+    def add(self, case: Case, file: str | None, line: int | None) -> None:
+        """Append one case's row (and its intents) to the columns."""
+        if case.domain not in self._write_tools:
+            self._write_tools[case.domain] = _write_tools(case.domain)
+        values = _row(case, self._write_tools[case.domain])
+        for name in COLUMNS:
+            value = values[name]
+            self.columns[name].append(self._shared(value) if name in _SHARED else value)
+        index = len(self.lines)
+        for intent in case.tags.intents:
+            self.intent_rows.append(index)
+            self.intent_names.append(self._shared(intent))
+        self.files.append(file if file is None else self._shared(file))
+        self.lines.append(_NO_LINE if line is None else line)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def case_id(self, index: int) -> str:
+        return self.columns["id"][index]
+
+    def place(self, index: int) -> tuple[str | None, int | None]:
+        """The file and line of row `index`."""
+        line = self.lines[index]
+        return self.files[index], None if line == _NO_LINE else line
+
+
 def _row(case: Case, write_tools: frozenset[str] | None) -> dict[str, Any]:
     texts = [t.content for t in case.conversation if t.role != "system"]
     if case.user_scenario:
@@ -100,20 +174,22 @@ def _write_tools(domain: str) -> frozenset[str] | None:
         return None
 
 
-def build_frames(rows: Sequence[Row], rules: BatchRules) -> dict[str, Any]:
+def build_frames(rows: Sequence[Row] | BatchColumns, rules: BatchRules) -> dict[str, Any]:
     """The pandas frames the suite runs on: one row a case, one row an intent, one a category."""
+    import numpy as np
     import pandas as pd
 
-    tools: dict[str, frozenset[str] | None] = {}
-    records, intents = [], []
-    for index, row in enumerate(rows):
-        case = row.case
-        if case.domain not in tools:
-            tools[case.domain] = _write_tools(case.domain)
-        records.append(_row(case, tools[case.domain]))
-        if case.domain in rules.intents:
-            intents += [{"row": index, "intent": i} for i in case.tags.intents]
-    cases = pd.DataFrame.from_records(records)
+    columns = rows if isinstance(rows, BatchColumns) else BatchColumns.of(rows)
+    data = {name: values for name, values in columns.columns.items() if name not in _NUMBERS}
+    for name, code in _NUMBERS.items():  # the dtypes a frame of one dict a case had
+        data[name] = np.array(columns.columns[name], dtype="int64" if code == "q" else "float64")
+    cases = pd.DataFrame(data, columns=list(COLUMNS)) if len(columns) else pd.DataFrame()
+    domains = columns.columns["domain"]
+    intents = [
+        {"row": row, "intent": name}
+        for row, name in zip(columns.intent_rows, columns.intent_names, strict=True)
+        if domains[row] in rules.intents
+    ]
     shares = []
     if len(cases):
         grouped = cases.groupby("category")["no_write"].agg(["mean", "count"])
@@ -248,47 +324,40 @@ def run_suite(frames: dict[str, Any], rules: BatchRules) -> dict[str, list[tuple
     return failed
 
 
-def batch_findings(rows: Sequence[Row], rules: BatchRules | None = None) -> list[Finding]:
-    """Findings of the batch suite, each located at its case's file and line where it has one."""
+def batch_findings(
+    rows: Sequence[Row] | BatchColumns, rules: BatchRules | None = None
+) -> list[Finding]:
+    """Findings of the batch suite, each located at its case's file and line where it has one.
+    `rows`: the cases with their places, or their `BatchColumns` (all the suite needs)."""
     rules = rules or BatchRules()
-    if not rows:
+    columns = rows if isinstance(rows, BatchColumns) else BatchColumns.of(rows)
+    if not len(columns):
         return []
-    frames = build_frames(rows, rules)
+    frames = build_frames(columns, rules)
     failed = run_suite(frames, rules)
     out: list[Finding] = []
     for name, results in failed.items():
         frame = frames[name]
         for config, index in results:
             if name == "shares":
-                out += _share_findings(frame, index, rows)
+                out += _share_findings(frame, index, columns)
                 continue
             column = config.kwargs["column"]
             rule, where, template = _EXPLAIN[(name, column)]
             for position in index:
                 value = frame.at[position, column]
-                case_row = (
-                    rows[int(frame.at[position, "row"])] if name == "intents" else rows[position]
-                )
+                row = int(frame.at[position, "row"]) if name == "intents" else position
                 message = template.format(
                     value=value,
                     allowed=_allowed(config),
                     characters="character" if value == 1 else "characters",
                 )
-                out.append(
-                    Finding(
-                        "batch",
-                        rule,
-                        message,
-                        where,
-                        case_row.file,
-                        case_row.line,
-                        case_row.case.id,
-                    )
-                )
+                file, line = columns.place(row)
+                out.append(Finding("batch", rule, message, where, file, line, columns.case_id(row)))
     return sorted(out, key=lambda f: (f.file or "", f.line or 0, f.rule))
 
 
-def _share_findings(frame: Any, index: list[int], rows: Sequence[Row]) -> list[Finding]:
+def _share_findings(frame: Any, index: list[int], columns: BatchColumns) -> list[Finding]:
     out = []
     for position in sorted(set(index)):
         rec = frame.loc[position]
@@ -296,6 +365,6 @@ def _share_findings(frame: Any, index: list[int], rows: Sequence[Row]) -> list[F
             f"{rec['share']:.0%} of the {rec['cases']} '{rec['category']}' cases expect no write "
             f"call; allowed {rec['low']:.0%}-{rec['high']:.0%} (BatchRules.no_write_share)"
         )
-        first = rows[0]
-        out.append(Finding("batch", "no-write-share", message, "tags.category", first.file, None))
+        first_file, _ = columns.place(0)
+        out.append(Finding("batch", "no-write-share", message, "tags.category", first_file, None))
     return out

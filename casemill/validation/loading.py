@@ -63,13 +63,18 @@ class LoadedCase:
 
 @dataclass
 class BadRecord:
-    """A record refused by some layer: its raw bytes and every reason."""
+    """A record refused by some layer: its raw bytes and every reason.
+
+    `raw_crc` is None when `raw` holds the bytes; a report that keeps no records
+    (`validate_paths(..., keep_records=False)`) leaves `raw` empty and keeps their CRC-32, and
+    `write_quarantine` reads them again from the file (and checks them against it)."""
 
     file: str
     line: int
     raw: bytes
     findings: list[Finding]
     case_id: str | None = None
+    raw_crc: int | None = None
 
 
 @dataclass
