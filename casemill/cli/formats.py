@@ -126,6 +126,11 @@ def export_cmd(
     said = f"wrote {result.written} of {len(cases)} cases to {out} ({fmt.value})"
     if result.skipped:
         said += f"; skipped {len(result.skipped)} ({skipped_reasons(result.skipped)})"
+    if result.narrowed:
+        said += (
+            f"; {len(result.narrowed)} of those written lost forbidden calls the format has no "
+            "place for (listed below)"
+        )
     console.print(said, markup=False, soft_wrap=True)
     for finding in bad:
         err_console.print(f"  unreadable: {finding}", markup=False, soft_wrap=True)
@@ -134,6 +139,13 @@ def export_cmd(
         err_console.print(
             f"  skipped {where.get(finding.case_id, src)}: case {finding.case_id} "
             f"({finding.rule}): field '{finding.field}': {finding.message}",
+            markup=False,
+            soft_wrap=True,
+        )
+    for finding in result.narrowed:
+        err_console.print(
+            f"  without forbidden calls {where.get(finding.case_id, src)}: case "
+            f"{finding.case_id}: {finding.message}",
             markup=False,
             soft_wrap=True,
         )

@@ -18,7 +18,11 @@ product catalogue of an exchange case, refunds already made, tool faults: see `f
 every record is read back by the format's own importer before it is written: a record that would
 be quarantined (a replay that fails) or read as another test is skipped (`round trip`).
 `casemill export` counts the skipped cases by reason and prints each with the file and line it
-was read from.
+was read from. Forbidden calls are the one part a written record may lose: neither book format
+has a place for them, and their importers forbid only what the outcome's rule forbids (no write
+for a refusal). Skipping every such case would drop most of an export, so the case is written
+and named instead (`ExportResult.narrowed`, a warning with the calls it lost), and
+`casemill export` lists each with its file and line.
 """
 
 from casemill.formats.chapter import export_chapter, import_chapter

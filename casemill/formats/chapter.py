@@ -266,4 +266,5 @@ def export_chapter(cases: Iterable[Case], path: str | Path) -> ExportResult:
     hold), more than one order, no support order, no customer turn, and the state and
     read-back reasons of `fidelity` (product catalogue, order history, tool faults, round
     trip, ...)."""
-    return export_records(FORMAT, cases, path, faithful(FORMAT, export_record, map_record))
+    guarded = faithful(FORMAT, export_record, map_record)
+    return export_records(FORMAT, cases, path, guarded, guarded.narrowed)

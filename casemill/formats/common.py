@@ -201,10 +201,15 @@ def no_user_scenario(case: Case, fmt: str) -> None:
 
 
 def export_records(
-    fmt: str, cases: Iterable[Case], path: str | Path, export_record: Callable[[Case], dict]
+    fmt: str,
+    cases: Iterable[Case],
+    path: str | Path,
+    export_record: Callable[[Case], dict],
+    narrowed: list[Finding] | None = None,
 ) -> ExportResult:
     """Write `export_record(case)` for each case as JSON Lines; a case the format cannot hold
-    (`FieldProblem`) is skipped and reported."""
+    (`FieldProblem`) is skipped and reported. `narrowed`: the warnings `export_record` adds to
+    for cases it writes with fewer checks (`fidelity.Faithful`)."""
     records, skipped = [], []
     for case in cases:
         try:
@@ -213,4 +218,4 @@ def export_records(
             rule = "export" if exc.rule == "format" else exc.rule  # a reason's name
             skipped.append(Finding("schema", rule, exc.message, field=exc.field, case_id=case.id))
     atomic_write_jsonl(path, records)
-    return ExportResult(fmt, str(path), len(records), tuple(skipped))
+    return ExportResult(fmt, str(path), len(records), tuple(skipped), tuple(narrowed or ()))

@@ -315,4 +315,5 @@ def export_record(case: Case) -> dict[str, Any]:
 def export_companion(cases: Iterable[Case], path: str | Path) -> ExportResult:
     """Write `cases` in the companion JSONL format; cases it cannot hold are skipped and
     reported (see `export_record`, and `fidelity` for the state and read-back reasons)."""
-    return export_records(FORMAT, cases, path, faithful(FORMAT, export_record, _Mapper(None)))
+    guarded = faithful(FORMAT, export_record, _Mapper(None))
+    return export_records(FORMAT, cases, path, guarded, guarded.narrowed)

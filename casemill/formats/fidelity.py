@@ -27,15 +27,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from casemill.case.matching import params_match
-from casemill.case.model import Case
+from casemill.case.model import Case, ForbiddenCall
 from casemill.formats.common import Mapper, build_case, model_findings
 from casemill.formats.records import SourceRecord
 from casemill.formats.result import FieldProblem
+from casemill.text import count
+from casemill.validation.findings import Finding
 
 ExportRecord = Callable[[Case], dict[str, Any]]
 
@@ -110,9 +113,9 @@ def unheld_state(case: Case, fmt: str) -> None:
         )
 
 
-def read_back(case: Case, record: dict[str, Any], fmt: str, mapper: Mapper) -> None:
-    """`FieldProblem` (reason `round trip`) when `record`, read by the format's own importer,
-    would be quarantined or give another test than `case`."""
+def read_back(case: Case, record: dict[str, Any], fmt: str, mapper: Mapper) -> Case:
+    """The case the format's own importer reads `record` back as; `FieldProblem` (reason
+    `round trip`) when it would be quarantined or give another test than `case`."""
     source = SourceRecord(f"<{fmt} export>", 1, json.loads(json.dumps(record)))
 
     def problem(field: str, detail: str) -> FieldProblem:
@@ -149,16 +152,64 @@ def read_back(case: Case, record: dict[str, Any], fmt: str, mapper: Mapper) -> N
             )
     if case.domain != "support" and back.environment.state != case.environment.state:
         raise problem("environment.state", "its environment state would differ")
+    return back
 
 
-def faithful(fmt: str, export_record: ExportRecord, mapper: Mapper) -> ExportRecord:
+def _forbids(call: ForbiddenCall) -> tuple:
+    return (call.tool, call.any_write, json.dumps(dict(call.params), sort_keys=True))
+
+
+def _shown(call: ForbiddenCall) -> str:
+    if call.any_write:
+        return "any write"
+    params = dict(call.params)
+    return f"{call.tool} {json.dumps(params, sort_keys=True)}" if params else f"{call.tool}"
+
+
+def lost_forbidden(case: Case, back: Case) -> list[ForbiddenCall]:
+    """The forbidden calls of `case` that the case read back (`back`) does not hold: the book's
+    formats have no place for forbidden calls, and their importers forbid only what the
+    outcome's rule forbids (no write at all for a refusal)."""
+    kept = {_forbids(call) for call in back.expected.forbidden_calls}
+    return [call for call in case.expected.forbidden_calls if _forbids(call) not in kept]
+
+
+@dataclass
+class Faithful:
     """`export_record` guarded: the record only when the format carries the case faithfully
-    (`unheld_state`, then `read_back`); `FieldProblem` with the reason otherwise."""
+    (`unheld_state`, then `read_back`); `FieldProblem` with the reason otherwise. A case whose
+    test is kept but whose forbidden calls the format cannot hold is written, and a warning
+    (rule `forbidden calls`) for it is added to `narrowed`: it is exported with fewer checks."""
 
-    def guarded(case: Case) -> dict[str, Any]:
-        record = export_record(case)
-        unheld_state(case, fmt)
-        read_back(case, record, fmt, mapper)
+    fmt: str
+    export_record: ExportRecord
+    mapper: Mapper
+    narrowed: list[Finding] = field(default_factory=list)
+
+    def __call__(self, case: Case) -> dict[str, Any]:
+        record = self.export_record(case)
+        unheld_state(case, self.fmt)
+        back = read_back(case, record, self.fmt, self.mapper)
+        lost = lost_forbidden(case, back)
+        if lost:
+            them = "them" if len(lost) > 1 else "it"
+            message = (
+                f"the {self.fmt} format has no place for {count(len(lost), 'forbidden call')} "
+                f"({_listed([_shown(c) for c in lost], 3)}); exported without {them}, the case "
+                f"no longer checks that the agent does not make {them}"
+            )
+            self.narrowed.append(
+                Finding(
+                    "schema",
+                    "forbidden calls",
+                    message,
+                    field="expected.forbidden_calls",
+                    case_id=case.id,
+                    severity="warning",
+                )
+            )
         return record
 
-    return guarded
+
+def faithful(fmt: str, export_record: ExportRecord, mapper: Mapper) -> Faithful:
+    return Faithful(fmt, export_record, mapper)

@@ -88,12 +88,15 @@ class ImportResult:
 
 @dataclass(frozen=True)
 class ExportResult:
-    """Records written by an export, and the cases the target format cannot hold."""
+    """Records written by an export, the cases the target format cannot hold (`skipped`), and
+    warnings for cases written with fewer checks than they have (`narrowed`: forbidden calls the
+    format has no place for)."""
 
     format: str
     path: str
     written: int
     skipped: tuple[Finding, ...] = ()
+    narrowed: tuple[Finding, ...] = ()
 
 
 def located(problem: FieldProblem, file: str, line: int | None, layer: str = "schema") -> Finding:

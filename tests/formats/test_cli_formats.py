@@ -233,3 +233,24 @@ def test_imported_chapter_and_companion_cases_pass_casemill_validate(
         paths.append(str(out))
     result = runner.invoke(app, ["validate", *paths])
     assert result.exit_code == 0, result.output
+
+
+def test_export_names_each_case_written_without_its_forbidden_calls(
+    root: Path, tmp_path: Path
+) -> None:
+    seeds = root / "seeds" / "support.jsonl"
+    out = tmp_path / "c.jsonl"
+    result = runner.invoke(app, ["export", "--to", "chapter", str(seeds), "-o", str(out)])
+    from casemill.formats import export_chapter
+    from casemill.formats.cases_io import load_cases
+
+    cases, _ = load_cases(seeds)
+    narrowed = export_chapter(cases, tmp_path / "again.jsonl").narrowed
+    line = {c.id: n for n, c in enumerate(cases, start=1)}
+    assert narrowed
+    assert f"; {len(narrowed)} of those written lost forbidden calls" in result.output
+    for finding in narrowed:
+        assert (
+            f"  without forbidden calls {seeds}:{line[finding.case_id]}: case {finding.case_id}: "
+            "the chapter format has no place for"
+        ) in result.output

@@ -145,3 +145,39 @@ def test_a_record_its_importer_would_quarantine_is_skipped(
         f"the {result.format} importer would not read the exported record back as this case: "
         "customer 'C1038' is not in the environment"
     )
+
+
+@pytest.mark.parametrize(("export", "import_"), FORMATS)
+def test_a_case_written_without_its_forbidden_calls_is_named_with_them(
+    seeds: dict[str, Case], export, import_, tmp_path: Path
+) -> None:
+    """The book's formats hold no forbidden calls (their importers forbid what the outcome's
+    rule does): every case written whose read-back lost some is named with exactly those, and
+    no other case is."""
+    result = export(list(seeds.values()), tmp_path / "out.jsonl")
+    back = import_(tmp_path / "out.jsonl")
+    assert not back.quarantined and len(back.cases) == result.written
+
+    def key(call) -> tuple:  # noqa: ANN001
+        return (call.tool, call.any_write, sorted(dict(call.params).items(), key=str))
+
+    skipped = {f.case_id for f in result.skipped}
+    written = [c for c in seeds.values() if c.id not in skipped]
+    lost = {}
+    for case, again in zip(written, back.cases, strict=True):
+        kept = [key(c) for c in again.expected.forbidden_calls]
+        gone = [c for c in case.expected.forbidden_calls if key(c) not in kept]
+        if gone:
+            lost[case.id] = gone
+    assert lost  # the seeds forbid amounts and other orders' writes, which no format holds
+    assert {f.case_id for f in result.narrowed} == set(lost)
+    for finding in result.narrowed:
+        assert (finding.severity, finding.rule, finding.field) == (
+            "warning",
+            "forbidden calls",
+            "expected.forbidden_calls",
+        )
+        gone = lost[finding.case_id]
+        assert f"no place for {len(gone)} forbidden call" in finding.message
+        for call in gone[:3]:
+            assert (call.tool or "any write") in finding.message
