@@ -16,16 +16,20 @@ def normalize_id(value: Any) -> str:
 
 
 def _as_number(value: Any) -> float | None:
+    """`value` as a finite float, or None (not a number, NaN, an infinity, or an int too large
+    for a float: such a value matches no number, it does not stop the scoring)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip().lstrip("$").replace(",", ""))
-        except ValueError:
+    try:
+        if isinstance(value, int | float):
+            number = float(value)
+        elif isinstance(value, str):
+            number = float(value.strip().lstrip("$").replace(",", ""))
+        else:
             return None
-    return None
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def value_matches(expected: Any, actual: Any, rule: ParamRule = EXACT) -> bool:

@@ -18,7 +18,9 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
     from casemill.case.model import SCHEMA_VERSION
 
     version = data.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version < 1:
+    if type(version) is float and version.is_integer():
+        version = int(version)  # JSON Schema's integer: 1.0 is 1 (the field reads it so too)
+    if type(version) is not int or version < 1:  # not a bool, a string or a fraction either
         raise ValueError(f"schema_version must be a positive integer, got {version!r}")
     if version > SCHEMA_VERSION:
         raise ValueError(

@@ -7,7 +7,6 @@ without a new id is caught on load. Build changed cases with `derive()`, never b
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from orjson import Fragment
@@ -28,6 +27,14 @@ from casemill.case.ids import (
     prune_plain,
 )
 from casemill.case.migrate import migrate
+from casemill.case.values import (
+    JsonBool,
+    JsonData,
+    JsonFloat,
+    JsonInt,
+    JsonObject,
+    JsonTime,
+)
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 100_000  # characters in one turn or scenario; longer text is refused, not truncated
@@ -46,14 +53,17 @@ CATEGORIES: tuple[str, ...] = ("capability", "robustness", "adversarial", "effic
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """Frozen, no unknown fields, and JSON values as the JSON Schema has them (see `values.py`):
+    no NaN or infinity, no string or bool coerced into a number."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class ToolCall(Frozen):
     """A call an assistant turn made (or a mined log shows)."""
 
     tool: str = Field(min_length=1)
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: JsonObject = Field(default_factory=dict)
     id: str | None = None
 
 
@@ -83,13 +93,13 @@ class ParamRule(Frozen):
     """
 
     kind: MatchKind = "exact"
-    tolerance: float = Field(default=0.0, ge=0)
-    ids: bool = False
+    tolerance: JsonFloat = Field(default=0.0, ge=0)
+    ids: JsonBool = False
 
 
 class ExpectedCall(Frozen):
     tool: str = Field(min_length=1)
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: JsonObject = Field(default_factory=dict)
     match: dict[str, ParamRule] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -107,8 +117,8 @@ class ForbiddenCall(Frozen):
     with `any_write`, every tool that changes state."""
 
     tool: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
-    any_write: bool = False
+    params: JsonObject = Field(default_factory=dict)
+    any_write: JsonBool = False
     reason: str = ""
 
     @model_validator(mode="after")
@@ -127,7 +137,7 @@ class Expected(Frozen):
     reply_contains: tuple[str, ...] = ()
     reply_excludes: tuple[str, ...] = ()
     reference_reply: str | None = None
-    optimal_steps: int = Field(ge=1)
+    optimal_steps: JsonInt = Field(ge=1)
 
 
 class ToolFault(Frozen):
@@ -135,14 +145,14 @@ class ToolFault(Frozen):
 
     tool: str = Field(min_length=1)
     kind: FaultKind
-    params: dict[str, Any] = Field(default_factory=dict)
-    times: int = Field(default=1, ge=1)
+    params: JsonObject = Field(default_factory=dict)
+    times: JsonInt = Field(default=1, ge=1)
 
 
 class Environment(Frozen):
     """The initial world state the tools act on (shape owned by the domain pack) and faults."""
 
-    state: dict[str, Any] = Field(default_factory=dict)
+    state: JsonObject = Field(default_factory=dict)
     faults: tuple[ToolFault, ...] = ()
 
 
@@ -159,14 +169,14 @@ class OperatorStep(Frozen):
     kind: str
     name: str
     version: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: JsonObject = Field(default_factory=dict)
     model: str | None = None
     prompt_hash: str | None = None
 
 
 class SourceRef(Frozen):
     file: str
-    line: int | None = None
+    line: JsonInt | None = None
     format: str | None = None
     conversation_id: str | None = None
 
@@ -175,7 +185,7 @@ class Provenance(Frozen):
     origin: Origin = "seed"
     parents: tuple[str, ...] = ()
     operators: tuple[OperatorStep, ...] = ()
-    seed: int | None = None
+    seed: JsonInt | None = None
     source: SourceRef | None = None
     label_confidence: Literal["high", "low"] | None = None
     notes: str | None = None
@@ -183,24 +193,24 @@ class Provenance(Frozen):
 
 class ReviewEdit(Frozen):
     path: str
-    before: Any = None
-    after: Any = None
+    before: JsonData = None
+    after: JsonData = None
 
 
 class Review(Frozen):
     status: ReviewStatus = "pending"
     reviewer: str | None = None
-    decided_at: datetime | None = None
+    decided_at: JsonTime | None = None
     notes: str | None = None
     edits: tuple[ReviewEdit, ...] = ()
-    auto_approved: bool = False
+    auto_approved: JsonBool = False
 
 
 MEANING_FIELDS = ("domain", "environment", "conversation", "user_scenario", "expected")
 
 
 class Case(Frozen):
-    schema_version: int = SCHEMA_VERSION
+    schema_version: JsonInt = SCHEMA_VERSION
     id: str = ""
     domain: str = Field(min_length=1)
     environment: Environment = Field(default_factory=Environment)

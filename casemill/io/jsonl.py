@@ -2,11 +2,12 @@
 
 `read_jsonl` streams a file (gzip when it ends in `.gz` or starts as gzip does) and yields one
 `Line` per non-blank line: either the parsed object or the reason it could not be parsed
-(invalid UTF-8, truncated JSON, not an object, over the size limit, damaged gzip data). A bad
-line never stops the reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to
-a temporary file beside the target, fsyncs and renames, so a crash never leaves a half-written
-file; the file keeps the mode it had (a new one gets the mode the umask gives), not the
-owner-only mode of a temporary file.
+(invalid UTF-8, truncated JSON, a number of too many digits or nesting too deep for Python's
+`json`, not an object, over the size limit, damaged gzip data). A bad line never stops the
+reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to a temporary file
+beside the target, fsyncs and renames, so a crash never leaves a half-written file; the file
+keeps the mode it had (a new one gets the mode the umask gives), not the owner-only mode of a
+temporary file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import gzip
 import json
 import os
 import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -96,6 +98,15 @@ def decode_line(file: str, number: int, raw: bytes) -> Line | None:
             number,
             error=f"not valid JSON{hint}: {where(exc.msg, 'column', exc.colno)}",
             raw=stripped,
+        )
+    except ValueError as exc:  # an integer past Python's limit on digits
+        reason = str(exc)
+        if "digits" in reason:
+            reason = f"a number of over {sys.get_int_max_str_digits():,} digits"
+        return Line(file, number, error=f"not valid JSON: {reason}", raw=stripped)
+    except RecursionError:
+        return Line(
+            file, number, error="not valid JSON: arrays or objects nested too deeply", raw=stripped
         )
     if not isinstance(value, dict):
         return Line(
