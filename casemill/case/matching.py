@@ -7,6 +7,7 @@ from typing import Any
 
 from casemill.case.ids import canonical_json
 from casemill.case.model import ExpectedCall, ForbiddenCall, ParamRule, ToolCall
+from casemill.case.values import has_non_finite
 
 EXACT = ParamRule()
 
@@ -32,6 +33,18 @@ def _as_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _canonical(value: Any) -> str | None:
+    """Canonical JSON of `value`, or None when it holds a number JSON has no place for (NaN, an
+    infinity, an int past a double: an agent under test may send one, Python's `json` reads
+    them): such a value matches nothing, and it does not stop the scoring."""
+    return None if has_non_finite(value) else canonical_json(value)
+
+
+def _same_json(expected: Any, actual: Any) -> bool:
+    want = _canonical(expected)
+    return want is not None and want == _canonical(actual)
+
+
 def value_matches(expected: Any, actual: Any, rule: ParamRule = EXACT) -> bool:
     kind = rule.kind
     if kind == "any":
@@ -48,9 +61,11 @@ def value_matches(expected: Any, actual: Any, rule: ParamRule = EXACT) -> bool:
     if kind == "set":
         if not isinstance(expected, list | tuple) or not isinstance(actual, list | tuple):
             return False
-        norm = normalize_id if rule.ids else canonical_json
-        return sorted(map(norm, expected)) == sorted(map(norm, actual))
-    return canonical_json(expected) == canonical_json(actual)
+        if rule.ids:
+            return sorted(map(normalize_id, expected)) == sorted(map(normalize_id, actual))
+        want, got = list(map(_canonical, expected)), list(map(_canonical, actual))
+        return None not in want and None not in got and sorted(want) == sorted(got)  # type: ignore[type-var]
+    return _same_json(expected, actual)
 
 
 def params_match(expected: ExpectedCall, actual: dict[str, Any]) -> bool:
@@ -83,8 +98,8 @@ def forbidden_hit(rule: ForbiddenCall, call: ToolCall, write_tools: frozenset[st
         elif isinstance(want, list) and isinstance(got, list):
             if not set(map(normalize_id, want)) <= set(map(normalize_id, got)):
                 return False
-        elif not value_matches(want, got, ParamRule(kind="number", tolerance=0.005)) and (
-            canonical_json(want) != canonical_json(got)
-        ):
+        elif not value_matches(
+            want, got, ParamRule(kind="number", tolerance=0.005)
+        ) and not _same_json(want, got):
             return False
     return True

@@ -81,7 +81,7 @@ JsonBool = Annotated[bool, Strict()]
 JsonTime = Annotated[datetime, BeforeValidator(_json_time)]
 
 
-def _has_non_finite(value: Any) -> bool:
+def has_non_finite(value: Any) -> bool:
     """Whether a NaN, an infinity or too large an int is anywhere in `value` (exact JSON types
     first: this runs on every environment and every call's parameters)."""
     kind = type(value)
@@ -107,21 +107,21 @@ def _has_non_finite(value: Any) -> bool:
         elif kind is float:
             if item != item or item in _INFINITIES:
                 return True
-        elif _has_non_finite(item):
+        elif has_non_finite(item):
             return True
     return False
 
 
 def _non_finite_other(value: Any) -> bool:
-    """`_has_non_finite` for subclasses (a float subclass, an ordered dict, ...)."""
+    """`has_non_finite` for subclasses (a float subclass, an ordered dict, ...)."""
     if isinstance(value, float):
         return not math.isfinite(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return not -_DOUBLE_LIMIT < value < _DOUBLE_LIMIT
     if isinstance(value, Mapping):
-        return any(_has_non_finite(v) for v in value.values())
+        return any(has_non_finite(v) for v in value.values())
     if isinstance(value, list | tuple):
-        return any(_has_non_finite(v) for v in value)
+        return any(has_non_finite(v) for v in value)
     return False
 
 
@@ -145,7 +145,7 @@ def _finite(value: Any) -> Any:
     """`value` when every number in it is finite; otherwise a `ValidationError` with one error
     per NaN, infinity or too large an int, located inside `value` (pydantic prefixes the
     field's own location: `expected.tool_calls[0].params.amount`)."""
-    if not _has_non_finite(value):
+    if not has_non_finite(value):
         return value
     errors = [
         InitErrorDetails(

@@ -161,6 +161,7 @@ _TYPE_RULES = {
     "string_too_short": "too-short",
     "too_short": "too-short",
     "too_long": "too-long",
+    "finite_number": "not-finite",
 }
 
 

@@ -151,7 +151,7 @@ def test_validate_refuses_a_nan_amount_as_a_bad_record_and_keeps_the_good_ones(t
     )
     assert result.exit_code == 1, result.output
     assert (
-        f"{path}:2: field 'expected.tool_calls[0].params.amount' error [model/invalid] "
+        f"{path}:2: field 'expected.tool_calls[0].params.amount' error [model/not-finite] "
         "Input should be a finite number, not NaN"
     ) in result.output
     assert "please report" not in result.output and "check-crashed" not in result.output
@@ -212,6 +212,28 @@ def test_a_number_rule_matches_no_value_a_double_cannot_hold(sent):
     rule = ParamRule(kind="number", tolerance=0.01)
     assert value_matches(20.0, sent, rule) is False  # no OverflowError from the scoring
     assert value_matches(20.0, "20.001", rule) is True
+
+
+@pytest.mark.parametrize("sent", [math.nan, math.inf, -math.inf, 10**400])
+def test_an_agent_sending_a_number_json_cannot_hold_matches_nothing_and_scoring_goes_on(sent):
+    """An agent's tool-call arguments come from its JSON, which Python reads NaN and Infinity
+    from: the exact and set rules and the forbidden-call check say no match, they do not raise
+    (orjson writes NaN as null, so it must not match a null either)."""
+    from types import SimpleNamespace
+
+    from casemill.case.matching import forbidden_hit
+    from casemill.case.model import ForbiddenCall
+
+    assert value_matches(20.0, sent) is False
+    assert value_matches(None, sent) is False
+    assert value_matches({"amount": 20.0}, {"amount": sent}) is False
+    assert value_matches([1.0, 2.0], [2.0, sent], ParamRule(kind="set")) is False
+    assert value_matches([1.0, 2.0], [2.0, 1.0], ParamRule(kind="set")) is True
+    rule = ForbiddenCall(tool="refund_items", params={"detail": {"amount": 20}})
+    call = SimpleNamespace(tool="refund_items", params={"detail": {"amount": sent}})
+    assert forbidden_hit(rule, call, frozenset()) is False  # type: ignore[arg-type]
+    same = SimpleNamespace(tool="refund_items", params={"detail": {"amount": 20}})
+    assert forbidden_hit(rule, same, frozenset()) is True  # type: ignore[arg-type]
 
 
 # -- coercible values: the model refuses what the JSON Schema refuses ---------------------------
