@@ -42,6 +42,14 @@ def tools_list(
     if as_json:
         console.print_json(json.dumps(list(pack.tool_specs)))
         return
+    if not pack.tool_specs:  # a generic domain: its tools are what its cases call
+        err_console.print(
+            f"domain {domain} declares no tools: a generic domain takes the tools its cases "
+            "call (an import infers them; `casemill mine --tools FILE` names them)",
+            markup=False,
+            soft_wrap=True,
+        )
+        return
     for spec in pack.tool_specs:
         fn = spec["function"]
         kind = "read " if fn["name"] in pack.read_tools else "write"

@@ -102,7 +102,9 @@ def mine_command(
         help="JSON file of the agent's tool specs (OpenAI tools list) for logs that carry none",
     ),
     domain: str | None = typer.Option(
-        None, "--domain-label", help="name of generic:<name> cases (default: from the file name)"
+        None,
+        "--domain-label",
+        help="name of generic:<name> cases (default: the first telling word of the file's folder, else of its name: tau-bench-airline-logs/... gives airline)",
     ),
     seed: int = typer.Option(0, help="seed of the surrogates"),
     max_turns: int = typer.Option(500, min=1, help="messages kept of one conversation"),

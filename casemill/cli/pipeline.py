@@ -156,7 +156,14 @@ def serve(
     With PREFECT_API_URL set, they are registered on that server; otherwise a local Prefect
     server is started first (cron schedules do not fire on the ephemeral one)."""
     from flows._runtime import configure_prefect_env
+    from flows.deployments import DEFAULT_CRONS
 
+    unknown = [name for name in only if name not in DEFAULT_CRONS]
+    if unknown:  # checked before a server starts: it would serve nothing, for ever
+        raise UserError(
+            f"--only {', '.join(unknown)}: no such deployment; choose from "
+            f"{', '.join(DEFAULT_CRONS)}"
+        )
     configure_prefect_env(home=_prefect_home())
     server = None
     if not os.environ.get("PREFECT_API_URL"):

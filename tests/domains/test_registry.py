@@ -261,3 +261,15 @@ def test_the_cli_validates_and_lists_a_declared_pack(tmp_path):
     problems = {(f["line"], f["rule"]) for f in report["findings"]}
     assert (2, "missing-id") in problems and not any(line == 1 for line, _ in problems)
     assert (tmp_path / "bookings.quarantine.jsonl").read_text().count("\n") == 1
+
+
+def test_tools_list_of_a_generic_domain_says_why_it_lists_none():
+    from typer.testing import CliRunner
+
+    from casemill.cli import app
+
+    result = CliRunner().invoke(app, ["tools", "list", "--domain", "generic:foo"])
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    said = " ".join(result.stderr.split())
+    assert said.startswith("domain generic:foo declares no tools: a generic domain takes the")

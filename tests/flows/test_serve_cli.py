@@ -141,3 +141,21 @@ def test_serve_leaves_the_work_pool_deployments_of_a_team_server_alone(tmp_path)
     assert [(d["name"], d["work_pool_name"], d["paused"]) for d in held] == [
         ("expand-nightly", "casemill", False)
     ]
+
+
+@pytest.mark.parametrize("only", [["bogus"], ["expand", "Evaluate"]])
+def test_serve_refuses_an_unknown_only_before_starting_anything(monkeypatch, tmp_path, only):
+    """`--only` names deployments; an unknown one would start a server that serves nothing and
+    runs until stopped. Refused up front, naming the choices, with no server started."""
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
+    args = ["serve", "--port", str(free_port())]
+    for name in only:
+        args += ["--only", name]
+    result = CliRunner().invoke(app, args)
+    assert isinstance(result.exception, UserError), result.exception
+    wrong = ", ".join(name for name in only if name not in ("expand", "mine", "evaluate"))
+    assert str(result.exception) == (
+        f"--only {wrong}: no such deployment; choose from expand, mine, evaluate"
+    )
+    assert not (tmp_path / "prefect-home").exists()  # no server was set up

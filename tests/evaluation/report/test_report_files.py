@@ -332,3 +332,19 @@ def test_reports_count_one_case_and_one_trial_in_the_singular(tmp_path):
     html = (tmp_path / "run" / "report.html").read_text()
     assert "over 1 case x 1 trial (1 result, 0 errors)" in md
     assert "1 case x 1 trial, 1 result, 0 errors." in html
+
+
+def test_the_html_report_keeps_its_pass_k_sentences_apart(tmp_path):
+    """Convergence and consistency are separate sentences ("1.000. Consistency"), not run
+    together by the template's whitespace control."""
+    refund = refund_case()
+    other = variant_of(refund, "My mug came cracked in W1001, refund please")
+    trajectories = [
+        trajectory(case, GOOD_REFUND, GOOD_REFUND_REPLY, trial=trial)
+        for case in (refund, other)
+        for trial in (0, 1)
+    ]
+    run_dir = tmp_path / "run"
+    evaluate_run(run_dir, [refund, other], trajectories)
+    text = " ".join((run_dir / "report.html").read_text().split())
+    assert "Convergence 1.000. Consistency over 1 seed family 1.000." in text
