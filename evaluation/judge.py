@@ -8,7 +8,8 @@ so verdicts from different prompts are never mixed up silently. Verdicts become 
 
 When human labels exist for the same (case, trial, criterion), agreement is reported per
 criterion: raw agreement and Cohen's kappa. Without an endpoint the judge is skipped with one
-clear message (see `casemill.llm.NOT_CONFIGURED`).
+clear message (see `casemill.llm.NOT_CONFIGURED`), which `skipped_note` makes the summary's
+note, as a skipped embedding similarity is one.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ For each criterion answer pass (true) or fail (false) and give a one-sentence re
 Reply with one JSON object:
 {"verdicts": [{"criterion": NAME, "pass": true|false, "reason": TEXT}, ...]}
 with exactly one verdict per criterion, named as given."""
+
+
+def skipped_note(reason: object) -> str:
+    """The note a run's summary carries when the judge was asked for but not run: `reason`
+    (an `EndpointNotConfigured`, say) is what to configure."""
+    return f"judge skipped: {reason}"
 
 
 class Criterion(BaseModel):

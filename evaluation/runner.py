@@ -11,7 +11,14 @@ in an error. A case that cannot run still gets a trajectory, with `error` and `e
 
 Transient failures of a whole case (its time limit, or an adapter's transport errors after the
 adapter's own per-request retries) are retried from a fresh sandbox per `retry` (default: one
-more attempt), with exponential backoff and jitter seeded by `seed`, case and trial.
+more attempt), with exponential backoff and jitter seeded by `seed`, case and trial. An adapter
+does not wait for a retry past the case's time limit (`Episode.deadline`): it raises the error it
+has, so a refused connection is recorded as `connection`, not as a time-out.
+
+An agent that is down is not retried on every case: once a trial ended in a `connection` error
+(after all its retries) before any trial reached the agent, or `unreachable_after` trials in a
+row did later, the trials not yet started are recorded at once with that error (`not run: ...`),
+until a trial still running reaches the agent. `rerun_failed` runs them again.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from casemill.case.model import Case
 from casemill.gctune import fewer_collections
 from casemill.llm import masked
 from casemill.settings import Settings
+from casemill.text import count
 from evaluation.agents import (
     TRANSIENT_KINDS,
     Agent,
@@ -48,6 +56,7 @@ from evaluation.trajectory import Trajectory
 log = logging.getLogger(__name__)
 
 CASE_RETRY = RetryPolicy(attempts=2, base_s=0.5, max_s=4.0)
+UNREACHABLE_AFTER = 3  # trials in a row that could not connect, once one connected: agent down
 
 Progress = Callable[[int, int], None]
 
@@ -66,6 +75,7 @@ def run(
     settings: Settings | None = None,
     retry: RetryPolicy = CASE_RETRY,
     seed: int = 0,
+    unreachable_after: int = UNREACHABLE_AFTER,
 ) -> list[Trajectory]:
     """Blocking wrapper of `run_async` (starts its own event loop), with fewer garbage
     collections while it runs (`casemill.gctune`)."""
@@ -84,6 +94,7 @@ def run(
                 settings=settings,
                 retry=retry,
                 seed=seed,
+                unreachable_after=unreachable_after,
             )
         )
 
@@ -102,10 +113,15 @@ async def run_async(
     settings: Settings | None = None,
     retry: RetryPolicy = CASE_RETRY,
     seed: int = 0,
+    unreachable_after: int = UNREACHABLE_AFTER,
 ) -> list[Trajectory]:
-    """Run the agent on every (case, trial) not yet done; see the module docstring."""
-    if trials < 1 or concurrency < 1 or max_steps < 1 or timeout_s <= 0:
-        raise ValueError("trials, concurrency and max_steps must be >= 1 and timeout_s > 0")
+    """Run the agent on every (case, trial) not yet done; see the module docstring
+    (`unreachable_after` 0: every trial is tried, however many could not connect before)."""
+    if trials < 1 or concurrency < 1 or max_steps < 1 or timeout_s <= 0 or unreachable_after < 0:
+        raise ValueError(
+            "trials, concurrency and max_steps must be >= 1, timeout_s > 0 and "
+            "unreachable_after >= 0"
+        )
     agent = (
         load_agent(agent_spec_or_agent, settings)
         if isinstance(agent_spec_or_agent, str)
@@ -133,14 +149,25 @@ async def run_async(
     report = _progress_reporter(progress, len(todo))
     semaphore = asyncio.Semaphore(concurrency)
     writer = GroupWriter(store)
+    down = Unreachable(agent, unreachable_after)
     finished = 0
 
     async def one(case: Case, trial: int) -> None:
         nonlocal finished
         async with semaphore:
-            trajectory = await run_case(
-                agent, case, trial, timeout_s=timeout_s, max_steps=max_steps, retry=retry, seed=seed
-            )
+            if down.tripped:
+                trajectory = down.not_run(case, trial)
+            else:
+                trajectory = await run_case(
+                    agent,
+                    case,
+                    trial,
+                    timeout_s=timeout_s,
+                    max_steps=max_steps,
+                    retry=retry,
+                    seed=seed,
+                )
+                down.saw(trajectory)
         trajectory = _masked(trajectory, secrets)
         await writer.append(trajectory)  # durable before it counts as done
         results[(case.id, trial)] = trajectory
@@ -153,6 +180,61 @@ async def run_async(
         writer.close()  # finished trajectories still queued are written before returning
         report(-1, len(todo))
     return [results[(case.id, trial)] for case in cases for trial in range(trials)]
+
+
+class Unreachable:
+    """A circuit breaker for an agent that is down. It counts the trials in a row that ended in
+    a `connection` error (the adapter's and the case's retries spent) and trips after one such
+    trial while no trial has reached the agent yet (a wrong port, an agent not started), or
+    after `after` in a row once one has (0: never). A trial that reached the agent
+    closes it again; trials that never asked the agent (no sandbox, no simulator) change
+    nothing."""
+
+    NOT_ASKED = frozenset({"environment", "no_simulator"})
+
+    def __init__(self, agent: Agent, after: int):
+        self.agent = agent
+        self.after = after
+        self.reached = False
+        self.in_a_row = 0
+        self.last = ""
+
+    @property
+    def tripped(self) -> bool:
+        needed = self.after if self.reached else 1
+        return self.after > 0 and self.in_a_row >= needed
+
+    def saw(self, trajectory: Trajectory) -> None:
+        if trajectory.error_kind == "connection":
+            was = self.tripped
+            self.in_a_row += 1
+            self.last = trajectory.error or ""
+            if self.tripped and not was:
+                log.warning(
+                    "%s could not be reached (%s); the trials not started yet are recorded as "
+                    "not run",
+                    self.agent.name,
+                    self.last,
+                )
+        elif trajectory.error_kind not in self.NOT_ASKED:
+            self.reached, self.in_a_row = True, 0
+
+    def not_run(self, case: Case, trial: int) -> Trajectory:
+        """The trajectory of a trial not started because the agent seems to be down."""
+        tried = count(self.in_a_row, "trial")
+        why = (
+            f"the last {tried} could not connect, retries included"
+            if self.reached
+            else f"no trial has reached it ({tried} could not connect, retries included)"
+        )
+        return Trajectory(
+            case_id=case.id,
+            trial=trial,
+            agent=self.agent.name,
+            agent_fingerprint=self.agent.fingerprint,
+            error=f"not run: the agent seems to be down: {why}; last error: {self.last}",
+            error_kind="connection",
+        )
 
 
 def _secrets(settings: Settings | None) -> tuple[str, ...]:
@@ -303,6 +385,7 @@ async def _attempt(
             **base, error=f"cannot build the sandbox: {exc}", error_kind="environment"
         )
     reply, error = None, None
+    episode.deadline = time.monotonic() + timeout_s  # adapters do not wait for a retry past it
     try:
         async with asyncio.timeout(timeout_s):  # no extra task per case, unlike wait_for
             reply = await agent.run(episode)

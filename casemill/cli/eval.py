@@ -253,7 +253,7 @@ def _eval(opts: EvalOptions) -> Any:
 
     loaded, config, gate = _check_inputs(opts)
     agent = load_agent(opts.agent, temperature=opts.temperature)
-    judge = _judge(opts.judge, opts.human_labels, opts.rubric)
+    judge, skipped = _judge(opts.judge, opts.human_labels, opts.rubric)
     if gate is not None and judge is None:  # --judge, but no endpoint to ask
         check_judge(gate, None, why="the judge is skipped (above); configure its endpoint")
     bar, report = _progress_bar(opts.progress)
@@ -271,22 +271,24 @@ def _eval(opts: EvalOptions) -> Any:
     return evaluate_run(
         opts.output, loaded.cases, trajectories, baseline_dir=opts.baseline,
         gate_path=opts.gate, judge=judge, mode=opts.mode, config=config, seed=opts.seed,  # type: ignore[arg-type]
-        case_set=loaded.case_set(), agent_settings=agent_settings(agent),
+        case_set=loaded.case_set(), agent_settings=agent_settings(agent), notes=skipped,
     )  # fmt: skip
 
 
-def _judge(wanted: bool, labels: Path | None, rubric: Path | None) -> Any:
+def _judge(wanted: bool, labels: Path | None, rubric: Path | None) -> tuple[Any, tuple[str, ...]]:
+    """The judge `--judge` asks for, or None; and, when it is skipped for want of an endpoint,
+    the note saying so (said now, and kept in the summary's notes with the run's reports)."""
     if not wanted:
-        return None
+        return None, ()
     from casemill.errors import EndpointNotConfigured
     from casemill.llm import LLMEndpoint
-    from evaluation.judge import DEFAULT_RUBRIC, Judge, load_human_labels, load_rubric
+    from evaluation.judge import DEFAULT_RUBRIC, Judge, load_human_labels, load_rubric, skipped_note
 
     criteria = load_rubric(rubric) if rubric is not None else DEFAULT_RUBRIC
     names = [c.name for c in criteria]
     human = load_human_labels(labels, names) if labels is not None else {}
     try:
-        return Judge(LLMEndpoint.from_settings(), rubric=criteria, human_labels=human)
+        return Judge(LLMEndpoint.from_settings(), rubric=criteria, human_labels=human), ()
     except EndpointNotConfigured as exc:
         err_console.print(f"[yellow]judge skipped:[/] {escape(str(exc))}", highlight=False)
-        return None
+        return None, (skipped_note(exc),)

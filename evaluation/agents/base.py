@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -82,6 +83,7 @@ class Episode:
     max_steps: int = 20
     calls: list[RecordedCall] = field(default_factory=list)
     agent_faults: list[tuple[str, str]] = field(default_factory=list)  # (kind, message)
+    deadline: float | None = None  # `time.monotonic()` at which the runner's time limit ends
     _closed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _ids: int = 0
@@ -93,6 +95,13 @@ class Episode:
     @property
     def max_tool_calls(self) -> int:
         return max(0, self.max_steps - 1)
+
+    def outlasts(self, wait_s: float) -> bool:
+        """Whether waiting `wait_s` seconds (an adapter's back-off before a retry) would take the
+        episode past its time limit. An adapter then raises the error it is retrying instead:
+        cut off in the middle of the wait, the case would be recorded as a time-out, and a
+        refused connection is not one."""
+        return self.deadline is not None and time.monotonic() + wait_s >= self.deadline
 
     def close(self) -> None:
         """No more tool calls (waits for one in flight, so the state read after is stable)."""

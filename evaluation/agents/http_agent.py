@@ -38,7 +38,7 @@ from evaluation.agents.base import (
     StepLimitReached,
     parse_arguments,
 )
-from evaluation.agents.retry import RetryPolicy, parse_retry_after, status_kind
+from evaluation.agents.retry import RetryPolicy, not_retried, parse_retry_after, status_kind
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,7 @@ class HTTPAgent:
                     "tools": episode.tools,
                 },
                 rng,
+                episode,
             )
             usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
             prompt += int(usage.get("prompt_tokens") or 0)
@@ -115,7 +116,11 @@ class HTTPAgent:
                 break
         return AgentReply(None, messages, prompt, completion, hit_step_limit=True)
 
-    def _post(self, payload: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    def _post(
+        self, payload: dict[str, Any], rng: random.Random, episode: Episode
+    ) -> dict[str, Any]:
+        """The agent's answer to `payload`; transient errors retried, but never into the case's
+        time limit (the error is raised as it is, not cut off as a time-out)."""
         for attempt in range(1, self.retry.attempts + 1):
             error = self._post_once(payload)
             if isinstance(error, dict):
@@ -123,6 +128,9 @@ class HTTPAgent:
             if not error.transient or attempt == self.retry.attempts:
                 raise error
             wait = self.retry.delay(attempt, rng, error.retry_after_s)
+            if episode.outlasts(wait):
+                said = not_retried(str(error), wait)
+                raise AgentError(error.kind, said, retry_after_s=error.retry_after_s) from error
             log.info("%s: %s; retry %d in %.2fs", self.name, error.kind, attempt, wait)
             self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover

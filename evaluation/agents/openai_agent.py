@@ -44,7 +44,7 @@ from evaluation.agents.base import (
     StepLimitReached,
     parse_arguments,
 )
-from evaluation.agents.retry import RetryPolicy, parse_retry_after, status_kind
+from evaluation.agents.retry import RetryPolicy, not_retried, parse_retry_after, status_kind
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class OpenAIAgent:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
         usage = _Usage()
         for _ in range(episode.max_steps):
-            message = await self._complete(messages, episode.tools, rng, usage)
+            message = await self._complete(messages, episode, rng, usage)
             tool_calls = message.get("tool_calls") or []
             if not tool_calls:
                 messages.append({"role": "assistant", "content": message.get("content") or ""})
@@ -136,11 +136,13 @@ class OpenAIAgent:
         return {"role": "tool", "tool_call_id": call.get("id"), "content": result.as_text()}
 
     async def _complete(
-        self, messages: list[dict], tools: list[dict], rng: random.Random, usage: _Usage
+        self, messages: list[dict], episode: Episode, rng: random.Random, usage: _Usage
     ) -> dict[str, Any]:
+        """The model's next message; transient errors retried, but never into the case's time
+        limit (the error is raised as it is, not cut off as a time-out)."""
         for attempt in range(1, self.retry.attempts + 1):
             try:
-                response = await self._chat(messages, tools)
+                response = await self._chat(messages, episode.tools)
                 return _message(response, usage)
             except AgentError as exc:
                 error = exc
@@ -151,6 +153,9 @@ class OpenAIAgent:
                     error.kind, self.endpoint.scrub(str(error)), retry_after_s=error.retry_after_s
                 )
             wait = self.retry.delay(attempt, rng, error.retry_after_s)
+            if episode.outlasts(wait):
+                said = self.endpoint.scrub(not_retried(str(error), wait))
+                raise AgentError(error.kind, said, retry_after_s=error.retry_after_s)
             log.info("%s: %s; retry %d in %.2fs", self.name, error.kind, attempt, wait)
             waited = self.sleep(wait)
             if inspect.isawaitable(waited):

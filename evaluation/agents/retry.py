@@ -31,6 +31,12 @@ class RetryPolicy:
 NO_RETRY = RetryPolicy(attempts=1)
 
 
+def not_retried(message: str, wait_s: float) -> str:
+    """`message` of an error an adapter gives up retrying because the case's time limit would
+    end during the `wait_s` back-off before the next attempt."""
+    return f"{message} (not retried: the case's time limit ends within the {wait_s:.1f}s wait)"
+
+
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a `Retry-After` header (seconds or an HTTP date), or None."""
     if not value:

@@ -97,6 +97,16 @@ def _comparison(summary: RunSummary) -> list[str]:
     return [*out, ""]
 
 
+def _notes(summary: RunSummary) -> list[str]:
+    """The summary's notes (skipped extras, the judge and its agreement, other settings of the
+    baseline's agent), one item each; the case-set warning is the comparison's."""
+    case_note = summary.comparison.case_note if summary.comparison else ""
+    notes = [n for n in summary.notes if n != case_note]
+    if not notes:
+        return []
+    return ["Notes:", "", *(f"- {cell(n)}" for n in notes), ""]
+
+
 def render_markdown(summary: RunSummary) -> str:
     lines = [f"## Casemill eval: {cell(summary.agent)}", ""]
     lines += _gate(summary)
@@ -119,6 +129,7 @@ def render_markdown(summary: RunSummary) -> str:
         if name in summary.metrics:
             lines.append(f"| {name} | {fmt_stat(summary.metrics[name])} |")
     lines.append("")
+    lines += _notes(summary)
     lines += _comparison(summary)
     weakest = sorted(
         (r for r in summary.slices if r.task_success.mean is not None),

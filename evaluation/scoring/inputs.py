@@ -2,7 +2,9 @@
 `manifests/`, read through the corpus store at its latest version).
 
 Bad records never stop an eval: they are set aside with their reasons (file, line, field), and
-`quarantine` writes them to a file beside the run's results.
+`quarantine` writes them to a file beside the run's results. A domain pack that does not load
+(an unknown domain, a declared pack that fails to import) does stop it, before any agent runs:
+none of that domain's cases could be run or scored (`check_domains`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from casemill.case.model import Case
 from casemill.corpus.store import CorpusStore
 from casemill.errors import UserError
 from casemill.io.jsonl import atomic_write_jsonl
+from casemill.text import count
 from evaluation.scoring.caseset import case_set, shown_path
 from evaluation.scoring.model import CaseSet
 
@@ -52,7 +55,8 @@ class CaseInput:
 
 
 def load_eval_cases(path: str | Path) -> CaseInput:
-    """Cases from a file, a folder or a corpus; `UserError` when the path does not exist."""
+    """Cases from a file, a folder or a corpus; `UserError` when the path does not exist or a
+    domain of its cases does not load (`check_domains`)."""
     path = Path(path)
     if not path.exists():
         raise UserError(
@@ -63,13 +67,15 @@ def load_eval_cases(path: str | Path) -> CaseInput:
         store = CorpusStore(path)
         latest = store.latest()
         label = f"{path} (corpus v{latest.version:04d})" if latest else str(path)
-        return CaseInput(
+        loaded = CaseInput(
             source=label,
             cases=store.cases(latest.version if latest else None),  # the version recorded
             path=shown_path(path),
             corpus_version=latest.version if latest else None,
             corpus_sha256=latest.active_sha256 if latest else None,
         )
+        check_domains(loaded.cases, label)
+        return loaded
     from casemill.validation.loading import load_cases
 
     result = load_cases([path])
@@ -79,9 +85,28 @@ def load_eval_cases(path: str | Path) -> CaseInput:
     ]
     for item in bad:
         log.warning("case record refused: %s", "; ".join(item.reasons))
-    return CaseInput(
-        source=str(path), cases=[c.case for c in result.cases], bad=bad, path=shown_path(path)
-    )
+    cases = [c.case for c in result.cases]
+    check_domains(cases, str(path))
+    return CaseInput(source=str(path), cases=cases, bad=bad, path=shown_path(path))
+
+
+def check_domains(cases: list[Case], source: str) -> None:
+    """`UserError` when the domain pack of some of `cases` does not load, with what
+    `get_domain` says to fix (the package, its entry point, the module it could not import; or
+    the domains known), as `casemill validate` says it. Checked before the agent runs: every
+    case of such a domain would end in an error the agent has no part in."""
+    from casemill.domains import get_domain
+
+    by_domain: dict[str, int] = {}
+    for case in cases:
+        by_domain[case.domain] = by_domain.get(case.domain, 0) + 1
+    for name, n in by_domain.items():
+        try:
+            get_domain(name)
+        except UserError as exc:
+            raise UserError(
+                f"{source}: {count(n, 'case')} of domain {name!r} cannot be run: {exc}"
+            ) from exc
 
 
 def quarantine(run_dir: Path, bad: list[BadCase]) -> Path | None:

@@ -129,12 +129,16 @@ def evaluate_run(
     seed: int = 0,
     case_set: CaseSet | None = None,
     agent_settings: dict | None = None,
+    notes: Sequence[str] = (),
 ) -> EvalOutcome:
     """Score, aggregate, compare, gate, and write results.jsonl, summary.json, report.html and
     summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring.
     `case_set` says what the cases came from (`CaseInput.case_set()`); without it the summary
     records the cases' count and digest only. `agent_settings` (`agents.agent_settings`) is
-    what the agent was configured with, recorded so that runs can be told comparable."""
+    what the agent was configured with, recorded so that runs can be told comparable. `notes`
+    go into the summary's notes as the scores' own do (a skipped embedding similarity): what
+    the caller was asked for and skipped, such as the judge without an endpoint
+    (`judge.skipped_note`)."""
     run_dir = Path(run_dir)
     gate = load_gate(gate_path) if gate_path is not None else None
     baseline = (
@@ -143,20 +147,20 @@ def evaluate_run(
         else None
     )
     scores = score_all(cases, trajectories, mode=mode, config=config)
-    notes: list[str] = []
+    added = list(notes)
     if judge is not None:
         from evaluation.judge import apply_judge
 
         scores, judge_notes = apply_judge(judge, cases, trajectories, scores, run_dir=run_dir)
-        notes += judge_notes
+        added += judge_notes
     recorded = case_set if case_set is not None else case_set_of(cases)
     summary = summarize(cases, scores, baseline=baseline, seed=seed, case_set=recorded)
     settings = dict(agent_settings or {})
     if baseline is not None and settings_differ(baseline.agent_settings, settings):
-        notes.append(settings_note(baseline, settings))
+        added.append(settings_note(baseline, settings))
     update: dict = {"agent_settings": settings}
-    if notes:
-        update["notes"] = (*summary.notes, *notes)
+    if added:
+        update["notes"] = (*summary.notes, *added)
     summary = summary.model_copy(update=update)
     verdict = None
     if gate is not None:
