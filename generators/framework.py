@@ -83,7 +83,27 @@ class OperatorSpec:
         unknown = sorted(set(args) - set(self.defaults))
         if unknown:
             raise UserError(self.unknown_args_message(unknown))
+        for name, value in args.items():
+            self._check_type(name, value)
         return {**self.defaults, **args}
+
+    def _check_type(self, name: str, value: Any) -> None:
+        """An argument of the type of its default (an int where a float is the default; never
+        a bool for a number), else a `UserError` naming both: a wrong type would fail every
+        attempt of the run, one by one, or be taken silently (`"high"` as a probability)."""
+        default = self.defaults[name]
+        if default is None:
+            return
+        want = float if type(default) is float else type(default)
+        ok = isinstance(value, int | float) if want is float else isinstance(value, want)
+        if isinstance(value, bool) and want is not bool:
+            ok = False
+        if not ok:
+            raise UserError(
+                f"operator {self.name!r} argument {name!r} must be "
+                f"{'a number' if want is float else 'of type ' + want.__name__} like its "
+                f"default {default!r}, not {value!r} ({type(value).__name__})"
+            )
 
     def unknown_args_message(self, unknown: list[str]) -> str:
         names = ", ".join(repr(name) for name in unknown)

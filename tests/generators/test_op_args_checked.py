@@ -102,3 +102,31 @@ def test_apply_operator_refuses_an_unknown_argument_before_calling_the_operator(
     with pytest.raises(UserError, match=f"operator '{name}' takes no argument 'shares'"):
         apply_operator(get_operator(name), small_seeds[0], seed=0, index=0, args={"shares": 1})
     assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("high", "'high' (str)"), (True, "True (bool)"), ([0.2], "[0.2] (list)"), (None, "None")],
+)
+def test_an_argument_of_the_wrong_type_is_refused_before_any_operator_runs(
+    small_seeds, counted_operator, value, shown
+):
+    name, calls = counted_operator
+    config = ExpandConfig(chains=(name,), per_seed=1, op_args={name: {"share": value}})
+    with pytest.raises(UserError) as caught:
+        expand(small_seeds, config, 0)
+    assert str(caught.value).startswith(
+        f"op_args['{name}']: operator '{name}' argument 'share' must be a number like its "
+        f"default 0.5, not {shown}"
+    )
+    assert calls == []
+
+
+def test_an_int_where_the_default_is_a_float_is_taken(small_seeds, counted_operator):
+    name, calls = counted_operator
+    config = ExpandConfig(chains=(name,), per_seed=1, op_args={name: {"share": 1}})
+    result = expand(small_seeds, config, 0)
+    assert calls and result.candidates
+    assert get_operator("filler").resolve({"inserts": 3}) == {"inserts": 3}
+    with pytest.raises(UserError, match="argument 'inserts' must be of type int like its default"):
+        get_operator("filler").resolve({"inserts": 2.5})
