@@ -76,6 +76,7 @@ class Conversation:
     total_messages: int = 0  # before capping
     capped: bool = False
     tools: ToolSpecs | None = None  # the agent's tool specs, when the log line carries them
+    partial: str | None = None  # why this may be only a part of the logged conversation
 
     def calls(self) -> list[LoggedCall]:
         return [c for m in self.messages for c in m.calls]
@@ -107,6 +108,7 @@ class Conversation:
             self.total_messages,
             self.capped,
             self.tools,
+            self.partial,
         )
 
 

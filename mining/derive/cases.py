@@ -14,6 +14,8 @@ labels tagged `needs_label`, the expected calls being what the agent did: observ
 
 With tool specifications (the log line's own, else `DeriveOptions.tools`), expected calls lose
 the arguments their tool does not declare, and the case's notes say which (`mining.toolspec`).
+Support cases' expected calls are built with the support policy's constructors, which keep the
+arguments the support tools take and the policy compares: the notes name the others dropped.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from mining.toolspec import Conformed, ToolSpecs, conform
 
 MINER_VERSION = "1"
 OBSERVED = "expected calls are what the agent did: observed, may be wrong"
+SUPPORT_DROPPED = "arguments the support tools' expected calls do not keep were dropped: "
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ def _confidence_notes(conv: Conversation) -> list[str]:
         notes.append("unresolved" if conv.resolved is False else "resolution not recorded")
     if not conv.calls_visible:
         notes.append("tool calls not visible in the log; expected calls need a label")
+    if conv.partial:
+        notes.append(f"may be only a part of the logged conversation: {conv.partial}")
     if conv.capped:
         notes.append(
             f"conversation capped at {len(conv.messages)} of {conv.total_messages} messages"
@@ -216,6 +221,18 @@ def _conform(drafts: list[_Draft], specs: ToolSpecs) -> None:
             d.notes.append("call does not match its tool specification: " + "; ".join(problems))
 
 
+def _support_dropped(writes: list[LoggedCall], calls: tuple[ExpectedCall, ...]) -> list[str]:
+    """`tool(argument, ...)` for each write whose support expected call, built with the
+    policy's constructors, leaves out arguments the agent passed (the support tools do not
+    take them, or the policy does not compare them), as `_conform` reports them."""
+    out = []
+    for write, call in zip(writes, calls, strict=True):
+        if not write.arguments.keys() <= call.params.keys():
+            left = [k for k in write.arguments if k not in call.params]
+            out.append(Conformed(call.params, left).dropped_text(write.tool))
+    return out
+
+
 def _case(
     conv: Conversation,
     domain: str,
@@ -231,6 +248,8 @@ def _case(
     outcome, outcome_note = outcome_of(d.writes, outcome_msgs)
     low = list(base_notes) + d.notes
     info = d.info + ([outcome_note] if outcome_note else [])
+    if is_support and (dropped := _support_dropped(d.writes, calls)):
+        info.append(SUPPORT_DROPPED + "; ".join(dropped))
     intents = support.intents(d.writes) if is_support else generic.intents(d.writes)
     case = _build(conv, domain, d, calls, outcome, intents, low, info, options, parts)
     if is_support and options.validate:

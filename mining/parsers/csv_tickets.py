@@ -18,6 +18,7 @@ and the whole conversation in one column is read by setting `transcript` to that
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,6 +126,15 @@ def _header_error(path: Path, header: list[str], missing: list[str], delimiter: 
     names = [repr(c) for c in missing]
     absent = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
     fix = f"pass a --csv-mapping naming your columns (keys {', '.join(_COLUMN_KEYS)})"
+    other = _other_delimiter(header, delimiter)
+    if other is not None:
+        cells, at = other
+        shown = _shown(cells) if all(_column_like(c) for c in cells) else "not shown"
+        return UserError(
+            f"{path}:1: CSV header has no column {absent}: the first row is {len(header)} "
+            f"cell(s) split at {delimiter!r} but {len(cells)} split at {at!r} ({shown}); "
+            f"set {_delimiter_json(at)} in the --csv-mapping (or {fix})"
+        )
     if all(_column_like(c) for c in header):
         return UserError(f"{path}:1: CSV header has no column {absent} ({_shown(header)}); {fix}")
     return UserError(
@@ -132,6 +142,30 @@ def _header_error(path: Path, header: list[str], missing: list[str], delimiter: 
         f"header ({len(header)} cells split at {delimiter!r}, not shown as they may hold a "
         f"customer's words); put the header row first or {fix}"
     )
+
+
+_OTHER_DELIMITERS = (";", "\t", ",", "|")
+
+
+def _other_delimiter(header: list[str], delimiter: str) -> tuple[list[str], str] | None:
+    """The header's cells and the delimiter, of the first other one that splits a header read
+    as one cell into two or more (a `;` or tab separated export read at `,`)."""
+    if len(header) != 1:
+        return None
+    for other in _OTHER_DELIMITERS:
+        if other != delimiter and other in header[0]:
+            try:
+                cells = next(csv.reader([header[0]], delimiter=other), [])
+            except csv.Error:
+                continue
+            if len(cells) >= 2:
+                return cells, other
+    return None
+
+
+def _delimiter_json(delimiter: str) -> str:
+    """The mapping's key as it is written in JSON: `"delimiter": ";"`, `"delimiter": "\\t"`."""
+    return '"delimiter": ' + json.dumps(delimiter)
 
 
 def _column_like(cell: str) -> bool:
@@ -287,6 +321,11 @@ class _Tickets:
         self.broken: str | None = None  # where a row of this ticket could not be read
         self.bad_keys: dict[str, str] = {}  # ticket id -> where a row of it could not be read
         self.unknown: str | None = None  # an unreadable row of no known ticket, just before
+        # the line each ticket started on, by the hash of its id (an id that comes back after
+        # other tickets is a ticket whose rows are not contiguous): compact, however long the
+        # export; a collision of two ids' hashes is all but impossible
+        self.started: dict[int, int] = {}
+        self.again: int | None = None  # where this ticket's id was first seen, when seen before
 
     def unreadable(self, line: int, key: str | None, lost: dict[str, int]) -> None:
         where = f"line {line}"
@@ -307,6 +346,8 @@ class _Tickets:
             yield from self.flush()
         if not self.rows:
             self.broken = self.bad_keys.get(key) or self.unknown
+            first = self.started.setdefault(hash(key), number) if key else number
+            self.again = first if first != number else None
         self.unknown = None
         self.key = key
         self.rows.append((number, record))
@@ -322,9 +363,22 @@ class _Tickets:
                 "the ticket is skipped",
                 conversation_id=first.get(self.mapping.conversation_id) or None,
             )
+        elif self.rows and self.again is not None:
+            line, first = self.rows[0]
+            yield Quarantined(
+                file=str(self.path),
+                line=line,
+                reason="split_ticket",
+                message=f"this ticket's id was first seen on line {self.again}, before other "
+                "tickets' rows: its rows from here are skipped (those before were mined as the "
+                "ticket, without them); rows of a ticket must be contiguous: sort the file by "
+                f"ticket id (column {self.mapping.conversation_id!r})",
+                field=self.mapping.conversation_id,
+                conversation_id=first.get(self.mapping.conversation_id) or None,
+            )
         elif self.rows:
             yield _ticket(self.path, self.rows, self.mapping, self.max_turns)
-        self.rows, self.broken = [], None
+        self.rows, self.broken, self.again = [], None, None
 
 
 def _ticket(

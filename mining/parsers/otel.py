@@ -18,12 +18,19 @@ mined without them) and ordered by start time. A trace becomes one conversation:
 The conversation id is `gen_ai.conversation.id` when a span has it (else the trace id); the
 resolution flag is a boolean attribute `casemill.resolved` or `conversation.resolved`. Traces
 are finished when the file ends or when no span of theirs has been seen for `window` lines, so
-memory holds only the traces still open.
+memory holds only the traces still open. A trace finished by the window, and one whose id comes
+back after that (the last `FLUSHED_KEPT` such ids are remembered), may be only a part: its
+resolution is taken as unknown, so its cases are low-confidence ones to label.
+An `execute_tool` span without a call id answers the first unanswered logged call of its tool and
+arguments. A trace whose model-call spans hold no messages in a form read here is quarantined
+with the forms that are not read (span events, OpenLLMetry's indexed attributes).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +51,17 @@ MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_ag
 RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
 WINDOW = 2000
 MAX_SPANS = 5000
+FLUSHED_KEPT = 100_000  # trace ids remembered after a window flush, to spot one that continues
+SPREAD = "the trace's spans were more than {window} lines apart: it was mined before it ended"
+CONTINUED = "the trace continued after an earlier part of it was mined"
+NO_MESSAGES = (
+    "no chat span of this trace holds gen_ai.input.messages or gen_ai.output.messages; "
+    "messages in span events (gen_ai.user.message, gen_ai.choice, ... of older GenAI "
+    "semantic conventions) and OpenLLMetry's indexed gen_ai.prompt.N.* / gen_ai.completion.N.* "
+    "attributes are not read: export with the current conventions (messages as span attributes)"
+)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -63,6 +81,7 @@ class Trace:
     dropped: int = 0
     best: Span | None = None  # the model call with the longest history so far
     broken: tuple[str, str | None, str] | None = None  # (line, field, why) of a malformed span
+    partial: str | None = None  # why this may be only a part of the trace (SPREAD, CONTINUED)
 
     def add(self, span: Span) -> None:
         """Keep the span; of model calls, only the longest history keeps its messages (each
@@ -171,6 +190,7 @@ def parse(
 ) -> Iterator[Conversation | Quarantined]:
     file = str(path)
     open_traces: dict[str, Trace] = {}
+    flushed: OrderedDict[str, None] = OrderedDict()  # the last FLUSHED_KEPT window-flushed ids
     lost: dict[str, tuple[str, str | None, str]] = {}  # trace id -> where spans were lost
     for item in _documents(path, progress):
         if isinstance(item, Unread):
@@ -189,7 +209,7 @@ def parse(
             )
             continue
         try:
-            untraced = _collect(doc, number, open_traces)
+            untraced = _collect(doc, number, open_traces, flushed)
         except (TypeError, ValueError, AttributeError) as exc:
             record = Quarantined(
                 file=file,
@@ -206,12 +226,18 @@ def parse(
         stale = [t for t in open_traces.values() if number - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
+            trace.partial = trace.partial or SPREAD.format(window=window)
+            flushed[trace.trace_id] = None
+            if len(flushed) > FLUSHED_KEPT:
+                flushed.popitem(last=False)
             yield _finish(trace, file, max_turns, lost)
     for trace in sorted(open_traces.values(), key=lambda t: t.line):
         yield _finish(trace, file, max_turns, lost)
 
 
-def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list[str]:
+def _collect(
+    doc: dict[str, Any], number: int, traces: dict[str, Trace], flushed: OrderedDict[str, None]
+) -> list[str]:
     """Add the document's GenAI spans to their traces. A malformed span (a start time that is no
     number, ...) marks its trace, which is quarantined whole when it ends; the fields of spans
     left out for want of a trace id are returned (they cannot be told apart from other
@@ -223,14 +249,14 @@ def _collect(doc: dict[str, Any], number: int, traces: dict[str, Trace]) -> list
         for j, ss in enumerate(scopes):
             for n, raw in enumerate(ss.get("spans") or []):
                 try:
-                    traced = _add(raw, number, resource, traces)
+                    traced = _add(raw, number, resource, traces, flushed)
                 except (TypeError, ValueError, AttributeError) as exc:
                     trace_id = raw.get("traceId") if isinstance(raw, dict) else None
                     at = _span_at(i, j, n)  # named only for a span that is reported
                     if not trace_id:
                         untraced.append(at)
                         continue
-                    trace = _trace(traces, str(trace_id), number, resource)
+                    trace = _trace(traces, str(trace_id), number, resource, flushed)
                     trace.broken = trace.broken or (f"line {number}", at, type(exc).__name__)
                     continue
                 if not traced:
@@ -242,15 +268,29 @@ def _span_at(i: int, j: int, n: int) -> str:
     return f"resourceSpans[{i}].scopeSpans[{j}].spans[{n}]"
 
 
-def _trace(traces: dict[str, Trace], trace_id: str, number: int, resource: dict) -> Trace:
+def _trace(
+    traces: dict[str, Trace],
+    trace_id: str,
+    number: int,
+    resource: dict,
+    flushed: OrderedDict[str, None],
+) -> Trace:
     trace = traces.get(trace_id)
     if trace is None:
         trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
+        if trace_id in flushed:
+            trace.partial = CONTINUED
     trace.last_line = number
     return trace
 
 
-def _add(raw: Any, number: int, resource: dict[str, Any], traces: dict[str, Trace]) -> bool:
+def _add(
+    raw: Any,
+    number: int,
+    resource: dict[str, Any],
+    traces: dict[str, Trace],
+    flushed: OrderedDict[str, None],
+) -> bool:
     """Add one span to its trace if it is a GenAI span; False when it has no trace id."""
     attrs = attributes(raw.get("attributes"))
     if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
@@ -264,7 +304,7 @@ def _add(raw: Any, number: int, resource: dict[str, Any], traces: dict[str, Trac
     error = None
     if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
         error = str(status.get("message") or attrs.get("error.type") or "error")
-    trace = _trace(traces, trace_id, number, resource)
+    trace = _trace(traces, trace_id, number, resource, flushed)
     if len(trace.spans) >= MAX_SPANS:
         trace.dropped += 1
     else:
@@ -402,6 +442,12 @@ def _finish(
     if trace.dropped:
         conv.capped = True
         conv.total_messages += trace.dropped
+    if trace.partial is not None:
+        # only a part of the trace: whether it was resolved is not known, so its cases are
+        # low-confidence `needs_label` ones ("resolution not recorded")
+        log.warning("%s: trace %s mined in parts: %s", file, trace.trace_id, trace.partial)
+        conv.resolved = None
+        conv.partial = trace.partial
     return conv
 
 
@@ -439,6 +485,8 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
         if (size, s.start) >= best and (size or s.attrs.get("gen_ai.output.messages")):
             best, chosen = (size, s.start), s
     if chosen is None:
+        if any(_model_call(s.attrs) for s in spans):
+            raise RecordProblem("missing_messages", NO_MESSAGES, "gen_ai.input.messages")
         return []
     messages = _semconv_messages(
         _loads(chosen.attrs.get("gen_ai.input.messages")), "gen_ai.input.messages"
@@ -457,6 +505,13 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
     return messages
 
 
+def _model_call(attrs: dict[str, Any]) -> bool:
+    """Whether a span is a model call (in a form whose messages may not be read)."""
+    return attrs.get("gen_ai.operation.name") in MODEL_OPS or any(
+        k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs
+    )
+
+
 def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:
     called = {tc.get("id"): i for i, m in enumerate(messages) for tc in m.get("tool_calls") or []}
     answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
@@ -464,7 +519,10 @@ def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None
         a = s.attrs
         if a.get("gen_ai.operation.name") != "execute_tool" or not a.get("gen_ai.tool.name"):
             continue
-        call_id = str(a.get("gen_ai.tool.call.id") or f"span{s.start}")
+        call_id = a.get("gen_ai.tool.call.id")
+        if not call_id:  # "recommended if available": the logged call it executed, if one
+            call_id = _unanswered_call(messages, answered, a) or f"span{s.start}"
+        call_id = str(call_id)
         result = a.get("gen_ai.tool.call.result")
         result = as_text(result) if result is not None else None
         if s.error and not (result or "").lower().startswith("error"):
@@ -506,3 +564,30 @@ def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None
             )
             messages.append(tool_msg)
         answered.add(call_id)
+
+
+def _unanswered_call(
+    messages: list[dict[str, Any]], answered: set[Any], attrs: dict[str, Any]
+) -> str | None:
+    """The id of the first logged call with the tool span's tool and arguments that has no
+    result yet: an `execute_tool` span without `gen_ai.tool.call.id` executed it."""
+    args = _arguments(attrs.get("gen_ai.tool.call.arguments"))
+    for m in messages:
+        for tc in m.get("tool_calls") or []:
+            function = tc.get("function") or {}
+            if (
+                tc.get("id")
+                and tc["id"] not in answered
+                and function.get("name") == attrs["gen_ai.tool.name"]
+                and (args is None or _arguments(function.get("arguments")) == args)
+            ):
+                return str(tc["id"])
+    return None
+
+
+def _arguments(value: Any) -> Any:
+    """Tool-call arguments as a value to compare (a JSON string parsed; absent: None)."""
+    if value is None or value == "":
+        return None
+    loaded = _loads(value)
+    return value if loaded is None else loaded

@@ -95,6 +95,49 @@ _DIGITS_FAST = re.compile(
     rf"|(?P<address>(?<=\d)\d{{0,5}}[A-Za-z]?\s+(?:{_WORD}\s+){{0,3}}{_WORD}\s+{_STREET})"
     r"))"
 )
+# A city written right after a street address ("1457 Birchwood Avenue, Tacoma."): after ", ",
+# one to three capitalised words, ending at punctuation, the end of a line or text, a state
+# (its name or 2-letter code) or a postal code; not a state or country itself, nor a word such
+# as Please (the words end where a lower-case word follows: "..., Please send it" is no city).
+US_STATES = (
+    "Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|"
+    "Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|"
+    "Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|"
+    "New Hampshire|New Jersey|New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|"
+    "Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|"
+    "Virginia|Washington|West Virginia|Wisconsin|Wyoming|District of Columbia"
+)
+_CITY_WORD = r"(?:(?:St|Ste|Ft|Mt)\.\s?)?[A-Z][a-z]+(?:['’-][A-Za-z][a-z]+)*"
+CITY_AFTER = re.compile(
+    rf",[ \t]*(?P<city>{_CITY_WORD}(?: {_CITY_WORD}){{0,2}}?)"
+    r"(?=[ \t]*(?:[,.;!?\r\n\x00]|\Z)"
+    rf"|[ \t]+(?:(?:{US_STATES})(?![\w'’-])|[A-Z]{{2}}(?![\w'’-])|\d{{5}}(?![\w-])))"
+)
+_STATE_NAMES = frozenset(s.lower() for s in US_STATES.split("|"))
+# what makes a state's name a city (New York, NY): a state's code or a postal code after it
+_THEN_CODE = re.compile(r"[ \t]*,?[ \t]*(?:[A-Z]{2}(?![\w'’-])|\d{5}(?![\w-]))")
+_NOT_CITIES = frozenset(
+    {
+        "united states", "usa", "america", "canada", "mexico", "united kingdom", "england",
+        "please", "thanks", "thank you", "thank", "yes", "no", "sorry", "hi", "hello", "ok",
+        "okay", "and", "but", "so", "also", "then", "best", "regards", "cheers", "sincerely",
+    }
+)  # fmt: skip
+
+
+def city_after(text: str, end: int) -> tuple[int, str] | None:
+    """Where a city written right after a street address ending at `end` starts, and the
+    city (`CITY_AFTER`), or None."""
+    m = CITY_AFTER.match(text, end)
+    if m is None:
+        return None
+    city = m.group("city")
+    low = city.lower()
+    if low in _NOT_CITIES or (low in _STATE_NAMES and not _THEN_CODE.match(text, m.end())):
+        return None
+    return m.start("city"), city
+
+
 _C_ID = re.compile(r"C(?<!\wC)\d{4,6}\b")
 # a payment method's id in the tau-bench shape (`credit_card_7815826`, `gift_card_8190333`)
 PAYMENT_ID = re.compile(rf"(?<!\w){_PAYMENT_SOURCE}_\d{{4,}}\b")
@@ -370,6 +413,8 @@ def _digit_values(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
         elif kind == "address":
             if _address_ok(value):
                 found.append((m.start(), "address", value))
+                if text.startswith(",", m.end()) and (city := city_after(text, m.end())):
+                    found.append((city[0], "city", city[1]))
         elif kind == "phone" and phone_ok(value):
             found.append((m.start(), "phone", value))
     return found

@@ -1,0 +1,164 @@
+"""The OTel parser on what a user audit found: traces mined in parts, tool spans without a call
+id, chat spans whose messages are in a form it does not read."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from mining_helpers import sample_records, write_jsonl
+
+from mining import mine
+from mining.parsers import otel
+from mining.synthetic_otel import otel_export
+
+RECORDS = sample_records(6, seed=5)
+TRACE = "a" * 32
+
+
+def spans_of(doc: dict) -> list[dict]:
+    return doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+
+
+def with_spans(doc: dict, spans: list[dict]) -> dict:
+    out = copy.deepcopy(doc)
+    out["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans
+    return out
+
+
+def filler(n: int) -> list[dict]:
+    """`n` lines of spans that are not GenAI spans (HTTP health checks of other traces)."""
+    return [
+        {
+            "resourceSpans": [
+                {
+                    "scopeSpans": [
+                        {
+                            "spans": [
+                                {
+                                    "traceId": f"{i + 1:032x}",
+                                    "startTimeUnixNano": "1",
+                                    "attributes": [
+                                        {
+                                            "key": "http.request.method",
+                                            "value": {"stringValue": "GET"},
+                                        }
+                                    ],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            ]
+        }
+        for i in range(n)
+    ]
+
+
+def confidences(result) -> list[tuple[str, str, bool]]:
+    return sorted(
+        (
+            c.provenance.operators[0].name,
+            c.provenance.label_confidence,
+            "needs_label" in c.tags.labels,
+        )
+        for c in result.cases
+    )
+
+
+def expected_calls(result) -> list[tuple[str, str]]:
+    return sorted(
+        (
+            c.provenance.operators[0].name,
+            json.dumps([e.model_dump(mode="json") for e in c.expected.tool_calls]),
+        )
+        for c in result.cases
+    )
+
+
+def test_a_trace_whose_spans_are_further_apart_than_the_window_gives_no_high_confidence(tmp_path):
+    doc = otel_export(RECORDS[0], TRACE, with_responses=False)
+    whole = mine([write_jsonl(tmp_path / "whole.jsonl", [doc])], "otel", redact=False)
+    assert {c.provenance.label_confidence for c in whole.cases} == {"high"}
+    spans = spans_of(doc)
+    chat, tools = spans[-1:], spans[:-1]  # the reply's chat span first, its tool spans later
+    lines = [with_spans(doc, chat), *filler(otel.WINDOW + 50), with_spans(doc, tools)]
+    result = mine([write_jsonl(tmp_path / "apart.jsonl", lines)], "otel", redact=False)
+    # before: the chat span alone was mined as a resolved conversation, its cases high
+    assert result.cases
+    assert {c[1:] for c in confidences(result)} == {("low", True)}
+    notes = [c.provenance.notes for c in result.cases]
+    assert all("resolution not recorded" in n for n in notes)
+    assert all(
+        "may be only a part of the logged conversation: the trace's spans were more than "
+        f"{otel.WINDOW} lines apart: it was mined before it ended" in n
+        for n in notes
+    )
+    # the tool spans, mined apart, hold no customer turn
+    assert [q.reason for q in result.quarantined] == ["no_customer_turn"]
+
+
+def test_a_trace_that_reappears_after_it_was_mined_gives_low_confidence_cases(tmp_path):
+    doc = otel_export(RECORDS[1], TRACE, with_responses=True)
+    lines = [doc, *filler(otel.WINDOW + 50), doc]
+    result = mine([write_jsonl(tmp_path / "again.jsonl", lines)], "otel", redact=False)
+    once = mine([write_jsonl(tmp_path / "once.jsonl", [doc])], "otel", redact=False)
+    assert {c.provenance.label_confidence for c in once.cases} == {"high"}
+    # before: both parts high; now the first (flushed by the window) and the second (its trace
+    # continued) are low and need a label, with the same expected calls
+    assert confidences(result) == sorted((name, "low", True) for name, _, _ in confidences(once))
+    assert expected_calls(result) == expected_calls(once)
+    # (the second part's cases repeat the first's: dedup keeps the first's, which say why)
+    notes = [c.provenance.notes for c in result.cases]
+    assert all("may be only a part of the logged conversation: the trace" in n for n in notes)
+
+
+def test_the_remembered_flushed_trace_ids_are_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(otel, "FLUSHED_KEPT", 1)
+    docs = [otel_export(RECORDS[i], f"{i + 1:032x}", with_responses=True) for i in range(2)]
+    # trace 1 and trace 2 flushed by the window; only trace 2 is remembered when 1 reappears
+    lines = [docs[0], docs[1], *filler(3), docs[0]]
+    items = list(otel.parse(write_jsonl(tmp_path / "b.jsonl", lines), max_turns=50, window=2))
+    assert [i.resolved for i in items if not isinstance(i, otel.Quarantined)] == [
+        None,
+        None,
+        True,
+    ]
+
+
+def test_tool_spans_without_a_call_id_fill_in_the_results_of_the_logged_calls(tmp_path):
+    doc = otel_export(RECORDS[0], TRACE, with_responses=False)
+    with_ids = mine([write_jsonl(tmp_path / "ids.jsonl", [doc])], "otel", redact=False)
+    no_ids = copy.deepcopy(doc)
+    for span in spans_of(no_ids):
+        span["attributes"] = [a for a in span["attributes"] if a["key"] != "gen_ai.tool.call.id"]
+    result = mine([write_jsonl(tmp_path / "noids.jsonl", [no_ids])], "otel", redact=False)
+    # before: each write was expected twice (the logged call, and the span as a new call)
+    assert expected_calls(result) == expected_calls(with_ids)
+    assert confidences(result) == confidences(with_ids)
+    for case in result.cases:
+        calls = [json.dumps(e.model_dump(mode="json")) for e in case.expected.tool_calls]
+        assert calls and len(set(calls)) == len(calls)
+
+
+def test_chat_spans_with_messages_only_in_events_are_quarantined_with_the_reason(tmp_path):
+    doc = otel_export(RECORDS[0], TRACE, with_responses=True)
+    moved = ("gen_ai.input.messages", "gen_ai.output.messages")
+    for span in spans_of(doc):
+        attrs = span["attributes"]
+        span["events"] = [
+            {"name": "gen_ai.user.message", "attributes": [a for a in attrs if a["key"] in moved]}
+        ]
+        span["attributes"] = [a for a in attrs if a["key"] not in moved]
+    result = mine([write_jsonl(tmp_path / "events.jsonl", [doc])], "otel", redact=False)
+    assert not result.cases
+    [q] = result.quarantined
+    # before: "no customer turn", which did not say why
+    assert (q.reason, q.field, q.conversation_id) == (
+        "missing_messages",
+        "gen_ai.input.messages",
+        RECORDS[0]["conversation_id"],
+    )
+    assert "no chat span of this trace holds gen_ai.input.messages" in q.message
+    assert "span events" in q.message
+    assert "gen_ai.prompt.N.*" in q.message
