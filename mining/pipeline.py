@@ -216,8 +216,16 @@ def parsed(
     tally: Tally,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[DeriveOptions, Conversation | Quarantined]]:
-    """Each record the parser reads from `paths`, with the derivation options of its file."""
+    """Each record the parser reads from `paths`, with the derivation options of its file. The
+    OTel parser gets one `Carry` for all the files: a trace split between two files (a rotated
+    collector file) is mined whole, after the last file when it is still open then."""
     parser = get_parser(fmt)
+    shared: dict[str, Any] = {}
+    if fmt == "otel":
+        from mining.parsers.otel import Carry
+
+        shared["carry"] = Carry()
+    derives: dict[str, DeriveOptions] = {}
 
     def counted(n: int) -> None:
         tally.bytes_read += n
@@ -234,17 +242,25 @@ def parsed(
             max_decision_points=options.max_decision_points,
             tools=options.tools,
         )
+        derives[str(path)] = derive
         items = parser(
-            path, max_turns=options.max_turns, progress=counted, csv_mapping=options.csv_mapping
+            path,
+            max_turns=options.max_turns,
+            progress=counted,
+            csv_mapping=options.csv_mapping,
+            **shared,
         )
         started = tally.bytes_read
         try:
-            for item in items:
-                yield derive, item
+            for item in items:  # a carried trace's options are those of the file it starts in
+                yield derives.get(item.file, derive), item
         except (EOFError, OSError, zlib.error) as exc:  # raised by the parser's reads only
             # the rest of the file is skipped: it counts as read (the summary, the progress bar)
             counted(file_size(path) - (tally.bytes_read - started))
             yield derive, unreadable(path, exc)
+    if "carry" in shared:
+        for item in shared["carry"].finish(options.max_turns):
+            yield derives[item.file], item
 
 
 def unreadable(path: Path, exc: BaseException) -> Quarantined:

@@ -17,8 +17,9 @@ mined without them) and ordered by start time. A trace becomes one conversation:
 
 The conversation id is `gen_ai.conversation.id` when a span has it (else the trace id); the
 resolution flag is a boolean attribute `casemill.resolved` or `conversation.resolved`. Traces
-are finished when the file ends or when no span of theirs has been seen for `window` lines, so
-memory holds only the traces still open. A trace finished by the window, and one whose id comes
+are finished when no span of theirs has been seen for `window` lines, or when the input ends:
+the file, or the last file of a run (the files of one run share a `Carry`, so a trace a rotated
+file split in two is mined whole), so memory holds only the traces still open. A trace finished by the window, and one whose id comes
 back after that (the last `FLUSHED_KEPT` such ids are remembered), may be only a part: its
 resolution is taken as unknown, so its cases are low-confidence ones to label.
 An `execute_tool` span without a call id answers the first unanswered logged call of its tool and
@@ -34,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -74,14 +75,16 @@ class Span:
 @dataclass
 class Trace:
     trace_id: str
-    line: int
-    last_line: int
+    line: int  # where it starts in its file
+    last_line: int  # where its last span was seen, counting the lines of the run's earlier files
     spans: list[Span] = field(default_factory=list)
     resource: dict[str, Any] = field(default_factory=dict)
     dropped: int = 0
     best: Span | None = None  # the model call with the longest history so far
     broken: tuple[str, str | None, str] | None = None  # (line, field, why) of a malformed span
     partial: str | None = None  # why this may be only a part of the trace (SPREAD, CONTINUED)
+    file: str = ""  # the file it starts in
+    first: int = 0  # where it starts, counting the lines of the run's earlier files
 
     def add(self, span: Span) -> None:
         """Keep the span; of model calls, only the longest history keeps its messages (each
@@ -185,21 +188,73 @@ def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any
             yield _unread(first_bad, whole)  # type: ignore[arg-type]
 
 
+class _At(NamedTuple):
+    file: str
+    line: int  # in the file
+    pos: int  # in the run: the lines of its earlier files counted
+
+
+@dataclass
+class Carry:
+    """What the files of one run share: the traces still open at the end of a file (a collector
+    that rotates its file splits a trace between two), the ids the window flushed, the spans
+    lost, and the lines read so far. `finish` ends the open traces after the last file."""
+
+    open: dict[str, Trace] = field(default_factory=dict)
+    flushed: OrderedDict[str, None] = field(default_factory=OrderedDict)  # last FLUSHED_KEPT
+    lost: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)  # id -> where
+    read: int = 0
+
+    def finish(self, max_turns: int) -> Iterator[Conversation | Quarantined]:
+        traces = sorted(self.open.values(), key=lambda t: t.first)
+        self.open.clear()
+        for trace in traces:
+            yield _finish(trace, max_turns, self.lost)
+
+
 def parse(
-    path: Path, *, max_turns: int, progress: Progress | None = None, window: int = WINDOW, **_: Any
+    path: Path,
+    *,
+    max_turns: int,
+    progress: Progress | None = None,
+    window: int = WINDOW,
+    carry: Carry | None = None,
+    **_: Any,
 ) -> Iterator[Conversation | Quarantined]:
-    file = str(path)
-    open_traces: dict[str, Trace] = {}
-    flushed: OrderedDict[str, None] = OrderedDict()  # the last FLUSHED_KEPT window-flushed ids
-    lost: dict[str, tuple[str, str | None, str]] = {}  # trace id -> where spans were lost
+    """The file's traces, each ended by the window or at the end of the file. With `carry`
+    (one for all the files of a run, as `mining.pipeline` passes it), the traces still open at
+    the end of the file stay open for the next file, and `carry.finish` ends them."""
+    state = carry if carry is not None else Carry()
+    lines = [0]  # the last line read, for the next file's positions
+    try:
+        yield from _parse(str(path), path, state, max_turns, progress, window, lines)
+    finally:
+        state.read += lines[0]
+    if carry is None:
+        yield from state.finish(max_turns)
+
+
+def _parse(
+    file: str,
+    path: Path,
+    state: Carry,
+    max_turns: int,
+    progress: Progress | None,
+    window: int,
+    lines: list[int],
+) -> Iterator[Conversation | Quarantined]:
+    open_traces, flushed, lost = state.open, state.flushed, state.lost
     for item in _documents(path, progress):
         if isinstance(item, Unread):
             record = item.record
+            lines[0] = max(lines[0], record.line)
             for trace_id in item.trace_ids:
                 lost.setdefault(trace_id, (f"line {record.line}", None, record.reason))
             yield record
             continue
         number, doc = item
+        lines[0] = number
+        at = _At(file, number, state.read + number)
         if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
             yield Quarantined(
                 file=file,
@@ -209,7 +264,7 @@ def parse(
             )
             continue
         try:
-            untraced = _collect(doc, number, open_traces, flushed)
+            untraced = _collect(doc, at, open_traces, flushed)
         except (TypeError, ValueError, AttributeError) as exc:
             record = Quarantined(
                 file=file,
@@ -223,20 +278,18 @@ def parse(
             continue
         if untraced:
             yield _untraced(file, number, untraced)
-        stale = [t for t in open_traces.values() if number - t.last_line > window]
+        stale = [t for t in open_traces.values() if at.pos - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
             trace.partial = trace.partial or SPREAD.format(window=window)
             flushed[trace.trace_id] = None
             if len(flushed) > FLUSHED_KEPT:
                 flushed.popitem(last=False)
-            yield _finish(trace, file, max_turns, lost)
-    for trace in sorted(open_traces.values(), key=lambda t: t.line):
-        yield _finish(trace, file, max_turns, lost)
+            yield _finish(trace, max_turns, lost)
 
 
 def _collect(
-    doc: dict[str, Any], number: int, traces: dict[str, Trace], flushed: OrderedDict[str, None]
+    doc: dict[str, Any], at: _At, traces: dict[str, Trace], flushed: OrderedDict[str, None]
 ) -> list[str]:
     """Add the document's GenAI spans to their traces. A malformed span (a start time that is no
     number, ...) marks its trace, which is quarantined whole when it ends; the fields of spans
@@ -249,15 +302,16 @@ def _collect(
         for j, ss in enumerate(scopes):
             for n, raw in enumerate(ss.get("spans") or []):
                 try:
-                    traced = _add(raw, number, resource, traces, flushed)
+                    traced = _add(raw, at, resource, traces, flushed)
                 except (TypeError, ValueError, AttributeError) as exc:
                     trace_id = raw.get("traceId") if isinstance(raw, dict) else None
-                    at = _span_at(i, j, n)  # named only for a span that is reported
+                    span_at = _span_at(i, j, n)  # named only for a span that is reported
                     if not trace_id:
-                        untraced.append(at)
+                        untraced.append(span_at)
                         continue
-                    trace = _trace(traces, str(trace_id), number, resource, flushed)
-                    trace.broken = trace.broken or (f"line {number}", at, type(exc).__name__)
+                    trace = _trace(traces, str(trace_id), at, resource, flushed)
+                    where = f"line {at.line}" if at.file == trace.file else f"{at.file}:{at.line}"
+                    trace.broken = trace.broken or (where, span_at, type(exc).__name__)
                     continue
                 if not traced:
                     untraced.append(f"{_span_at(i, j, n)}.traceId")
@@ -271,22 +325,23 @@ def _span_at(i: int, j: int, n: int) -> str:
 def _trace(
     traces: dict[str, Trace],
     trace_id: str,
-    number: int,
+    at: _At,
     resource: dict,
     flushed: OrderedDict[str, None],
 ) -> Trace:
     trace = traces.get(trace_id)
     if trace is None:
-        trace = traces[trace_id] = Trace(trace_id, number, number, resource=resource)
+        trace = Trace(trace_id, at.line, at.pos, resource=resource, file=at.file, first=at.pos)
+        traces[trace_id] = trace
         if trace_id in flushed:
             trace.partial = CONTINUED
-    trace.last_line = number
+    trace.last_line = at.pos
     return trace
 
 
 def _add(
     raw: Any,
-    number: int,
+    at: _At,
     resource: dict[str, Any],
     traces: dict[str, Trace],
     flushed: OrderedDict[str, None],
@@ -304,7 +359,7 @@ def _add(
     error = None
     if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
         error = str(status.get("message") or attrs.get("error.type") or "error")
-    trace = _trace(traces, trace_id, number, resource, flushed)
+    trace = _trace(traces, trace_id, at, resource, flushed)
     if len(trace.spans) >= MAX_SPANS:
         trace.dropped += 1
     else:
@@ -387,8 +442,9 @@ def _semconv_messages(items: Any, key: str) -> list[dict[str, Any]]:
 
 
 def _finish(
-    trace: Trace, file: str, max_turns: int, lost: dict[str, tuple[str, str | None, str]]
+    trace: Trace, max_turns: int, lost: dict[str, tuple[str, str | None, str]]
 ) -> Conversation | Quarantined:
+    file = trace.file
     spans = sorted(trace.spans, key=lambda s: s.start)
     every = [trace.resource, *(s.attrs for s in spans)]
     conv_id = next(

@@ -162,3 +162,23 @@ def test_chat_spans_with_messages_only_in_events_are_quarantined_with_the_reason
     assert "no chat span of this trace holds gen_ai.input.messages" in q.message
     assert "span events" in q.message
     assert "gen_ai.prompt.N.*" in q.message
+
+
+def test_a_trace_split_between_two_files_of_one_run_is_mined_whole(tmp_path):
+    """A collector that rotates its file mid-trace: the files of one run are one stream of
+    spans, so the trace is mined once, as if it were in one file, from the file it starts in."""
+    doc = otel_export(RECORDS[0], TRACE, with_responses=False)
+    whole = mine([write_jsonl(tmp_path / "whole.jsonl", [doc])], "otel", redact=False)
+    spans = spans_of(doc)
+    first = write_jsonl(tmp_path / "rotated-1.jsonl", [with_spans(doc, spans[-1:])])
+    second = write_jsonl(tmp_path / "rotated-2.jsonl", [with_spans(doc, spans[:-1])])
+    result = mine([first, second], "otel", redact=False)
+    # before: two conversations, the chat span's alone high-confidence, the tool spans quarantined
+    assert not result.quarantined
+    assert confidences(result) == confidences(whole)
+    assert expected_calls(result) == expected_calls(whole)
+    assert {c.provenance.source.file for c in result.cases} == {str(first)}
+    assert {c.domain for c in result.cases} == {c.domain for c in whole.cases}
+    # a file mined alone still ends its traces at its end
+    alone = list(otel.parse(first, max_turns=50))
+    assert [type(i).__name__ for i in alone] == ["Conversation"]
