@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,10 +98,7 @@ def check_domains(cases: list[Case], source: str) -> None:
     case of such a domain would end in an error the agent has no part in."""
     from casemill.domains import get_domain
 
-    by_domain: dict[str, int] = {}
-    for case in cases:
-        by_domain[case.domain] = by_domain.get(case.domain, 0) + 1
-    for name, n in by_domain.items():
+    for name, n in Counter(case.domain for case in cases).items():
         try:
             get_domain(name)
         except UserError as exc:

@@ -354,31 +354,34 @@ class _Tickets:
 
     def flush(self) -> Iterator[Conversation | Quarantined]:
         if self.rows and self.broken is not None:
-            line, first = self.rows[0]
-            yield Quarantined(
-                file=str(self.path),
-                line=line,
-                reason="bad_row",
-                message=f"a row of this ticket ({self.broken}) could not be read; "
-                "the ticket is skipped",
-                conversation_id=first.get(self.mapping.conversation_id) or None,
+            yield self._skipped(
+                "bad_row",
+                f"a row of this ticket ({self.broken}) could not be read; the ticket is skipped",
             )
         elif self.rows and self.again is not None:
-            line, first = self.rows[0]
-            yield Quarantined(
-                file=str(self.path),
-                line=line,
-                reason="split_ticket",
-                message=f"this ticket's id was first seen on line {self.again}, before other "
-                "tickets' rows: its rows from here are skipped (those before were mined as the "
-                "ticket, without them); rows of a ticket must be contiguous: sort the file by "
-                f"ticket id (column {self.mapping.conversation_id!r})",
+            yield self._skipped(
+                "split_ticket",
+                f"this ticket's id was first seen on line {self.again}, before other tickets' "
+                "rows: its rows from here are skipped (those before were mined as the ticket, "
+                "without them); rows of a ticket must be contiguous: sort the file by ticket id "
+                f"(column {self.mapping.conversation_id!r})",
                 field=self.mapping.conversation_id,
-                conversation_id=first.get(self.mapping.conversation_id) or None,
             )
         elif self.rows:
             yield _ticket(self.path, self.rows, self.mapping, self.max_turns)
         self.rows, self.broken, self.again = [], None, None
+
+    def _skipped(self, reason: str, message: str, field: str | None = None) -> Quarantined:
+        """The record of the ticket being flushed, skipped for `reason`, at its first row."""
+        line, first = self.rows[0]
+        return Quarantined(
+            file=str(self.path),
+            line=line,
+            reason=reason,
+            message=message,
+            field=field,
+            conversation_id=first.get(self.mapping.conversation_id) or None,
+        )
 
 
 def _ticket(

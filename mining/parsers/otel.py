@@ -203,7 +203,8 @@ class Carry:
     open: dict[str, Trace] = field(default_factory=dict)
     flushed: OrderedDict[str, None] = field(default_factory=OrderedDict)  # last FLUSHED_KEPT
     lost: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)  # id -> where
-    read: int = 0
+    read: int = 0  # lines of the run's files before the one being read
+    line: int = 0  # the last line read of that one
 
     def finish(self, max_turns: int) -> Iterator[Conversation | Quarantined]:
         traces = sorted(self.open.values(), key=lambda t: t.first)
@@ -225,11 +226,10 @@ def parse(
     (one for all the files of a run, as `mining.pipeline` passes it), the traces still open at
     the end of the file stay open for the next file, and `carry.finish` ends them."""
     state = carry if carry is not None else Carry()
-    lines = [0]  # the last line read, for the next file's positions
     try:
-        yield from _parse(str(path), path, state, max_turns, progress, window, lines)
-    finally:
-        state.read += lines[0]
+        yield from _parse(str(path), path, state, max_turns, progress, window)
+    finally:  # the next file's lines are counted after this one's, however it ended
+        state.read, state.line = state.read + state.line, 0
     if carry is None:
         yield from state.finish(max_turns)
 
@@ -241,19 +241,18 @@ def _parse(
     max_turns: int,
     progress: Progress | None,
     window: int,
-    lines: list[int],
 ) -> Iterator[Conversation | Quarantined]:
     open_traces, flushed, lost = state.open, state.flushed, state.lost
     for item in _documents(path, progress):
         if isinstance(item, Unread):
             record = item.record
-            lines[0] = max(lines[0], record.line)
+            state.line = max(state.line, record.line)
             for trace_id in item.trace_ids:
                 lost.setdefault(trace_id, (f"line {record.line}", None, record.reason))
             yield record
             continue
         number, doc = item
-        lines[0] = number
+        state.line = number
         at = _At(file, number, state.read + number)
         if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
             yield Quarantined(
