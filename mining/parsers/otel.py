@@ -10,7 +10,9 @@ mined without them) and ordered by start time. A trace becomes one conversation:
 - the model-call span (`gen_ai.operation.name` = `chat`, ...) with the longest
   `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
   (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
-  `gen_ai.system_instructions` adds the system turn;
+  `gen_ai.system_instructions` adds the system turn; messages held instead in OpenLLMetry's
+  indexed `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes or in span events of the
+  earlier conventions are read too (`mining.parsers.otel_forms`);
 - tool-execution spans (`execute_tool`: `gen_ai.tool.name`, `gen_ai.tool.call.id`,
   `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, an error status) fill in results the
   messages lack, and calls they do not show.
@@ -23,8 +25,8 @@ file split in two is mined whole), so memory holds only the traces still open. A
 back after that (the last `FLUSHED_KEPT` such ids are remembered), may be only a part: its
 resolution is taken as unknown, so its cases are low-confidence ones to label.
 An `execute_tool` span without a call id answers the first unanswered logged call of its tool and
-arguments. A trace whose model-call spans hold no messages in a form read here is quarantined
-with the forms that are not read (span events, OpenLLMetry's indexed attributes).
+arguments. A trace whose model-call spans hold no messages (content capture was off, or the
+messages went to log records) is quarantined as `missing_messages`, saying so.
 """
 
 from __future__ import annotations
@@ -41,11 +43,9 @@ import orjson
 
 from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, as_text, build_conversation
+from mining.parsers.otel_forms import CALLS_FROM, FROM, fill_messages, has_other_form
 from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem, too_long
 
-# where a message built from the spans comes from, for a problem's field (build_conversation
-# reads none of these keys)
-FROM, CALLS_FROM = "casemill.from", "casemill.calls_from"
 TOOL_SPAN = "the execute_tool span of call"
 MESSAGE_FIELD = re.compile(r"messages\[(\d+)\](?:\.tool_calls\[(\d+)\](?:\.function)?)?(.*)")
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
@@ -56,10 +56,11 @@ FLUSHED_KEPT = 100_000  # trace ids remembered after a window flush, to spot one
 SPREAD = "the trace's spans were more than {window} lines apart: it was mined before it ended"
 CONTINUED = "the trace continued after an earlier part of it was mined"
 NO_MESSAGES = (
-    "no chat span of this trace holds gen_ai.input.messages or gen_ai.output.messages; "
-    "messages in span events (gen_ai.user.message, gen_ai.choice, ... of older GenAI "
-    "semantic conventions) and OpenLLMetry's indexed gen_ai.prompt.N.* / gen_ai.completion.N.* "
-    "attributes are not read: export with the current conventions (messages as span attributes)"
+    "no chat span of this trace holds its messages, in gen_ai.input.messages / "
+    "gen_ai.output.messages, in span events (gen_ai.user.message, gen_ai.choice, ...) or in "
+    "OpenLLMetry's gen_ai.prompt.N.* / gen_ai.completion.N.* attributes: turn on the "
+    "instrumentation's content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
+    "TRACELOOP_TRACE_CONTENT=true); messages sent as log records are not read"
 )
 
 log = logging.getLogger(__name__)
@@ -349,6 +350,7 @@ def _add(
     attrs = attributes(raw.get("attributes"))
     if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
         return True
+    fill_messages(attrs, raw.get("events"), attributes)
     start = int(raw.get("startTimeUnixNano") or 0)
     trace_id = str(raw.get("traceId") or "")
     if not trace_id:
@@ -397,7 +399,7 @@ def _semconv_messages(items: Any, key: str) -> list[dict[str, Any]]:
             continue
         parts = m.get("parts")
         if parts is None:  # tolerate OpenAI-shaped messages
-            out.append({**m, FROM: f"{key}[{k}]"})
+            out.append({FROM: f"{key}[{k}]", **m})  # where another form said it is from
             continue
         texts, calls, sources = [], [], []
         for n, p in enumerate(parts if isinstance(parts, list) else []):
@@ -562,9 +564,7 @@ def _history(spans: list[Span]) -> list[dict[str, Any]]:
 
 def _model_call(attrs: dict[str, Any]) -> bool:
     """Whether a span is a model call (in a form whose messages may not be read)."""
-    return attrs.get("gen_ai.operation.name") in MODEL_OPS or any(
-        k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs
-    )
+    return attrs.get("gen_ai.operation.name") in MODEL_OPS or has_other_form(attrs)
 
 
 def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:

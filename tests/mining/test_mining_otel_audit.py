@@ -1,5 +1,6 @@
 """The OTel parser on what a user audit found: traces mined in parts, tool spans without a call
-id, chat spans whose messages are in a form it does not read."""
+id, traces split between the files of one run (chat spans whose messages are in other forms:
+test_mining_otel_forms)."""
 
 from __future__ import annotations
 
@@ -139,29 +140,6 @@ def test_tool_spans_without_a_call_id_fill_in_the_results_of_the_logged_calls(tm
     for case in result.cases:
         calls = [json.dumps(e.model_dump(mode="json")) for e in case.expected.tool_calls]
         assert calls and len(set(calls)) == len(calls)
-
-
-def test_chat_spans_with_messages_only_in_events_are_quarantined_with_the_reason(tmp_path):
-    doc = otel_export(RECORDS[0], TRACE, with_responses=True)
-    moved = ("gen_ai.input.messages", "gen_ai.output.messages")
-    for span in spans_of(doc):
-        attrs = span["attributes"]
-        span["events"] = [
-            {"name": "gen_ai.user.message", "attributes": [a for a in attrs if a["key"] in moved]}
-        ]
-        span["attributes"] = [a for a in attrs if a["key"] not in moved]
-    result = mine([write_jsonl(tmp_path / "events.jsonl", [doc])], "otel", redact=False)
-    assert not result.cases
-    [q] = result.quarantined
-    # before: "no customer turn", which did not say why
-    assert (q.reason, q.field, q.conversation_id) == (
-        "missing_messages",
-        "gen_ai.input.messages",
-        RECORDS[0]["conversation_id"],
-    )
-    assert "no chat span of this trace holds gen_ai.input.messages" in q.message
-    assert "span events" in q.message
-    assert "gen_ai.prompt.N.*" in q.message
 
 
 def test_a_trace_split_between_two_files_of_one_run_is_mined_whole(tmp_path):
