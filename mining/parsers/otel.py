@@ -18,12 +18,22 @@ mined without them) and ordered by start time. A trace becomes one conversation:
   messages lack, and calls they do not show.
 
 The conversation id is `gen_ai.conversation.id` when a span has it (else the trace id); the
-resolution flag is a boolean attribute `casemill.resolved` or `conversation.resolved`. Traces
-are finished when no span of theirs has been seen for `window` lines, or when the input ends:
-the file, or the last file of a run (the files of one run share a `Carry`, so a trace a rotated
-file split in two is mined whole), so memory holds only the traces still open. A trace finished by the window, and one whose id comes
-back after that (the last `FLUSHED_KEPT` such ids are remembered), may be only a part: its
-resolution is taken as unknown, so its cases are low-confidence ones to label.
+resolution flag is a boolean attribute `casemill.resolved` or `conversation.resolved`. An
+application that traces each turn apart (a request a turn) writes one conversation as several
+traces sharing that id, each chat span repeating the history: their conversations are joined
+into the longest, when each one's customer turns begin the longest's (else the id names several
+conversations, mined apart), and tool results only the others show are filled in. A
+conversation is held until no trace of its id has ended for `window` lines; a part that comes
+after that is mined as a low-confidence part.
+
+Traces are finished when no span of theirs has been seen for `window` lines, or when the input
+ends: the file, or the last file of a run (the files of one run share a `Carry`, so a trace a
+rotated file split in two is mined whole), so memory holds only the traces still open. A trace
+finished by the window may be only a part when its root span (one without `parentSpanId`: spans
+are exported as they end, a parent after its children) was not seen, or when a logged call has
+no result; such a trace, and one whose id comes back after it was finished (the last
+`FLUSHED_KEPT` such ids are remembered), has its resolution taken as unknown, so its cases are
+low-confidence ones to label.
 An `execute_tool` span without a call id answers the first unanswered logged call of its tool and
 arguments. A trace whose model-call spans hold no messages (content capture was off, or the
 messages went to log records) is quarantined as `missing_messages`, saying so.
@@ -41,7 +51,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from mining.model import Conversation, Quarantined, RecordProblem
+from mining.model import Conversation, LoggedCall, Message, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, as_text, build_conversation
 from mining.parsers.otel_forms import CALLS_FROM, FROM, fill_messages, has_other_form
 from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem, too_long
@@ -55,6 +65,10 @@ MAX_SPANS = 5000
 FLUSHED_KEPT = 100_000  # trace ids remembered after a window flush, to spot one that continues
 SPREAD = "the trace's spans were more than {window} lines apart: it was mined before it ended"
 CONTINUED = "the trace continued after an earlier part of it was mined"
+LATER_PART = (
+    "the conversation (gen_ai.conversation.id) went on in a trace that ended after an earlier "
+    "part of it was mined"
+)
 NO_MESSAGES = (
     "no chat span of this trace holds its messages, in gen_ai.input.messages / "
     "gen_ai.output.messages, in span events (gen_ai.user.message, gen_ai.choice, ...) or in "
@@ -84,6 +98,8 @@ class Trace:
     best: Span | None = None  # the model call with the longest history so far
     broken: tuple[str, str | None, str] | None = None  # (line, field, why) of a malformed span
     partial: str | None = None  # why this may be only a part of the trace (SPREAD, CONTINUED)
+    closed: bool = False  # its root span (no parentSpanId) was seen: spans end before their parent
+    cut: str | None = None  # ended by the window: SPREAD, if it shows it may not be whole
     file: str = ""  # the file it starts in
     first: int = 0  # where it starts, counting the lines of the run's earlier files
 
@@ -206,12 +222,27 @@ class Carry:
     lost: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)  # id -> where
     read: int = 0  # lines of the run's files before the one being read
     line: int = 0  # the last line read of that one
+    # conversations of traces that named their gen_ai.conversation.id, held to join the traces
+    # of its later turns: id -> (the conversation so far, where its last trace ended)
+    joining: dict[str, tuple[Conversation, int]] = field(default_factory=dict)
+    released: OrderedDict[str, None] = field(default_factory=OrderedDict)  # last FLUSHED_KEPT
 
     def finish(self, max_turns: int) -> Iterator[Conversation | Quarantined]:
         traces = sorted(self.open.values(), key=lambda t: t.first)
         self.open.clear()
         for trace in traces:
-            yield _finish(trace, max_turns, self.lost)
+            yield from _ended(self, trace, max_turns, self.read + self.line)
+        yield from self.release(None)
+
+    def release(self, before: int | None) -> Iterator[Conversation]:
+        """The held conversations whose last trace ended before `before` (all with None)."""
+        done = [k for k, (_, pos) in self.joining.items() if before is None or pos < before]
+        for key in done:
+            conv, _ = self.joining.pop(key)
+            self.released[key] = None
+            if len(self.released) > FLUSHED_KEPT:
+                self.released.popitem(last=False)
+            yield conv
 
 
 def parse(
@@ -281,11 +312,78 @@ def _parse(
         stale = [t for t in open_traces.values() if at.pos - t.last_line > window]
         for trace in stale:
             del open_traces[trace.trace_id]
-            trace.partial = trace.partial or SPREAD.format(window=window)
+            trace.cut = SPREAD.format(window=window)
             flushed[trace.trace_id] = None
             if len(flushed) > FLUSHED_KEPT:
                 flushed.popitem(last=False)
-            yield _finish(trace, max_turns, lost)
+            yield from _ended(state, trace, max_turns, at.pos)
+        if state.joining:
+            yield from state.release(at.pos - window)
+
+
+def _ended(
+    state: Carry, trace: Trace, max_turns: int, pos: int
+) -> Iterator[Conversation | Quarantined]:
+    """A trace that ended at `pos`, mined; one that named its conversation is held (`Carry
+    .joining`) until its conversation's traces have all ended, joined with the others."""
+    item = _finish(trace, max_turns, state.lost)
+    if not isinstance(item, Conversation) or item.id == trace.trace_id:
+        yield item
+        return
+    if item.id in state.released and item.partial is None:
+        item.resolved, item.partial = None, LATER_PART
+    held = state.joining.get(item.id)
+    joined = None if held is None else join_turns(held[0], item)
+    if held is not None and joined is None:  # the id names another conversation: mined apart
+        del state.joining[item.id]
+        yield held[0]
+    state.joining[item.id] = (joined or item, pos)
+
+
+def _with_results(messages: list[Message], results: dict[str, LoggedCall]) -> list[Message]:
+    """The messages with the results `results` knows of their calls that have none, each a tool
+    message after its call's message (and the results already there)."""
+    out: list[Message] = []
+    waiting: list[Message] = []
+    for m in messages:
+        if waiting and m.role != "tool":
+            out += waiting
+            waiting = []
+        out.append(m)
+        for call in m.calls:
+            known = results.get(call.id)
+            if call.result is None and known is not None and known.tool == call.tool:
+                call.result, call.error = known.result, known.error
+                waiting.append(Message("tool", known.result or "", call_id=call.id))
+    return out + waiting
+
+
+def _customer_turns(conv: Conversation) -> list[str]:
+    return [m.content for m in conv.messages if m.role == "customer"]
+
+
+def join_turns(first: Conversation, then: Conversation) -> Conversation | None:
+    """Two traces' conversations of one id as one: the longer, when the other's customer turns
+    begin its own, starting where the first starts, with the tool results only the other shows;
+    None when they are not one conversation."""
+    a, b = _customer_turns(first), _customer_turns(then)
+    if b[: len(a)] == a and len(then.messages) >= len(first.messages):
+        longer, shorter = then, first
+    elif a[: len(b)] == b:
+        longer, shorter = first, then
+    else:
+        return None
+    results = {c.id: c for m in shorter.messages for c in m.calls if c.result is not None}
+    if any(c.result is None and c.id in results for m in longer.messages for c in m.calls):
+        longer.messages = _with_results(longer.messages, results)
+    longer.file, longer.line = first.file, first.line
+    if longer.resolved is None:
+        longer.resolved = shorter.resolved
+    longer.partial = longer.partial or shorter.partial
+    if longer.partial is not None:  # only parts of it seen: whether it was resolved is not known
+        longer.resolved = None
+    longer.tools = longer.tools or shorter.tools
+    return longer
 
 
 def _collect(
@@ -349,6 +447,8 @@ def _add(
     """Add one span to its trace if it is a GenAI span; False when it has no trace id."""
     attrs = attributes(raw.get("attributes"))
     if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
+        if not raw.get("parentSpanId") and raw.get("traceId") in traces:  # a root, not GenAI
+            traces[raw["traceId"]].closed = True  # (an HTTP request's, an agent run's)
         return True
     fill_messages(attrs, raw.get("events"), attributes)
     start = int(raw.get("startTimeUnixNano") or 0)
@@ -361,6 +461,7 @@ def _add(
     if code in (2, "STATUS_CODE_ERROR", "ERROR") or attrs.get("error.type"):
         error = str(status.get("message") or attrs.get("error.type") or "error")
     trace = _trace(traces, trace_id, at, resource, flushed)
+    trace.closed = trace.closed or not raw.get("parentSpanId")
     if len(trace.spans) >= MAX_SPANS:
         trace.dropped += 1
     else:
@@ -499,6 +600,8 @@ def _finish(
     if trace.dropped:
         conv.capped = True
         conv.total_messages += trace.dropped
+    if trace.cut is not None and trace.partial is None and (not trace.closed or _open_calls(conv)):
+        trace.partial = trace.cut  # ended by the window before its root span, or a call's result
     if trace.partial is not None:
         # only a part of the trace: whether it was resolved is not known, so its cases are
         # low-confidence `needs_label` ones ("resolution not recorded")
@@ -506,6 +609,11 @@ def _finish(
         conv.resolved = None
         conv.partial = trace.partial
     return conv
+
+
+def _open_calls(conv: Conversation) -> bool:
+    """Whether a logged call has no result: its trace's tool span may not have been seen."""
+    return any(c.result is None for m in conv.messages for c in m.calls)
 
 
 def _span_field(messages: list[dict[str, Any]], field: str | None) -> str | None:

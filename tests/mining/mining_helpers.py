@@ -39,3 +39,24 @@ def call_msg(call_id: str, name: str, args: dict | str) -> dict:
 
 def result_msg(call_id: str, content: str) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def until_last_reply(record: dict) -> dict:
+    """The record up to its agent's last message: what the model-call spans of its trace hold
+    (a customer's last "Thanks!" reaches no model call)."""
+    messages = record["messages"]
+    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    return {**record, "messages": messages[: last + 1]}
+
+
+def mined_content(result) -> list[str]:
+    """The mined cases' conversation, environment and expected state, with their confidence,
+    in an order that does not depend on the input's."""
+    return sorted(
+        json.dumps(
+            c.model_dump(mode="json", include={"conversation", "environment", "expected"}),
+            sort_keys=True,
+        )
+        + c.provenance.label_confidence
+        for c in result.cases
+    )

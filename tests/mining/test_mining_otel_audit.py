@@ -105,11 +105,14 @@ def test_a_trace_that_reappears_after_it_was_mined_gives_low_confidence_cases(tm
     result = mine([write_jsonl(tmp_path / "again.jsonl", lines)], "otel", redact=False)
     once = mine([write_jsonl(tmp_path / "once.jsonl", [doc])], "otel", redact=False)
     assert {c.provenance.label_confidence for c in once.cases} == {"high"}
-    # before: both parts high; now the first (flushed by the window) and the second (its trace
-    # continued) are low and need a label, with the same expected calls
+    # before: both parts high. The first part looked whole when the window ended it (its root
+    # span seen, every call answered), but its conversation is held for the window's length to
+    # join later traces of its id: the second part (its trace continued) joins it, and the
+    # conversation, seen in parts, gives low-confidence cases to label
+    items = list(otel.parse(tmp_path / "again.jsonl", max_turns=50))
+    assert [(i.partial, i.resolved) for i in items] == [(otel.CONTINUED, None)]
     assert confidences(result) == sorted((name, "low", True) for name, _, _ in confidences(once))
     assert expected_calls(result) == expected_calls(once)
-    # (the second part's cases repeat the first's: dedup keeps the first's, which say why)
     notes = [c.provenance.notes for c in result.cases]
     assert all("may be only a part of the logged conversation: the trace" in n for n in notes)
 
@@ -117,13 +120,19 @@ def test_a_trace_that_reappears_after_it_was_mined_gives_low_confidence_cases(tm
 def test_the_remembered_flushed_trace_ids_are_bounded(tmp_path, monkeypatch):
     monkeypatch.setattr(otel, "FLUSHED_KEPT", 1)
     docs = [otel_export(RECORDS[i], f"{i + 1:032x}", with_responses=True) for i in range(2)]
+    for doc in docs:  # traces without a conversation id: none is held to join a later trace
+        for span in spans_of(doc):
+            span["attributes"] = [
+                a for a in span["attributes"] if a["key"] != "gen_ai.conversation.id"
+            ]
     # trace 1 and trace 2 flushed by the window; only trace 2 is remembered when 1 reappears
-    lines = [docs[0], docs[1], *filler(3), docs[0]]
+    lines = [docs[0], docs[1], *filler(3), docs[0], docs[1]]
     items = list(otel.parse(write_jsonl(tmp_path / "b.jsonl", lines), max_turns=50, window=2))
     assert [i.resolved for i in items if not isinstance(i, otel.Quarantined)] == [
-        None,
-        None,
         True,
+        True,
+        True,
+        None,
     ]
 
 
@@ -160,3 +169,30 @@ def test_a_trace_split_between_two_files_of_one_run_is_mined_whole(tmp_path):
     # a file mined alone still ends its traces at its end
     alone = list(otel.parse(first, max_turns=50))
     assert [type(i).__name__ for i in alone] == ["Conversation"]
+
+
+def test_whole_traces_ended_by_the_window_keep_their_resolution(tmp_path):
+    """In a long export the window ends most traces: one whose root span was seen and whose
+    calls all have results is whole, so it is mined as the log says."""
+    docs = [otel_export(r, f"{i + 1:032x}", with_responses=True) for i, r in enumerate(RECORDS)]
+    log = write_jsonl(tmp_path / "long.jsonl", docs)
+    items = list(otel.parse(log, max_turns=50, window=2))
+    # before: every trace ended by the window was taken as a part, its resolution unknown
+    assert [(i.partial, i.resolved) for i in items] == [(None, r["resolved"]) for r in RECORDS]
+
+
+def test_a_trace_ended_by_the_window_before_its_root_span_is_a_part(tmp_path):
+    docs = [otel_export(r, f"{i + 1:032x}", with_responses=True) for i, r in enumerate(RECORDS)]
+    for doc in docs:  # children of an agent-run span that is never exported
+        for span in spans_of(doc):
+            span["parentSpanId"] = "f" * 16
+    log = write_jsonl(tmp_path / "rootless.jsonl", docs)
+    items = list(otel.parse(log, max_turns=50, window=2))
+    spread = otel.SPREAD.format(window=2)
+    assert [(i.partial, i.resolved) for i in items[:3]] == [(spread, None)] * 3
+    # a root span that is no GenAI span (the agent run's, an HTTP request's) closes its trace
+    for doc in docs:
+        spans_of(doc).append({"traceId": spans_of(doc)[0]["traceId"], "attributes": []})
+    log = write_jsonl(tmp_path / "rooted.jsonl", docs)
+    items = list(otel.parse(log, max_turns=50, window=2))
+    assert [(i.partial, i.resolved) for i in items] == [(None, r["resolved"]) for r in RECORDS]

@@ -10,21 +10,13 @@ import copy
 import json
 
 import pytest
-from mining_helpers import sample_records, write_jsonl
+from mining_helpers import mined_content, sample_records, until_last_reply, write_jsonl
 
 from mining import mine
 from mining.parsers import otel
 from mining.synthetic_otel import _kv, otel_export
 
 RECORDS = sample_records(6, seed=5)
-
-
-def until_last_reply(record: dict) -> dict:
-    """The record up to its agent's last message: what the model-call spans of its trace hold
-    (a customer's last "Thanks!" reaches no model call)."""
-    messages = record["messages"]
-    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
-    return {**record, "messages": messages[: last + 1]}
 
 
 def openllmetry_attributes(messages: list[dict], key: str) -> dict:
@@ -111,17 +103,6 @@ def model_call_spans(record: dict, trace_id: str, form: str) -> dict:
         span["attributes"] = _kv(attrs)
         spans.append(span)
     return {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
-
-
-def mined_content(result) -> list:
-    return sorted(
-        json.dumps(
-            c.model_dump(mode="json", include={"conversation", "environment", "expected"}),
-            sort_keys=True,
-        )
-        + c.provenance.label_confidence
-        for c in result.cases
-    )
 
 
 @pytest.mark.parametrize("form", ["openllmetry", "events", "flat-events", "old-events"])
