@@ -65,6 +65,7 @@ MAX_SPANS = 5000
 FLUSHED_KEPT = 100_000  # trace ids remembered after a window flush, to spot one that continues
 SPREAD = "the trace's spans were more than {window} lines apart: it was mined before it ended"
 CONTINUED = "the trace continued after an earlier part of it was mined"
+LOST_TURN = "another trace of the conversation was quarantined ({reason}, line {line})"
 LATER_PART = (
     "the conversation (gen_ai.conversation.id) went on in a trace that ended after an earlier "
     "part of it was mined"
@@ -226,6 +227,7 @@ class Carry:
     # of its later turns: id -> (the conversation so far, where its last trace ended)
     joining: dict[str, tuple[Conversation, int]] = field(default_factory=dict)
     released: OrderedDict[str, None] = field(default_factory=OrderedDict)  # last FLUSHED_KEPT
+    spoiled: OrderedDict[str, str] = field(default_factory=OrderedDict)  # id -> a turn lost
 
     def finish(self, max_turns: int) -> Iterator[Conversation | Quarantined]:
         traces = sorted(self.open.values(), key=lambda t: t.first)
@@ -327,17 +329,36 @@ def _ended(
     """A trace that ended at `pos`, mined; one that named its conversation is held (`Carry
     .joining`) until its conversation's traces have all ended, joined with the others."""
     item = _finish(trace, max_turns, state.lost)
-    if not isinstance(item, Conversation) or item.id == trace.trace_id:
+    if isinstance(item, Quarantined):
+        if item.conversation_id not in (None, trace.trace_id):  # a turn of it is lost
+            _spoil(state, item.conversation_id, item)
+        yield item
+        return
+    if item.id == trace.trace_id:
         yield item
         return
     if item.id in state.released and item.partial is None:
         item.resolved, item.partial = None, LATER_PART
+    lost_turn = state.spoiled.get(item.id)
+    if lost_turn is not None and item.partial is None:
+        item.resolved, item.partial = None, lost_turn
     held = state.joining.get(item.id)
     joined = None if held is None else join_turns(held[0], item)
     if held is not None and joined is None:  # the id names another conversation: mined apart
         del state.joining[item.id]
         yield held[0]
     state.joining[item.id] = (joined or item, pos)
+
+
+def _spoil(state: Carry, conversation_id: str, record: Quarantined) -> None:
+    """A trace of the conversation was quarantined: what is mined of it is only a part."""
+    why = LOST_TURN.format(reason=record.reason, line=record.line)
+    state.spoiled[conversation_id] = why
+    if len(state.spoiled) > FLUSHED_KEPT:
+        state.spoiled.popitem(last=False)
+    held = state.joining.get(conversation_id)
+    if held is not None and held[0].partial is None:
+        held[0].resolved, held[0].partial = None, why
 
 
 def _with_results(messages: list[Message], results: dict[str, LoggedCall]) -> list[Message]:
@@ -367,7 +388,7 @@ def join_turns(first: Conversation, then: Conversation) -> Conversation | None:
     begin its own, starting where the first starts, with the tool results only the other shows;
     None when they are not one conversation."""
     a, b = _customer_turns(first), _customer_turns(then)
-    if b[: len(a)] == a and len(then.messages) >= len(first.messages):
+    if b[: len(a)] == a and (len(b), len(then.messages)) >= (len(a), len(first.messages)):
         longer, shorter = then, first
     elif a[: len(b)] == b:
         longer, shorter = first, then

@@ -24,6 +24,7 @@ import orjson
 
 FROM, CALLS_FROM = "casemill.from", "casemill.calls_from"
 INPUT, OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"
+INDEXED_PREFIXES = ("gen_ai.prompt.", "gen_ai.completion.")
 INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 CALL_PART = re.compile(r"tool_calls\.(\d+)\.(id|name|arguments)")
 EVENT_ROLES = {
@@ -46,7 +47,10 @@ def fill_messages(attrs: dict[str, Any], events: Any, attributes: Any) -> None:
     if INPUT in attrs or OUTPUT in attrs:
         return
     inputs, outputs = _indexed(attrs)
-    if not inputs and not outputs and isinstance(events, list) and events:
+    if inputs or outputs:  # read: the span keeps them once (Trace.add strips INPUT, OUTPUT)
+        for key in [k for k in attrs if k.startswith(INDEXED_PREFIXES)]:
+            del attrs[key]
+    elif isinstance(events, list) and events:
         inputs, outputs = _from_events(events, attributes)
     if not inputs and not outputs:
         return
@@ -57,13 +61,13 @@ def fill_messages(attrs: dict[str, Any], events: Any, attributes: Any) -> None:
 def has_other_form(attrs: dict[str, Any]) -> bool:
     """Whether a span's attributes hold messages in OpenLLMetry's indexed form (even ones not
     read: a span of a model call)."""
-    return any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs)
+    return any(k.startswith(INDEXED_PREFIXES) for k in attrs)
 
 
 def _indexed(attrs: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     found: dict[tuple[str, int], dict[str, Any]] = {}
     for key, value in attrs.items():
-        if not key.startswith(("gen_ai.prompt.", "gen_ai.completion.")):
+        if not key.startswith(INDEXED_PREFIXES):
             continue
         m = INDEXED.fullmatch(key)
         if m is not None:

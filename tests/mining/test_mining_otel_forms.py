@@ -13,7 +13,7 @@ import pytest
 from mining_helpers import mined_content, sample_records, until_last_reply, write_jsonl
 
 from mining import mine
-from mining.parsers import otel
+from mining.parsers import otel, otel_forms
 from mining.synthetic_otel import _kv, otel_export
 
 RECORDS = sample_records(6, seed=5)
@@ -205,3 +205,18 @@ def test_a_span_in_the_current_form_is_read_as_before_whatever_else_it_holds(tmp
     chat["events"] = [{"name": "gen_ai.user.message", "attributes": _kv({"content": "y"})}]
     result = mine([write_jsonl(tmp_path / "both.jsonl", [both])], "otel", redact=False)
     assert mined_content(result) == mined_content(plain)
+
+
+def test_indexed_attributes_read_are_not_kept_twice():
+    """A span keeps its messages once: the indexed attributes read become the messages
+    attributes, which a trace keeps only for its longest history."""
+    attrs = {"gen_ai.system": "openai", "llm.request.type": "chat"}
+    attrs |= {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Hi"}
+    attrs |= {"gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "Hello"}
+    otel_forms.fill_messages(attrs, None, otel.attributes)
+    assert not [k for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))]
+    assert attrs["gen_ai.operation.name"] == "chat"
+    assert [(m["role"], m["content"]) for m in attrs["gen_ai.input.messages"]] == [("user", "Hi")]
+    assert [(m["role"], m["content"]) for m in attrs["gen_ai.output.messages"]] == [
+        ("assistant", "Hello")
+    ]

@@ -132,3 +132,21 @@ def test_traces_without_a_conversation_id_are_each_a_conversation(tmp_path):
     items = list(otel.parse(write_jsonl(tmp_path / "noid.jsonl", traces), max_turns=50))
     assert len(items) == len(traces) > 1
     assert [i.line for i in items] == list(range(1, len(traces) + 1))
+
+
+def test_a_conversation_one_of_whose_turns_was_quarantined_is_a_part(tmp_path):
+    record = until_last_reply(RECORDS[0])
+    traces = turn_traces(record, 0)
+    assert len(traces) == 2
+    bad = traces[1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    bad["startTimeUnixNano"] = "soon"  # a malformed span: its trace is quarantined
+    for order in (traces, traces[::-1]):
+        log = write_jsonl(tmp_path / "lost.jsonl", order)
+        items = list(otel.parse(log, max_turns=50))
+        [quarantined] = [i for i in items if isinstance(i, otel.Quarantined)]
+        [conv] = [i for i in items if not isinstance(i, otel.Quarantined)]
+        assert quarantined.conversation_id == conv.id == record["conversation_id"]
+        # before: the first turn mined as the whole resolved conversation, without the writes
+        # of the turn that was lost
+        assert conv.resolved is None
+        assert conv.partial == otel.LOST_TURN.format(reason="bad_span", line=quarantined.line)
