@@ -2,7 +2,8 @@
 
 The default mapping reads columns `ticket_id`, `role`, `message`, and when the header has them
 `status`, `tool_name`, `tool_arguments`, `tool_call_id` (a column a mapping names itself must be
-in the header). Rows of one ticket must be contiguous (sort the export by ticket); a ticket is
+in the header). The rows of a ticket need not be contiguous (an export sorted by time
+interleaves tickets), but must come within `WINDOW` lines of each other; a ticket is
 resolved when its status column holds one of `resolved_values`. Statuses and roles are matched
 whatever their case. A row the CSV reader cannot read (a quote out of place, a quoted cell never
 closed), with more cells than the header (a delimiter in a cell not quoted) or with a line over
@@ -20,6 +21,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -46,6 +48,7 @@ _COLUMN_KEYS = (
 # a header cell shown in a message: short, of letters, digits, `_`, spaces, dots and hyphens
 _COLUMN_NAME = re.compile(r"[\w .-]{0,40}")
 _LONG_NUMBER = re.compile(r"\d{7,}")  # a phone number's digits, once spaces, dots, hyphens go
+WINDOW = 2000  # lines: a ticket none of whose rows came in as many is finished
 
 
 class CsvMapping(BaseModel):
@@ -194,6 +197,7 @@ def parse(
     max_turns: int,
     progress: Progress | None = None,
     csv_mapping: CsvMapping | None = None,
+    window: int = WINDOW,
     **_: Any,
 ) -> Iterator[Conversation | Quarantined]:
     mapping = csv_mapping or CsvMapping()
@@ -210,7 +214,7 @@ def parse(
     missing = [c for c in _needed(mapping) if c not in header]
     if missing:
         raise _header_error(path, header, missing, mapping.delimiter)
-    tickets = _Tickets(path, mapping, max_turns)
+    tickets = _Tickets(path, mapping, max_turns, window)
     for item in _rows(path, reader, source, header, mapping):
         if isinstance(item, _Unreadable):
             tickets.unreadable(item.record.line or 0, item.record.conversation_id, item.lost)
@@ -307,73 +311,108 @@ def _unreadable(
     )
 
 
-class _Tickets:
-    """Gathers contiguous rows into tickets. The ticket of an unreadable row is quarantined
-    whole (mined without the row, its conversation would miss a turn): the ticket whose id the
-    row shows, or when it shows none, the tickets on both sides of it (the row may be the last
-    of one or the first of the next), and every ticket whose id starts one of its later lines
-    (a row of it read into the unreadable one)."""
+class _Open:
+    """A ticket whose rows are being read."""
 
-    def __init__(self, path: Path, mapping: CsvMapping, max_turns: int):
-        self.path, self.mapping, self.max_turns = path, mapping, max_turns
+    __slots__ = ("rows", "broken", "again", "last")
+
+    def __init__(self, broken: str | None, again: int | None):
         self.rows: list[tuple[int, dict[str, str]]] = []
-        self.key: str | None = None
-        self.broken: str | None = None  # where a row of this ticket could not be read
+        self.broken = broken  # where a row of this ticket could not be read
+        self.again = again  # where this ticket's id was first seen, when it was mined before
+        self.last = 0  # the line its last row starts on
+
+
+class _Tickets:
+    """Gathers rows into tickets. A ticket's rows need not be contiguous (an export sorted by
+    time interleaves tickets): a ticket is finished when none of its rows has been seen for
+    `window` lines, or at the end of the file; an id that comes back after its ticket was
+    finished is quarantined from there (`split_ticket`). Rows without an id are a ticket of the
+    contiguous ones. The ticket of an unreadable row is quarantined whole (mined without the
+    row, its conversation would miss a turn): the ticket whose id the row shows, or when it
+    shows none, the tickets of the rows on both sides of it (the row may be the last of one or
+    the first of the next), and every ticket whose id starts one of its later lines (a row of
+    it read into the unreadable one)."""
+
+    def __init__(self, path: Path, mapping: CsvMapping, max_turns: int, window: int = WINDOW):
+        self.path, self.mapping, self.max_turns, self.window = path, mapping, max_turns, window
+        self.open: OrderedDict[str, _Open] = OrderedDict()  # by their last row, oldest first
+        self.last_key: str | None = None  # the ticket of the row before
         self.bad_keys: dict[str, str] = {}  # ticket id -> where a row of it could not be read
         self.unknown: str | None = None  # an unreadable row of no known ticket, just before
         # the line each ticket started on, by the hash of its id (an id that comes back after
-        # other tickets is a ticket whose rows are not contiguous): compact, however long the
-        # export; a collision of two ids' hashes is all but impossible
+        # its ticket was finished is a ticket split in two): compact, however long the export;
+        # a collision of two ids' hashes is all but impossible
         self.started: dict[int, int] = {}
-        self.again: int | None = None  # where this ticket's id was first seen, when seen before
 
     def unreadable(self, line: int, key: str | None, lost: dict[str, int]) -> None:
         where = f"line {line}"
         if key is None:
             self.unknown = where
+            before = self.open.get(self.last_key) if self.last_key is not None else None
+            if before is not None and before.broken is None:
+                before.broken = where
         else:
             self.bad_keys.setdefault(key, where)
         for other, at in lost.items():
             self.bad_keys.setdefault(other, f"line {at}, read into the unreadable row at {where}")
-        if self.rows and self.broken is None:
-            if key is None or key == self.key:
-                self.broken = where
-            elif self.key in lost:
-                self.broken = self.bad_keys[self.key]
+        for other in (key, *lost):
+            ticket = self.open.get(other) if other is not None else None
+            if ticket is not None and ticket.broken is None:
+                ticket.broken = self.bad_keys[other]
 
     def row(self, number: int, record: dict[str, str], key: str):
-        if self.rows and key != self.key:
-            yield from self.flush()
-        if not self.rows:
-            self.broken = self.bad_keys.get(key) or self.unknown
+        if self.last_key == "" and key != "" and "" in self.open:  # rows without an id: done
+            yield self._finish("", self.open.pop(""))
+        ticket = self.open.get(key)
+        if ticket is None:
             first = self.started.setdefault(hash(key), number) if key else number
-            self.again = first if first != number else None
+            broken = self.bad_keys.get(key) or self.unknown
+            ticket = self.open[key] = _Open(broken, first if first != number else None)
+        else:
+            self.open.move_to_end(key)
         self.unknown = None
-        self.key = key
-        self.rows.append((number, record))
+        self.last_key = key
+        ticket.rows.append((number, record))
+        ticket.last = number
+        while self.open:
+            oldest, stale = next(iter(self.open.items()))
+            if number - stale.last <= self.window:
+                break
+            del self.open[oldest]
+            yield self._finish(oldest, stale)
 
     def flush(self) -> Iterator[Conversation | Quarantined]:
-        if self.rows and self.broken is not None:
-            yield self._skipped(
+        """The tickets still open, at the end of the file, in the order they started."""
+        for key, ticket in sorted(self.open.items(), key=lambda kv: kv[1].rows[0][0]):
+            yield self._finish(key, ticket)
+        self.open.clear()
+
+    def _finish(self, key: str, ticket: _Open) -> Conversation | Quarantined:
+        if ticket.broken is not None:
+            return self._skipped(
+                ticket,
                 "bad_row",
-                f"a row of this ticket ({self.broken}) could not be read; the ticket is skipped",
+                f"a row of this ticket ({ticket.broken}) could not be read; the ticket is skipped",
             )
-        elif self.rows and self.again is not None:
-            yield self._skipped(
+        if ticket.again is not None:
+            return self._skipped(
+                ticket,
                 "split_ticket",
-                f"this ticket's id was first seen on line {self.again}, before other tickets' "
-                "rows: its rows from here are skipped (those before were mined as the ticket, "
-                "without them); rows of a ticket must be contiguous: sort the file by ticket id "
-                f"(column {self.mapping.conversation_id!r})",
+                f"this ticket's id was first seen on line {ticket.again}, and none of its rows "
+                f"came in the {self.window} lines before this one: its rows from here are skipped "
+                "(those before were mined as the ticket, without them); keep a ticket's rows "
+                f"within {self.window} lines of each other: sort the file by ticket id "
+                f"(column {self.mapping.conversation_id!r}) or by time",
                 field=self.mapping.conversation_id,
             )
-        elif self.rows:
-            yield _ticket(self.path, self.rows, self.mapping, self.max_turns)
-        self.rows, self.broken, self.again = [], None, None
+        return _ticket(self.path, ticket.rows, self.mapping, self.max_turns)
 
-    def _skipped(self, reason: str, message: str, field: str | None = None) -> Quarantined:
-        """The record of the ticket being flushed, skipped for `reason`, at its first row."""
-        line, first = self.rows[0]
+    def _skipped(
+        self, ticket: _Open, reason: str, message: str, field: str | None = None
+    ) -> Quarantined:
+        """The record of a ticket skipped for `reason`, at its first row."""
+        line, first = ticket.rows[0]
         return Quarantined(
             file=str(self.path),
             line=line,

@@ -15,6 +15,8 @@ from mining_helpers import call_msg, chat, result_msg, write_jsonl
 from casemill.errors import UserError
 from mining import mine
 from mining.output import mine_to_files
+from mining.parsers import csv_tickets
+from mining.parsers.csv_tickets import WINDOW
 from mining.redact import detect
 from mining.redact.detect import _scan
 
@@ -182,7 +184,8 @@ def test_the_support_path_says_nothing_when_nothing_is_dropped(tmp_path):
 # -- 3. CSV tickets whose rows are not contiguous ----------------------------------------------
 
 
-def test_a_ticket_id_that_comes_back_after_other_tickets_is_quarantined(tmp_path):
+def test_tickets_whose_rows_interleave_are_each_mined_whole(tmp_path):
+    """An export sorted by time interleaves its tickets' rows."""
     log = tmp_path / "t.csv"
     log.write_text(
         "ticket_id,role,message,status\n"
@@ -190,23 +193,44 @@ def test_a_ticket_id_that_comes_back_after_other_tickets_is_quarantined(tmp_path
         "T-101,customer,Where is my refund,resolved\n"
         "T-100,agent,I will resend it,resolved\n"
         "T-102,customer,Hello,resolved\n"
+        "T-101,agent,It is on its way,resolved\n"
     )
     result = mine([log], "csv", redact=False)
-    # before, T-100 was mined as two conversations, both high confidence, with no warning
+    # before: T-100 and T-101 were mined from their first row alone, high confidence, and their
+    # later rows quarantined as split tickets
+    assert result.quarantined == ()
     assert result.summary.conversations_read == 3
+    turns = {
+        c.id: (c.line, [m.content for m in c.messages])
+        for c in csv_tickets.parse(log, max_turns=50)
+    }
+    assert turns == {
+        "T-100": (2, ["My parcel never came", "I will resend it"]),
+        "T-101": (3, ["Where is my refund", "It is on its way"]),
+        "T-102": (5, ["Hello"]),
+    }
+
+
+def test_a_ticket_id_that_comes_back_after_its_ticket_was_finished_is_quarantined(tmp_path):
+    log = tmp_path / "t.csv"
+    filler = "".join(f"F-{i},customer,Hello {i},resolved\n" for i in range(WINDOW + 5))
+    log.write_text(
+        "ticket_id,role,message,status\n"
+        "T-100,customer,My parcel never came,resolved\n"
+        + filler
+        + "T-100,agent,I will resend it,resolved\n"
+    )
+    result = mine([log], "csv", redact=False)
     [q] = result.quarantined
     assert (q.line, q.reason, q.conversation_id, q.field) == (
-        4,
+        WINDOW + 8,
         "split_ticket",
         "T-100",
         "ticket_id",
     )
     assert "first seen on line 2" in q.message
-    assert "rows of a ticket must be contiguous: sort the file by ticket id" in q.message
-    sources = {
-        (c.provenance.source.conversation_id, c.provenance.source.line) for c in result.cases
-    }
-    assert sources == {("T-100", 2), ("T-101", 3), ("T-102", 5)}
+    assert f"keep a ticket's rows within {WINDOW} lines of each other" in q.message
+    assert result.summary.conversations_read == WINDOW + 6
 
 
 def test_contiguous_tickets_and_tickets_without_an_id_are_not_split(tmp_path):
