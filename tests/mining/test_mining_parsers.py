@@ -6,7 +6,7 @@ import csv
 import json
 
 import pytest
-from mining_helpers import sample_records, write_jsonl
+from mining_helpers import mined_content, sample_records, write_jsonl
 
 from casemill.errors import UserError
 from mining import mine
@@ -620,3 +620,20 @@ def test_chat_lines_may_keep_their_id_and_resolution_in_metadata(tmp_path):
     got = calls_by_case(mine([write_jsonl(tmp_path / "null.jsonl", null)], "openai-jsonl"))
     assert got == [c for c in expected if c[0] == flat[0]["conversation_id"]]
     assert flat[0]["resolved"] and {c[3] for c in got} == {"high"}
+
+
+def test_a_csv_export_sorted_by_time_gives_the_cases_of_one_sorted_by_ticket(tmp_path):
+    by_ticket = _csv(tmp_path / "by_ticket.csv", RECORDS)
+    header, *rows = by_ticket.read_text().splitlines(keepends=True)
+    tickets: dict[str, list[str]] = {}
+    for row in rows:
+        tickets.setdefault(row.split(",", 1)[0], []).append(row)
+    # the n-th message of every ticket, then the n+1-th: concurrent conversations
+    longest = max(map(len, tickets.values()))
+    by_time = [t[n] for n in range(longest) for t in tickets.values() if n < len(t)]
+    assert by_time != rows
+    (tmp_path / "by_time.csv").write_text(header + "".join(by_time))
+    sorted_result = mine([by_ticket], "csv", redact=False)
+    result = mine([tmp_path / "by_time.csv"], "csv", redact=False)
+    assert result.quarantined == () == sorted_result.quarantined
+    assert mined_content(result) == mined_content(sorted_result)
