@@ -1,8 +1,9 @@
 """Detectors of personal data in free text, and the known fields that hold it in records.
 
-Postal codes and cities are personal data only where a record's field holds them (`zip`,
-`city`...): no text detector looks for them (every 5-digit number, every capitalised word), the
-redactor searches text for the values the records hold. States and countries are kept.
+Postal codes and cities are found where a record's field holds them (`zip`, `city`...), and in
+text only right after a street address ("12 Main St, Springfield, IL 62701"): no text detector
+looks for them elsewhere (every 5-digit number, every capitalised word); the redactor searches
+text for the values found. States and countries are kept.
 
 Text detectors (one combined pattern, one pass a text): emails, phone numbers (with separators,
 a leading `+`, or named as a phone number), payment card numbers (13-19 digits that pass the Luhn
@@ -123,6 +124,13 @@ _NOT_CITIES = frozenset(
         "okay", "and", "but", "so", "also", "then", "best", "regards", "cheers", "sincerely",
     }
 )  # fmt: skip
+
+
+# a postal code after a street address's city: its state (name or code) first, if any
+POSTCODE_AFTER = re.compile(
+    rf"[ \t]*,?[ \t]*(?:(?:{US_STATES}|[A-Z]{{2}})[ \t]*,?[ \t]*)?"
+    r"(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])"
+)
 
 
 def city_after(text: str, end: int) -> tuple[int, str] | None:
@@ -415,6 +423,9 @@ def _digit_values(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
                 found.append((m.start(), "address", value))
                 if text.startswith(",", m.end()) and (city := city_after(text, m.end())):
                     found.append((city[0], "city", city[1]))
+                    code = POSTCODE_AFTER.match(text, city[0] + len(city[1]))
+                    if code is not None:
+                        found.append((code.start("zip"), "postcode", code.group("zip")))
         elif kind == "phone" and phone_ok(value):
             found.append((m.start(), "phone", value))
     return found

@@ -79,6 +79,46 @@ def test_which_words_after_a_street_address_are_a_city(text, city):
     assert found == ([city] if city else [])
 
 
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("12 Oak Street, Kansas City MO 64101", "64101"),
+        ("12 Oak Street, Tacoma Washington 98402", "98402"),
+        ("12 Oak Street, New York, NY 10001-2345.", "10001-2345"),
+        ("12 Oak Street, Springfield 62701", "62701"),
+        ("12 Oak Street, Springfield, IL, 62701 thanks", "62701"),
+        # no postal code: a number that is not one, or not right after the city
+        ("12 Oak Street, Springfield, IL 627011", None),
+        ("12 Oak Street, Springfield. Order 62701", None),
+        ("My order 62701 is late", None),
+    ],
+)
+def test_a_postal_code_after_a_street_address_and_city_is_found(text, code):
+    found = [value for kind, value in _scan(text) if kind == "postcode"]
+    assert found == ([code] if code else [])
+
+
+def test_a_postal_code_typed_after_an_address_is_replaced_everywhere(tmp_path):
+    record = {
+        "conversation_id": "x2",
+        "resolved": True,
+        "messages": [
+            {"role": "user", "content": "Ship it to 12 Main St, Springfield, IL 62701-1234."},
+            {"role": "assistant", "content": "Noted: zip 62701."},
+        ],
+    }
+    log = write_jsonl(tmp_path / "log.jsonl", [record])
+    out = tmp_path / "cands.jsonl"
+    summary = mine_to_files([log], "openai-jsonl", out)
+    # before, the street and city were replaced and the postal code left as typed
+    assert summary.redactions["postcode"] == 2
+    assert "62701" not in out.read_text()
+    case = json.loads(out.read_text().splitlines()[0])
+    text = case["conversation"][0]["content"]
+    zip5 = re.search(r", IL (\d{5})-\d{4}\.$", text)
+    assert zip5 and zip5.group(1) != "62701"
+
+
 def test_please_after_a_street_address_is_left_alone(tmp_path):
     record = chat("x2", [{"role": "user", "content": "1457 Birchwood Avenue, Please send it"}])
     log = write_jsonl(tmp_path / "log.jsonl", [record])
