@@ -11,8 +11,9 @@ mined without them) and ordered by start time. A trace becomes one conversation:
   `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
   (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
   `gen_ai.system_instructions` adds the system turn; messages held instead in OpenLLMetry's
-  indexed `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes or in span events of the
-  earlier conventions are read too (`mining.parsers.otel_forms`);
+  indexed `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes, OpenInference's
+  `llm.input_messages.N.*` / `llm.output_messages.N.*` or span events of the earlier
+  conventions are read too (`mining.parsers.otel_forms`);
 - tool-execution spans (`execute_tool`: `gen_ai.tool.name`, `gen_ai.tool.call.id`,
   `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, an error status) fill in results the
   messages lack, and calls they do not show.
@@ -58,6 +59,8 @@ from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem, t
 
 TOOL_SPAN = "the execute_tool span of call"
 MESSAGE_FIELD = re.compile(r"messages\[(\d+)\](?:\.tool_calls\[(\d+)\](?:\.function)?)?(.*)")
+# a span with an attribute of these is a GenAI span (OpenInference's spans have no gen_ai.*)
+GENAI_PREFIXES = ("gen_ai.", "casemill.", "conversation.", "openinference.", "llm.")
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
 WINDOW = 2000
@@ -72,8 +75,9 @@ LATER_PART = (
 )
 NO_MESSAGES = (
     "no chat span of this trace holds its messages, in gen_ai.input.messages / "
-    "gen_ai.output.messages, in span events (gen_ai.user.message, gen_ai.choice, ...) or in "
-    "OpenLLMetry's gen_ai.prompt.N.* / gen_ai.completion.N.* attributes: turn on the "
+    "gen_ai.output.messages, in span events (gen_ai.user.message, gen_ai.choice, ...), in "
+    "OpenLLMetry's gen_ai.prompt.N.* / gen_ai.completion.N.* or in OpenInference's "
+    "llm.input_messages.N.* / llm.output_messages.N.* attributes: turn on the "
     "instrumentation's content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
     "TRACELOOP_TRACE_CONTENT=true); messages sent as log records are not read"
 )
@@ -467,7 +471,7 @@ def _add(
 ) -> bool:
     """Add one span to its trace if it is a GenAI span; False when it has no trace id."""
     attrs = attributes(raw.get("attributes"))
-    if not any(k.startswith(("gen_ai.", "casemill.", "conversation.")) for k in attrs):
+    if not any(k.startswith(GENAI_PREFIXES) for k in attrs):
         if not raw.get("parentSpanId") and raw.get("traceId") in traces:  # a root, not GenAI
             traces[raw["traceId"]].closed = True  # (an HTTP request's, an agent run's)
         return True

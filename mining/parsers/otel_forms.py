@@ -5,6 +5,11 @@
 - OpenLLMetry's (Traceloop's) indexed attributes: `gen_ai.prompt.N.role`, `.content`,
   `.tool_call_id`, `.tool_calls.J.id|name|arguments`, and `gen_ai.completion.N.*` the same way
   (plus `.function_call.name|arguments`); of several completions, the first is the reply;
+- OpenInference's (Arize Phoenix's) indexed attributes: `llm.input_messages.N.message.role`,
+  `.content` (or `.contents.J.message_content.text`), `.tool_call_id`,
+  `.tool_calls.J.tool_call.id|function.name|function.arguments`, and `llm.output_messages.N.*`;
+  `session.id` as the conversation id, and a `TOOL` span (`tool.name`, `input.value`,
+  `output.value`) as an `execute_tool` span;
 - span events of the earlier GenAI conventions: `gen_ai.system.message`, `gen_ai.user.message`,
   `gen_ai.assistant.message`, `gen_ai.tool.message` and `gen_ai.choice`, their body in the
   `gen_ai.event.content` attribute (JSON) or in the event's own attributes (`content`,
@@ -18,7 +23,7 @@ reported as the attribute or event that holds it.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -40,62 +45,111 @@ CHOICE, OLD_PROMPT, OLD_COMPLETION = (
 )
 
 
+class _Form(NamedTuple):
+    """A form of indexed message attributes: `<prefix>.<side>.<n>.<field>`."""
+
+    prefixes: tuple[str, ...]
+    key: re.Pattern[str]  # groups: the side, the message's index, the field
+    input_side: str
+    where: str  # a message's attribute prefix, from `side` and `n`
+    call: re.Pattern[str]  # a tool call's field: groups the call's index and id|name|arguments
+    call_where: str  # a tool call's attribute prefix (before `.arguments`), from `where`, `j`
+
+
+OPENLLMETRY = _Form(
+    INDEXED_PREFIXES, INDEXED, "prompt", "gen_ai.{side}.{n}", CALL_PART, "{where}.tool_calls.{j}"
+)
+OPENINFERENCE = _Form(
+    ("llm.input_messages.", "llm.output_messages."),
+    re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)"),
+    "input",
+    "llm.{side}_messages.{n}.message",
+    re.compile(r"tool_calls\.(\d+)\.tool_call\.(?:function\.)?(id|name|arguments)"),
+    "{where}.tool_calls.{j}.tool_call.function",
+)
+PART_TEXT = re.compile(r"contents\.(\d+)\.message_content\.text")
+ALL_PREFIXES = OPENLLMETRY.prefixes + OPENINFERENCE.prefixes
+
+
 def fill_messages(attrs: dict[str, Any], events: Any, attributes: Any) -> None:
     """Put the span's messages held in another form into `attrs[INPUT]` / `attrs[OUTPUT]` (when
-    the span holds neither), and name the operation `chat` when the span does not.
-    `attributes` reads an OTLP key/value list (the parser's)."""
+    the span holds neither), and name the operation `chat` when the span does not; an
+    OpenInference tool span becomes an `execute_tool` one. `attributes` reads an OTLP
+    key/value list (the parser's)."""
     if INPUT in attrs or OUTPUT in attrs:
         return
-    inputs, outputs = _indexed(attrs)
-    if inputs or outputs:  # read: the span keeps them once (Trace.add strips INPUT, OUTPUT)
-        for key in [k for k in attrs if k.startswith(INDEXED_PREFIXES)]:
-            del attrs[key]
-    elif isinstance(events, list) and events:
+    if attrs.get("openinference.span.kind") == "TOOL" and attrs.get("tool.name"):
+        _tool_span(attrs)
+        return
+    for form in (OPENLLMETRY, OPENINFERENCE):
+        inputs, outputs = _indexed(attrs, form)
+        if inputs or outputs:  # read: the span keeps them once (Trace.add strips INPUT, OUTPUT)
+            for key in [k for k in attrs if k.startswith(form.prefixes)]:
+                del attrs[key]
+            break
+    else:
+        if not isinstance(events, list) or not events:
+            return
         inputs, outputs = _from_events(events, attributes)
     if not inputs and not outputs:
         return
     attrs[INPUT], attrs[OUTPUT] = inputs, outputs
     attrs.setdefault("gen_ai.operation.name", "chat")
+    if attrs.get("session.id"):  # OpenInference's conversation
+        attrs.setdefault("gen_ai.conversation.id", attrs["session.id"])
+
+
+def _tool_span(attrs: dict[str, Any]) -> None:
+    """An OpenInference tool span (`tool.name`, `input.value`, `output.value`) as the GenAI
+    conventions' `execute_tool` span, without a call id."""
+    attrs.setdefault("gen_ai.operation.name", "execute_tool")
+    attrs["gen_ai.tool.name"] = attrs["tool.name"]
+    if "input.value" in attrs:
+        attrs["gen_ai.tool.call.arguments"] = attrs["input.value"]
+    if "output.value" in attrs:
+        attrs["gen_ai.tool.call.result"] = attrs["output.value"]
 
 
 def has_other_form(attrs: dict[str, Any]) -> bool:
-    """Whether a span's attributes hold messages in OpenLLMetry's indexed form (even ones not
-    read: a span of a model call)."""
-    return any(k.startswith(INDEXED_PREFIXES) for k in attrs)
+    """Whether a span's attributes hold messages in an indexed form (even ones not read: a span
+    of a model call)."""
+    return any(k.startswith(ALL_PREFIXES) for k in attrs)
 
 
-def _indexed(attrs: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+def _indexed(attrs: dict[str, Any], form: _Form) -> tuple[list[dict], list[dict]]:
     found: dict[tuple[str, int], dict[str, Any]] = {}
     for key, value in attrs.items():
-        if not key.startswith(INDEXED_PREFIXES):
+        if not key.startswith(form.prefixes):
             continue
-        m = INDEXED.fullmatch(key)
+        m = form.key.fullmatch(key)
         if m is not None:
             found.setdefault((m.group(1), int(m.group(2))), {})[m.group(3)] = value
-    prompts = sorted(n for kind, n in found if kind == "prompt")
-    completions = sorted(n for kind, n in found if kind == "completion")
-    inputs = [_indexed_message("prompt", n, found["prompt", n]) for n in prompts]
-    if not completions:
+    ins = sorted(n for side, n in found if side == form.input_side)
+    outs = sorted((n, side) for side, n in found if side != form.input_side)
+    inputs = [_indexed_message(form, form.input_side, n, found[form.input_side, n]) for n in ins]
+    if not outs:
         return inputs, []
-    first = completions[0]  # of several choices, the first is the reply
-    return inputs, [_indexed_message("completion", first, found["completion", first])]
+    first, side = outs[0]  # of several choices, the first is the reply
+    return inputs, [_indexed_message(form, side, first, found[side, first])]
 
 
-def _indexed_message(kind: str, n: int, fields: dict[str, Any]) -> dict[str, Any]:
-    where = f"gen_ai.{kind}.{n}"
-    role = fields.get("role") or ("assistant" if kind == "completion" else None)
-    message: dict[str, Any] = {
-        "role": role,
-        "content": _content(fields.get("content")),
-        FROM: where,
-    }
+def _indexed_message(form: _Form, side: str, n: int, fields: dict[str, Any]) -> dict[str, Any]:
+    where = form.where.format(side=side, n=n)
+    role = fields.get("role") or ("assistant" if side != form.input_side else None)
+    content = fields.get("content")
+    if content is None:  # OpenInference's content parts
+        parts = sorted(
+            (int(m.group(1)), v) for k, v in fields.items() if (m := PART_TEXT.fullmatch(k))
+        )
+        content = "\n".join(str(v) for _, v in parts) if parts else None
+    message: dict[str, Any] = {"role": role, "content": _content(content), FROM: where}
     if fields.get("tool_call_id") is not None:
         message["tool_call_id"] = fields["tool_call_id"]
     if role in ("tool", "function") and fields.get("name"):
         message["name"] = fields["name"]
     calls: dict[int, dict[str, Any]] = {}
     for key, value in fields.items():
-        m = CALL_PART.fullmatch(key)
+        m = form.call.fullmatch(key)
         if m is not None:
             calls.setdefault(int(m.group(1)), {})[m.group(2)] = value
     if fields.get("function_call.name") and not calls:
@@ -107,7 +161,7 @@ def _indexed_message(kind: str, n: int, fields: dict[str, Any]) -> dict[str, Any
         message["tool_calls"] = [
             {"id": calls[j].get("id"), "function": _function(calls[j])} for j in sorted(calls)
         ]
-        message[CALLS_FROM] = [f"{where}.tool_calls.{j}" for j in sorted(calls)]
+        message[CALLS_FROM] = [form.call_where.format(where=where, j=j) for j in sorted(calls)]
     return message
 
 

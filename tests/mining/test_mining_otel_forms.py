@@ -19,22 +19,37 @@ from mining.synthetic_otel import _kv, otel_export
 RECORDS = sample_records(6, seed=5)
 
 
-def openllmetry_attributes(messages: list[dict], key: str) -> dict:
-    """OpenAI messages as OpenLLMetry writes them: `gen_ai.prompt.N.role`, `.content`,
-    `.tool_call_id`, `.tool_calls.J.id|name|arguments`."""
+def indexed_attributes(messages: list[dict], message: str, call: str, fields: tuple) -> dict:
+    """OpenAI messages as indexed attributes: `message` (from `n`) + `.role`, `.content`,
+    `.tool_call_id`, and `call` (from `prefix`, `j`) + `.` + the call's id, name and arguments
+    `fields`."""
     out = {}
     for n, m in enumerate(messages):
-        prefix = f"{key}.{n}"
+        prefix = message.format(n=n)
         out[f"{prefix}.role"] = m["role"]
         if m.get("content"):
             out[f"{prefix}.content"] = m["content"]
         if m.get("tool_call_id"):
             out[f"{prefix}.tool_call_id"] = m["tool_call_id"]
         for j, tc in enumerate(m.get("tool_calls") or []):
-            out[f"{prefix}.tool_calls.{j}.id"] = tc["id"]
-            out[f"{prefix}.tool_calls.{j}.name"] = tc["function"]["name"]
-            out[f"{prefix}.tool_calls.{j}.arguments"] = tc["function"]["arguments"]
+            at = call.format(prefix=prefix, j=j)
+            values = (tc["id"], tc["function"]["name"], tc["function"]["arguments"])
+            out |= {f"{at}.{field}": value for field, value in zip(fields, values, strict=True)}
     return out
+
+
+def openllmetry_attributes(messages: list[dict], key: str) -> dict:
+    """As OpenLLMetry writes them: `gen_ai.prompt.N.role`, ..., `.tool_calls.J.id|name|...`."""
+    fields = ("id", "name", "arguments")
+    return indexed_attributes(messages, key + ".{n}", "{prefix}.tool_calls.{j}", fields)
+
+
+def openinference_attributes(messages: list[dict], side: str) -> dict:
+    """As OpenInference writes them: `llm.input_messages.N.message.role`, ...,
+    `.tool_calls.J.tool_call.id|function.name|function.arguments`."""
+    fields = ("id", "function.name", "function.arguments")
+    message = f"llm.{side}_messages.{{n}}.message"
+    return indexed_attributes(messages, message, "{prefix}.tool_calls.{j}.tool_call", fields)
 
 
 def event_attributes(message: dict, flat: bool) -> list[dict]:
@@ -89,7 +104,13 @@ def model_call_spans(record: dict, trace_id: str, form: str) -> dict:
             "name": "openai.chat",
             "startTimeUnixNano": str(1_700_000_000_000_000_000 + i * 1_000_000),
         }
-        if form == "openllmetry":
+        if form == "openinference":
+            del attrs["gen_ai.system"], attrs["gen_ai.conversation.id"]
+            attrs["openinference.span.kind"] = "LLM"
+            attrs["session.id"] = record["conversation_id"]
+            attrs.update(openinference_attributes(messages[:i], "input"))
+            attrs.update(openinference_attributes([m], "output"))
+        elif form == "openllmetry":
             attrs["llm.request.type"] = "chat"
             attrs.update(openllmetry_attributes(messages[:i], "gen_ai.prompt"))
             attrs.update(openllmetry_attributes([m], "gen_ai.completion"))
@@ -105,7 +126,9 @@ def model_call_spans(record: dict, trace_id: str, form: str) -> dict:
     return {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
 
 
-@pytest.mark.parametrize("form", ["openllmetry", "events", "flat-events", "old-events"])
+@pytest.mark.parametrize(
+    "form", ["openllmetry", "openinference", "events", "flat-events", "old-events"]
+)
 def test_messages_in_other_forms_give_the_cases_of_the_chat_log(tmp_path, form):
     records = [until_last_reply(r) for r in RECORDS]
     chat = mine([write_jsonl(tmp_path / "chat.jsonl", records)], "openai-jsonl", redact=False)
@@ -220,3 +243,39 @@ def test_indexed_attributes_read_are_not_kept_twice():
     assert [(m["role"], m["content"]) for m in attrs["gen_ai.output.messages"]] == [
         ("assistant", "Hello")
     ]
+
+
+def test_openinference_tool_spans_give_the_results_the_messages_lack(tmp_path):
+    """OpenInference LLM spans whose histories lack the tool results, and TOOL spans (no call
+    id: `tool.name`, `input.value`, `output.value`) that hold them."""
+    records = [until_last_reply(r) for r in RECORDS]
+    docs = []
+    for i, record in enumerate(records):
+        doc = model_call_spans(record, f"{i + 1:032x}", "openinference")
+        spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        for span in spans:  # the tool results out of the histories
+            tools = {
+                a["key"].rsplit(".message.", 1)[0]
+                for a in span["attributes"]
+                if a["key"].endswith(".message.role") and a["value"]["stringValue"] == "tool"
+            }
+            span["attributes"] = [
+                a for a in span["attributes"] if a["key"].rsplit(".message.", 1)[0] not in tools
+            ]
+        calls = {
+            tc["id"]: tc["function"] for m in record["messages"] for tc in m.get("tool_calls") or []
+        }
+        for m in record["messages"]:
+            if m["role"] == "tool":
+                attrs = {
+                    "openinference.span.kind": "TOOL",
+                    "tool.name": calls[m["tool_call_id"]]["name"],
+                }
+                attrs["input.value"] = calls[m["tool_call_id"]]["arguments"]
+                attrs["output.value"] = m["content"]
+                spans.append({"traceId": f"{i + 1:032x}", "attributes": _kv(attrs)})
+        docs.append(doc)
+    result = mine([write_jsonl(tmp_path / "oi.jsonl", docs)], "otel", redact=False)
+    chat = mine([write_jsonl(tmp_path / "chat.jsonl", records)], "openai-jsonl", redact=False)
+    assert result.quarantined == ()
+    assert mined_content(result) == mined_content(chat)
