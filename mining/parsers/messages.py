@@ -3,6 +3,10 @@ OpenTelemetry parsers.
 
 Roles map to Casemill's (`user` -> customer, `developer` -> system). Tool results are linked to
 their call by `tool_call_id` (legacy `function` messages by name, to the latest unanswered call).
+Two other shapes of the same messages are read: Anthropic's content blocks (an assistant's
+`tool_use` blocks are its calls, a user's `tool_result` blocks the results, each a tool message
+before the user's own words) and the OpenAI Responses API's items (`function_call`,
+`function_call_output`; `reasoning` items are skipped).
 A message with an unknown role, a tool result with no call before it, or arguments that are not
 a JSON object raise `RecordProblem` naming the message's field. Past `max_turns` messages the
 rest is counted, not kept.
@@ -33,6 +37,9 @@ ROLES = {
     "developer": "system",
 }
 
+BLOCK_TYPES = frozenset({"tool_use", "tool_result"})  # Anthropic's blocks that are no text
+CALL_ITEM, OUTPUT_ITEM = "function_call", "function_call_output"  # the Responses API's
+SKIPPED_ITEMS = frozenset({"reasoning"})
 TRUE_WORDS = frozenset({"true", "yes", "1", "resolved", "solved", "closed", "success", "done"})
 FALSE_WORDS = frozenset({"false", "no", "0", "unresolved", "open", "failed", "failure", "pending"})
 
@@ -125,9 +132,17 @@ class _Builder:
         # the common case first: a role already in lower case (ROLES' keys all are)
         role = ROLES.get(raw) if type(raw) is str else None
         if role is None:
+            if raw is None and m.get("type") in (CALL_ITEM, OUTPUT_ITEM, *SKIPPED_ITEMS):
+                self._item(index, m)
+                return
             role = _role(m, index)
         content = m.get("content")
         if type(content) is not str:
+            if type(content) is list and any(
+                isinstance(b, dict) and b.get("type") in BLOCK_TYPES for b in content
+            ):
+                self._blocks(index, role, content)
+                return
             content = as_text(content)
         if role == "assistant":
             self.messages.append(Message("assistant", content, self._calls(index, m)))
@@ -135,6 +150,67 @@ class _Builder:
             self.messages.append(self._result(index, m, content))
         else:
             self.messages.append(Message(role, content))
+
+    def _item(self, index: int, m: dict[str, Any]) -> None:
+        """A Responses API item: a call, its output, or one skipped (reasoning)."""
+        kind = m["type"]
+        if kind == CALL_ITEM:
+            where = f"messages[{index}]"
+            call = self._call(m.get("call_id") or m.get("id"), m, where, "arguments", index)
+            self.messages.append(Message("assistant", "", [call]))
+        elif kind == OUTPUT_ITEM:
+            output = m.get("output")
+            content = output if type(output) is str else as_text(output)
+            tool = {"tool_call_id": m.get("call_id")}
+            self.messages.append(self._result(index, tool, content, f"messages[{index}].call_id"))
+        else:
+            self.total -= 1  # not a message
+
+    def _blocks(self, index: int, role: str, blocks: list[Any]) -> None:
+        """Anthropic's content blocks: `tool_use` ones are the assistant's calls, `tool_result`
+        ones the results (each a tool message, before the rest of the message's words)."""
+        texts, calls = [], []
+        for j, block in enumerate(blocks):
+            kind = block.get("type") if isinstance(block, dict) else None
+            where = f"messages[{index}].content[{j}]"
+            if kind == "tool_use":
+                if role != "assistant":
+                    raise RecordProblem("bad_message", "a tool_use block of no assistant", where)
+                use = {"name": block.get("name"), "arguments": block.get("input")}
+                calls.append(self._call(block.get("id"), use, where, "input", index, j))
+            elif kind == "tool_result":
+                tool = {"tool_call_id": block.get("tool_use_id")}
+                content = as_text(block.get("content"))
+                result = self._result(index, tool, content, f"{where}.tool_use_id")
+                if block.get("is_error") is True:
+                    self.by_id[result.call_id or ""].error = True
+                self.messages.append(result)
+            else:
+                texts.append(block)
+        text = as_text(texts) if texts else ""
+        if role == "assistant":
+            self.messages.append(Message("assistant", text, calls))
+        elif text or not any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks
+        ):
+            self.messages.append(Message(role, text))  # type: ignore[arg-type]
+
+    def _call(
+        self, call_id: Any, fn: dict[str, Any], where: str, args_at: str, index: int, j: int = 0
+    ) -> LoggedCall:
+        """A call of `fn` (`name`, `arguments`) logged outside a `tool_calls` list, at `where`,
+        its arguments in the field `args_at` there."""
+        if not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise RecordProblem("bad_message", "a tool call needs a name", where)
+        try:
+            args = parse_arguments(fn.get("arguments"))
+        except RecordProblem as problem:
+            problem.field = f"{where}.{args_at}"
+            raise
+        call = LoggedCall(str(call_id or f"call_{index}_{j}"), fn["name"], args)
+        self.by_id[call.id] = call
+        self.unanswered.append(call)
+        return call
 
     def _calls(self, index: int, m: dict[str, Any]) -> list[LoggedCall]:
         calls = []
@@ -162,7 +238,9 @@ class _Builder:
             self.unanswered.append(call)
         return calls
 
-    def _result(self, index: int, m: dict[str, Any], content: str) -> Message:
+    def _result(
+        self, index: int, m: dict[str, Any], content: str, where: str | None = None
+    ) -> Message:
         call_id = m.get("tool_call_id")
         call = self.by_id.get(str(call_id)) if call_id is not None else None
         if call is None and call_id is None and m.get("name"):
@@ -171,7 +249,7 @@ class _Builder:
             raise RecordProblem(
                 "orphan_tool_result",
                 "a tool result whose call does not appear before it",
-                f"messages[{index}].tool_call_id",
+                where or f"messages[{index}].tool_call_id",
             )
         call.result = content
         call.error = is_error_result(content)

@@ -2,6 +2,9 @@
 
     {"conversation_id": "...", "resolved": true, "messages": [{"role": "user", ...}, ...]}
 
+Messages in Anthropic's content-block shape or as OpenAI Responses API items are read too
+(`mining.parsers.messages`).
+
 The id may also be called `id`, `session_id` or `thread_id` (else `<file stem>:<line>`); the
 resolution flag `resolved`, `resolution`, `success` or `reward` (1 = resolved). Either may sit in
 a `metadata` object instead (as logging tools and OpenAI's stored completions keep them), the
