@@ -40,6 +40,12 @@ ROLES = {
 BLOCK_TYPES = frozenset({"tool_use", "tool_result"})  # Anthropic's blocks that are no text
 CALL_ITEM, OUTPUT_ITEM = "function_call", "function_call_output"  # the Responses API's
 SKIPPED_ITEMS = frozenset({"reasoning"})
+# where a call is logged, for a problem's field: the message's index `i`, the call's `j`
+TOOL_CALL_AT, BLOCK_AT, ITEM_AT = (
+    "messages[{i}].tool_calls[{j}]",
+    "messages[{i}].content[{j}]",
+    "messages[{i}]",
+)
 TRUE_WORDS = frozenset({"true", "yes", "1", "resolved", "solved", "closed", "success", "done"})
 FALSE_WORDS = frozenset({"false", "no", "0", "unresolved", "open", "failed", "failure", "pending"})
 
@@ -155,8 +161,7 @@ class _Builder:
         """A Responses API item: a call, its output, or one skipped (reasoning)."""
         kind = m["type"]
         if kind == CALL_ITEM:
-            where = f"messages[{index}]"
-            call = self._call(m.get("call_id") or m.get("id"), m, where, "arguments", index)
+            call = self._call(m.get("call_id") or m.get("id"), m, index, 0, ITEM_AT)
             self.messages.append(Message("assistant", "", [call]))
         elif kind == OUTPUT_ITEM:
             output = m.get("output")
@@ -172,16 +177,17 @@ class _Builder:
         texts, calls = [], []
         for j, block in enumerate(blocks):
             kind = block.get("type") if isinstance(block, dict) else None
-            where = f"messages[{index}].content[{j}]"
             if kind == "tool_use":
                 if role != "assistant":
+                    where = BLOCK_AT.format(i=index, j=j)
                     raise RecordProblem("bad_message", "a tool_use block of no assistant", where)
                 use = {"name": block.get("name"), "arguments": block.get("input")}
-                calls.append(self._call(block.get("id"), use, where, "input", index, j))
+                calls.append(self._call(block.get("id"), use, index, j, BLOCK_AT, args="input"))
             elif kind == "tool_result":
                 tool = {"tool_call_id": block.get("tool_use_id")}
                 content = as_text(block.get("content"))
-                result = self._result(index, tool, content, f"{where}.tool_use_id")
+                where = BLOCK_AT.format(i=index, j=j) + ".tool_use_id"
+                result = self._result(index, tool, content, where)
                 if block.get("is_error") is True:
                     self.by_id[result.call_id or ""].error = True
                 self.messages.append(result)
@@ -196,18 +202,28 @@ class _Builder:
             self.messages.append(Message(role, text))  # type: ignore[arg-type]
 
     def _call(
-        self, call_id: Any, fn: dict[str, Any], where: str, args_at: str, index: int, j: int = 0
+        self,
+        call_id: Any,
+        fn: dict[str, Any],
+        index: int,
+        j: int,
+        place: str,
+        fields: str = "",
+        args: str = "arguments",
     ) -> LoggedCall:
-        """A call of `fn` (`name`, `arguments`) logged outside a `tool_calls` list, at `where`,
-        its arguments in the field `args_at` there."""
-        if not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise RecordProblem("bad_message", "a tool call needs a name", where)
+        """A logged call of `fn` (its `name` and `arguments`). `place`, a format of the message's
+        index `i` and the call's `j`, and the fields' prefix `fields` name it in a problem
+        (formatted only then); `args` names its arguments' field."""
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
+            where = place.format(i=index, j=j)
+            raise RecordProblem("bad_message", f"a tool call needs {fields}name", where)
         try:
-            args = parse_arguments(fn.get("arguments"))
+            arguments = parse_arguments(fn.get("arguments"))
         except RecordProblem as problem:
-            problem.field = f"{where}.{args_at}"
+            problem.field = f"{place.format(i=index, j=j)}.{fields}{args}"
             raise
-        call = LoggedCall(str(call_id or f"call_{index}_{j}"), fn["name"], args)
+        call = LoggedCall(str(call_id or f"call_{index}_{j}"), name, arguments)
         self.by_id[call.id] = call
         self.unanswered.append(call)
         return call
@@ -223,19 +239,10 @@ class _Builder:
             raw_calls = [*raw_calls, {"function": m["function_call"], "id": None}]
         for j, tc in enumerate(raw_calls):
             fn = tc.get("function") if isinstance(tc, dict) else None
-            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-                where = f"messages[{index}].tool_calls[{j}]"
+            if not isinstance(fn, dict):
+                where = TOOL_CALL_AT.format(i=index, j=j)
                 raise RecordProblem("bad_message", "a tool call needs function.name", where)
-            try:
-                args = parse_arguments(fn.get("arguments"))
-            except RecordProblem as problem:  # named here: the field is only needed then
-                problem.field = f"messages[{index}].tool_calls[{j}].function.arguments"
-                raise
-            call_id = tc.get("id") or f"call_{index}_{j}"
-            call = LoggedCall(str(call_id), fn["name"], args)
-            calls.append(call)
-            self.by_id[call.id] = call
-            self.unanswered.append(call)
+            calls.append(self._call(tc.get("id"), fn, index, j, TOOL_CALL_AT, "function."))
         return calls
 
     def _result(
