@@ -222,14 +222,14 @@ class Carry:
     that rotates its file splits a trace between two), the ids the window flushed, the spans
     lost, and the lines read so far. `finish` ends the open traces after the last file."""
 
-    open: dict[str, Trace] = field(default_factory=dict)
+    open: OrderedDict[str, Trace] = field(default_factory=OrderedDict)  # by their last span
     flushed: OrderedDict[str, None] = field(default_factory=OrderedDict)  # last FLUSHED_KEPT
     lost: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)  # id -> where
     read: int = 0  # lines of the run's files before the one being read
     line: int = 0  # the last line read of that one
     # conversations of traces that named their gen_ai.conversation.id, held to join the traces
     # of its later turns: id -> (the conversation so far, where its last trace ended)
-    joining: dict[str, tuple[Conversation, int]] = field(default_factory=dict)
+    joining: OrderedDict[str, tuple[Conversation, int]] = field(default_factory=OrderedDict)
     released: OrderedDict[str, None] = field(default_factory=OrderedDict)  # last FLUSHED_KEPT
     spoiled: OrderedDict[str, str] = field(default_factory=OrderedDict)  # id -> a turn lost
 
@@ -242,9 +242,11 @@ class Carry:
 
     def release(self, before: int | None) -> Iterator[Conversation]:
         """The held conversations whose last trace ended before `before` (all with None)."""
-        done = [k for k, (_, pos) in self.joining.items() if before is None or pos < before]
-        for key in done:
-            conv, _ = self.joining.pop(key)
+        while self.joining:  # (in the order their last traces ended)
+            key, (conv, pos) = next(iter(self.joining.items()))
+            if before is not None and pos >= before:
+                break
+            del self.joining[key]
             self.released[key] = None
             if len(self.released) > FLUSHED_KEPT:
                 self.released.popitem(last=False)
@@ -315,8 +317,10 @@ def _parse(
             continue
         if untraced:
             yield _untraced(file, number, untraced)
-        stale = [t for t in open_traces.values() if at.pos - t.last_line > window]
-        for trace in stale:
+        while open_traces:  # (in the order their last spans came: the stale ones first)
+            trace = next(iter(open_traces.values()))
+            if at.pos - trace.last_line <= window:
+                break
             del open_traces[trace.trace_id]
             trace.cut = SPREAD.format(window=window)
             flushed[trace.trace_id] = None
@@ -352,6 +356,7 @@ def _ended(
         del state.joining[item.id]
         yield held[0]
     state.joining[item.id] = (joined or item, pos)
+    state.joining.move_to_end(item.id)
 
 
 def _spoil(state: Carry, conversation_id: str, record: Quarantined) -> None:
@@ -412,7 +417,7 @@ def join_turns(first: Conversation, then: Conversation) -> Conversation | None:
 
 
 def _collect(
-    doc: dict[str, Any], at: _At, traces: dict[str, Trace], flushed: OrderedDict[str, None]
+    doc: dict[str, Any], at: _At, traces: OrderedDict[str, Trace], flushed: OrderedDict[str, None]
 ) -> list[str]:
     """Add the document's GenAI spans to their traces. A malformed span (a start time that is no
     number, ...) marks its trace, which is quarantined whole when it ends; the fields of spans
@@ -446,7 +451,7 @@ def _span_at(i: int, j: int, n: int) -> str:
 
 
 def _trace(
-    traces: dict[str, Trace],
+    traces: OrderedDict[str, Trace],
     trace_id: str,
     at: _At,
     resource: dict,
@@ -458,7 +463,9 @@ def _trace(
         traces[trace_id] = trace
         if trace_id in flushed:
             trace.partial = CONTINUED
-    trace.last_line = at.pos
+    if trace.last_line != at.pos:
+        trace.last_line = at.pos
+        traces.move_to_end(trace_id)  # the open traces stay in the order of their last spans
     return trace
 
 
@@ -466,7 +473,7 @@ def _add(
     raw: Any,
     at: _At,
     resource: dict[str, Any],
-    traces: dict[str, Trace],
+    traces: OrderedDict[str, Trace],
     flushed: OrderedDict[str, None],
 ) -> bool:
     """Add one span to its trace if it is a GenAI span; False when it has no trace id."""
