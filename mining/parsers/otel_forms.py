@@ -8,13 +8,16 @@
 - OpenInference's (Arize Phoenix's) indexed attributes: `llm.input_messages.N.message.role`,
   `.content` (or `.contents.J.message_content.text`), `.tool_call_id`,
   `.tool_calls.J.tool_call.id|function.name|function.arguments`, and `llm.output_messages.N.*`;
-  `session.id` as the conversation id, and a `TOOL` span (`tool.name`, `input.value`,
-  `output.value`) as an `execute_tool` span;
+  a `TOOL` span (`tool.name`, `input.value`, `output.value`) as an `execute_tool` span;
 - span events of the earlier GenAI conventions: `gen_ai.system.message`, `gen_ai.user.message`,
   `gen_ai.assistant.message`, `gen_ai.tool.message` and `gen_ai.choice`, their body in the
   `gen_ai.event.content` attribute (JSON) or in the event's own attributes (`content`,
   `tool_calls`, `id`, `message`, ...); and the oldest form, `gen_ai.content.prompt` /
   `gen_ai.content.completion` events holding `gen_ai.prompt` / `gen_ai.completion` as JSON.
+
+A span without `gen_ai.conversation.id` takes its conversation's id from `session.id`
+(OpenInference, Langfuse's `langfuse.session.id`) or OpenLLMetry's association properties
+(`traceloop.association.properties.session_id` or `.conversation_id`).
 
 Each message says where it comes from (`FROM`, `CALLS_FROM`), so a problem found later in it is
 reported as the attribute or event that holds it.
@@ -67,6 +70,14 @@ OPENINFERENCE = _Form(
     re.compile(r"tool_calls\.(\d+)\.tool_call\.(?:function\.)?(id|name|arguments)"),
     "{where}.tool_calls.{j}.tool_call.function",
 )
+# a conversation's id where the GenAI conventions' gen_ai.conversation.id is not set: OpenInference's
+# and Langfuse's session, OpenLLMetry's association properties
+SESSION_KEYS = (
+    "session.id",
+    "langfuse.session.id",
+    "traceloop.association.properties.session_id",
+    "traceloop.association.properties.conversation_id",
+)
 PART_TEXT = re.compile(r"contents\.(\d+)\.message_content\.text")
 ALL_PREFIXES = OPENLLMETRY.prefixes + OPENINFERENCE.prefixes
 
@@ -76,6 +87,10 @@ def fill_messages(attrs: dict[str, Any], events: Any, attributes: Any) -> None:
     the span holds neither), and name the operation `chat` when the span does not; an
     OpenInference tool span becomes an `execute_tool` one. `attributes` reads an OTLP
     key/value list (the parser's)."""
+    if "gen_ai.conversation.id" not in attrs:
+        session = next((attrs[k] for k in SESSION_KEYS if attrs.get(k)), None)
+        if session is not None:
+            attrs["gen_ai.conversation.id"] = session
     if INPUT in attrs or OUTPUT in attrs:
         return
     if attrs.get("openinference.span.kind") == "TOOL" and attrs.get("tool.name"):
@@ -95,8 +110,6 @@ def fill_messages(attrs: dict[str, Any], events: Any, attributes: Any) -> None:
         return
     attrs[INPUT], attrs[OUTPUT] = inputs, outputs
     attrs.setdefault("gen_ai.operation.name", "chat")
-    if attrs.get("session.id"):  # OpenInference's conversation
-        attrs.setdefault("gen_ai.conversation.id", attrs["session.id"])
 
 
 def _tool_span(attrs: dict[str, Any]) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from mining_helpers import mined_content, sample_records, until_last_reply, write_jsonl
 
 from mining import mine
-from mining.parsers import otel
+from mining.parsers import otel, otel_forms
 from mining.synthetic_otel import _kv, _parts
 
 RECORDS = sample_records(8, seed=5)
@@ -150,3 +151,18 @@ def test_a_conversation_one_of_whose_turns_was_quarantined_is_a_part(tmp_path):
         # of the turn that was lost
         assert conv.resolved is None
         assert conv.partial == otel.LOST_TURN.format(reason="bad_span", line=quarantined.line)
+
+
+@pytest.mark.parametrize("key", otel_forms.SESSION_KEYS)
+def test_a_session_id_joins_the_traces_as_a_conversation_id_does(tmp_path, key):
+    records = [until_last_reply(r) for r in RECORDS]
+    traces = [turn_traces(r, 100 * i) for i, r in enumerate(records)]
+    lines = interleaved(traces)
+    for doc in lines:
+        for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            for a in span["attributes"]:
+                if a["key"] == "gen_ai.conversation.id":
+                    a["key"] = key
+    result = mine([write_jsonl(tmp_path / "s.jsonl", lines)], "otel", redact=False)
+    assert result.summary.conversations_read == len(records) < len(lines)
+    assert mined_content(result) == mined_content(chat_of(tmp_path, records))
