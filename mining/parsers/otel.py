@@ -2,30 +2,26 @@
 
 Input: OTLP JSON, one export request a line (`{"resourceSpans": [{"resource": ...,
 "scopeSpans": [{"spans": [...]}]}]}`, what the collector's file exporter writes), or one such
-document for the whole file. Attributes are OTLP key/value lists.
+document for the whole file. Attributes are OTLP key/value lists. Lines of log records
+(`{"resourceLogs": ...}`) among them give the messages of the GenAI events that instrumentations
+send as logs (`mining.parsers.otel_logs`).
 
 Spans are grouped by `traceId` (a GenAI span without one is quarantined; a trace with a
 malformed span, or with spans on a line that cannot be read, is quarantined whole: it would be
-mined without them) and ordered by start time. A trace becomes one conversation:
-- the model-call span (`gen_ai.operation.name` = `chat`, ...) with the longest
-  `gen_ai.input.messages` gives the history, and its `gen_ai.output.messages` the last reply
-  (messages are `{role, parts}` with `text`, `tool_call` and `tool_call_response` parts);
-  `gen_ai.system_instructions` adds the system turn; messages held instead in OpenLLMetry's
-  indexed `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes, OpenInference's
-  `llm.input_messages.N.*` / `llm.output_messages.N.*` or span events of the earlier
-  conventions are read too (`mining.parsers.otel_forms`);
-- tool-execution spans (`execute_tool`: `gen_ai.tool.name`, `gen_ai.tool.call.id`,
-  `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, an error status) fill in results the
-  messages lack, and calls they do not show.
+mined without them) and ordered by start time. A trace becomes one conversation: the history
+of its model call that holds the longest one, with the results (and calls) only its
+tool-execution spans show (`mining.parsers.otel_history`); messages in OpenLLMetry's,
+OpenInference's or span events' forms are read as the current conventions' attributes
+(`mining.parsers.otel_forms`).
 
 The conversation id is `gen_ai.conversation.id` when a span has it (else the trace id); the
 resolution flag is a boolean attribute `casemill.resolved` or `conversation.resolved`. An
 application that traces each turn apart (a request a turn) writes one conversation as several
 traces sharing that id, each chat span repeating the history: their conversations are joined
 into the longest, when each one's customer turns begin the longest's (else the id names several
-conversations, mined apart), and tool results only the others show are filled in. A
-conversation is held until no trace of its id has ended for `window` lines; a part that comes
-after that is mined as a low-confidence part.
+conversations, mined apart), and tool results only the others show are filled in
+(`mining.parsers.otel_turns`). A conversation is held until no trace of its id has ended for
+`window` lines; a part that comes after that is mined as a low-confidence part.
 
 Traces are finished when no span of theirs has been seen for `window` lines, or when the input
 ends: the file, or the last file of a run (the files of one run share a `Carry`, so a trace a
@@ -34,10 +30,8 @@ finished by the window may be only a part when its root span (one without `paren
 are exported as they end, a parent after its children) was not seen, or when a logged call has
 no result; such a trace, and one whose id comes back after it was finished (the last
 `FLUSHED_KEPT` such ids are remembered), has its resolution taken as unknown, so its cases are
-low-confidence ones to label.
-An `execute_tool` span without a call id answers the first unanswered logged call of its tool and
-arguments. A trace whose model-call spans hold no messages (content capture was off, or the
-messages went to log records) is quarantined as `missing_messages`, saying so.
+low-confidence ones to label. A trace whose model-call spans hold no messages (content
+capture was off) is quarantined as `missing_messages`, saying so.
 """
 
 from __future__ import annotations
@@ -52,16 +46,29 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from mining.model import Conversation, LoggedCall, Message, Quarantined, RecordProblem
-from mining.parsers.messages import as_resolved, as_text, build_conversation
-from mining.parsers.otel_forms import CALLS_FROM, FROM, fill_messages, has_other_form
-from mining.reading import MAX_LINE_BYTES, Progress, iter_lines, json_problem, too_long
+from mining.model import Conversation, Quarantined, RecordProblem
+from mining.parsers import otel_logs
+from mining.parsers.messages import as_resolved, build_conversation
+from mining.parsers.otel_forms import fill_messages
+from mining.parsers.otel_history import (
+    MODEL_OPS,
+    history,
+    merge_tool_spans,
+    span_field,
+)
+from mining.parsers.otel_logs import LogEvent
+from mining.parsers.otel_turns import join_turns
+from mining.reading import (
+    MAX_LINE_BYTES,
+    Progress,
+    RawLine,
+    iter_lines,
+    json_problem,
+    too_long,
+)
 
-TOOL_SPAN = "the execute_tool span of call"
-MESSAGE_FIELD = re.compile(r"messages\[(\d+)\](?:\.tool_calls\[(\d+)\](?:\.function)?)?(.*)")
 # a span with an attribute of these is a GenAI span (OpenInference's spans have no gen_ai.*)
 GENAI_PREFIXES = ("gen_ai.", "casemill.", "conversation.", "openinference.", "llm.")
-MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
 WINDOW = 2000
 MAX_SPANS = 5000
@@ -73,14 +80,6 @@ LATER_PART = (
     "the conversation (gen_ai.conversation.id) went on in a trace that ended after an earlier "
     "part of it was mined"
 )
-NO_MESSAGES = (
-    "no chat span of this trace holds its messages, in gen_ai.input.messages / "
-    "gen_ai.output.messages, in span events (gen_ai.user.message, gen_ai.choice, ...), in "
-    "OpenLLMetry's gen_ai.prompt.N.* / gen_ai.completion.N.* or in OpenInference's "
-    "llm.input_messages.N.* / llm.output_messages.N.* attributes: turn on the "
-    "instrumentation's content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
-    "TRACELOOP_TRACE_CONTENT=true); messages sent as log records are not read"
-)
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +89,7 @@ class Span:
     start: int
     attrs: dict[str, Any]
     error: str | None
+    sid: str = ""  # its spanId: the log records of its GenAI events name it
 
 
 @dataclass
@@ -107,6 +107,8 @@ class Trace:
     cut: str | None = None  # ended by the window: SPREAD, if it shows it may not be whole
     file: str = ""  # the file it starts in
     first: int = 0  # where it starts, counting the lines of the run's earlier files
+    logs: dict[str, list[LogEvent]] = field(default_factory=dict)  # span id -> its GenAI events
+    records: int = 0  # log records kept
 
     def add(self, span: Span) -> None:
         """Keep the span; of model calls, only the longest history keeps its messages (each
@@ -177,37 +179,61 @@ def _unread(record: Quarantined, data: bytes) -> Unread:
 
 
 def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any] | Unread]:
+    """Each line's document (or what could not be read of it). A first line that is a JSON
+    object cut short may open one pretty-printed document: the lines after it are held (up to
+    the size limit) and read as that document at the end, or, when they are not one, line by
+    line after all, so a truncated first line loses nothing but itself."""
     file = str(path)
-    lines = iter_lines(path, progress)
-    buffered: list[bytes] = []
-    first_bad: Quarantined | None = None
+    held: list[RawLine] = []
+    size = 0
+    for raw in iter_lines(path, progress):
+        if held:
+            held.append(raw)
+            size += len(raw.data)
+            if size <= MAX_LINE_BYTES and not raw.too_long:
+                continue
+            yield from _each_line(file, held, whole=False)  # too big for one document
+            held = []
+            continue
+        if raw.number == 1 and not raw.too_long and _opens_document(raw.data):
+            held, size = [raw], len(raw.data)
+            continue
+        yield from _each_line(file, [raw], whole=False)
+    if held:
+        yield from _each_line(file, held, whole=True)
+
+
+def _opens_document(data: bytes) -> bool:
+    """Whether a first line is a JSON object cut short (the start of a pretty-printed one)."""
+    if not data.lstrip().startswith(b"{"):
+        return False
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return json_problem(data, exc)[0] == "truncated"
+    return False
+
+
+def _each_line(file: str, lines: list[RawLine], whole: bool) -> Iterator[tuple[int, Any] | Unread]:
+    """The lines' documents; with `whole`, first as one pretty-printed document."""
+    if whole and len(lines) > 1:
+        try:
+            yield 1, orjson.loads(b"\n".join(raw.data for raw in lines))
+            return
+        except orjson.JSONDecodeError:
+            pass
     for raw in lines:
         if raw.too_long:  # its first bytes only: the ids they name
             yield _unread(too_long(file, raw.number), raw.data)
             continue
         if not raw.data.strip():
             continue
-        if buffered:
-            buffered.append(raw.data)
-            continue
         try:
             yield raw.number, orjson.loads(raw.data)
         except orjson.JSONDecodeError as exc:
             reason, message = json_problem(raw.data, exc)
             bad = Quarantined(file=file, line=raw.number, reason=reason, message=message)
-            if raw.number == 1 and raw.data.lstrip().startswith(b"{") and reason == "truncated":
-                buffered.append(raw.data)  # maybe one pretty-printed document
-                first_bad = bad
-                continue
             yield _unread(bad, raw.data)
-    if buffered:
-        whole = b"\n".join(buffered)
-        try:
-            if len(whole) > MAX_LINE_BYTES:
-                raise ValueError
-            yield 1, orjson.loads(whole)
-        except ValueError:
-            yield _unread(first_bad, whole)  # type: ignore[arg-type]
 
 
 class _At(NamedTuple):
@@ -294,16 +320,22 @@ def _parse(
         number, doc = item
         state.line = number
         at = _At(file, number, state.read + number)
-        if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
+        logs = isinstance(doc, dict) and isinstance(doc.get("resourceLogs"), list)
+        if not logs and (
+            not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list)
+        ):
             yield Quarantined(
                 file=file,
                 line=number,
                 reason="bad_span",
-                message="expected an OTLP JSON export with 'resourceSpans'",
+                message="expected an OTLP JSON export with 'resourceSpans' or 'resourceLogs'",
             )
             continue
         try:
-            untraced = _collect(doc, at, open_traces, flushed)
+            if logs:
+                untraced = otel_logs.collect(doc, _keeper(at, state), attributes, attr_value)
+            else:
+                untraced = _collect(doc, at, open_traces, flushed)
         except (TypeError, ValueError, AttributeError) as exc:
             record = Quarantined(
                 file=file,
@@ -329,6 +361,20 @@ def _parse(
             yield from _ended(state, trace, max_turns, at.pos)
         if state.joining:
             yield from state.release(at.pos - window)
+
+
+def _keeper(at: _At, state: Carry) -> otel_logs.Keep:
+    """What keeps a GenAI event record of the line at `at` with its trace."""
+
+    def keep(trace_id: str, span_id: str, event: LogEvent) -> None:
+        trace = _trace(state.open, trace_id, at, {}, state.flushed)
+        if trace.records >= otel_logs.MAX_RECORDS:
+            trace.dropped += 1
+            return
+        trace.records += 1
+        trace.logs.setdefault(span_id, []).append(event)
+
+    return keep
 
 
 def _ended(
@@ -368,52 +414,6 @@ def _spoil(state: Carry, conversation_id: str, record: Quarantined) -> None:
     held = state.joining.get(conversation_id)
     if held is not None and held[0].partial is None:
         held[0].resolved, held[0].partial = None, why
-
-
-def _with_results(messages: list[Message], results: dict[str, LoggedCall]) -> list[Message]:
-    """The messages with the results `results` knows of their calls that have none, each a tool
-    message after its call's message (and the results already there)."""
-    out: list[Message] = []
-    waiting: list[Message] = []
-    for m in messages:
-        if waiting and m.role != "tool":
-            out += waiting
-            waiting = []
-        out.append(m)
-        for call in m.calls:
-            known = results.get(call.id)
-            if call.result is None and known is not None and known.tool == call.tool:
-                call.result, call.error = known.result, known.error
-                waiting.append(Message("tool", known.result or "", call_id=call.id))
-    return out + waiting
-
-
-def _customer_turns(conv: Conversation) -> list[str]:
-    return [m.content for m in conv.messages if m.role == "customer"]
-
-
-def join_turns(first: Conversation, then: Conversation) -> Conversation | None:
-    """Two traces' conversations of one id as one: the longer, when the other's customer turns
-    begin its own, starting where the first starts, with the tool results only the other shows;
-    None when they are not one conversation."""
-    a, b = _customer_turns(first), _customer_turns(then)
-    if b[: len(a)] == a and (len(b), len(then.messages)) >= (len(a), len(first.messages)):
-        longer, shorter = then, first
-    elif a[: len(b)] == b:
-        longer, shorter = first, then
-    else:
-        return None
-    results = {c.id: c for m in shorter.messages for c in m.calls if c.result is not None}
-    if any(c.result is None and c.id in results for m in longer.messages for c in m.calls):
-        longer.messages = _with_results(longer.messages, results)
-    longer.file, longer.line = first.file, first.line
-    if longer.resolved is None:
-        longer.resolved = shorter.resolved
-    longer.partial = longer.partial or shorter.partial
-    if longer.partial is not None:  # only parts of it seen: whether it was resolved is not known
-        longer.resolved = None
-    longer.tools = longer.tools or shorter.tools
-    return longer
 
 
 def _collect(
@@ -497,13 +497,16 @@ def _add(
     if len(trace.spans) >= MAX_SPANS:
         trace.dropped += 1
     else:
-        trace.add(Span(start, attrs, error))
+        trace.add(Span(start, attrs, error, str(raw.get("spanId") or "")))
     return True
 
 
 def _untraced(file: str, line: int, fields: list[str]) -> Quarantined:
-    more = f" (and {len(fields) - 1} more span(s) of this line)" if len(fields) > 1 else ""
-    what = "a GenAI span with no traceId" if fields[0].endswith(".traceId") else "a malformed span"
+    kind = "log record" if fields[0].startswith("resourceLogs") else "span"
+    more = f" (and {len(fields) - 1} more {kind}(s) of this line)" if len(fields) > 1 else ""
+    what = (
+        f"a GenAI {kind} with no traceId" if fields[0].endswith(".traceId") else "a malformed span"
+    )
     return Quarantined(
         file=file,
         line=line,
@@ -514,71 +517,13 @@ def _untraced(file: str, line: int, fields: list[str]) -> Quarantined:
     )
 
 
-def _loads(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return None
-    return value
-
-
-def _semconv_messages(items: Any, key: str) -> list[dict[str, Any]]:
-    """GenAI `{role, parts}` messages (the attribute `key`) as OpenAI chat messages, each with
-    where it comes from (`FROM`: the message's, or a tool call's part's, field in the span)."""
-    out: list[dict[str, Any]] = []
-    for k, m in enumerate(items if isinstance(items, list) else []):
-        if not isinstance(m, dict):
-            continue
-        parts = m.get("parts")
-        if parts is None:  # tolerate OpenAI-shaped messages
-            out.append({FROM: f"{key}[{k}]", **m})  # where another form said it is from
-            continue
-        texts, calls, sources = [], [], []
-        for n, p in enumerate(parts if isinstance(parts, list) else []):
-            kind = p.get("type") if isinstance(p, dict) else None
-            if kind == "text":
-                texts.append(as_text(p.get("content")))
-            elif kind in ("tool_call", "function_call"):
-                sources.append(f"{key}[{k}].parts[{n}]")
-                args = p.get("arguments")
-                calls.append(
-                    {
-                        "id": p.get("id"),
-                        "function": {
-                            "name": p.get("name"),
-                            "arguments": args
-                            if isinstance(args, str)
-                            else orjson.dumps(args if args is not None else {}).decode(),
-                        },
-                    }
-                )
-            elif kind == "tool_call_response":
-                result = p.get("response", p.get("result"))
-                out.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": p.get("id"),
-                        "content": as_text(result),
-                        FROM: f"{key}[{k}].parts[{n}]",
-                    }
-                )
-        if texts or calls:
-            msg: dict[str, Any] = {
-                "role": m.get("role"),
-                "content": "\n".join(texts),
-                FROM: f"{key}[{k}]",
-            }
-            if calls:
-                msg["tool_calls"], msg[CALLS_FROM] = calls, sources
-            out.append(msg)
-    return out
-
-
 def _finish(
     trace: Trace, max_turns: int, lost: dict[str, tuple[str, str | None, str]]
 ) -> Conversation | Quarantined:
     file = trace.file
+    if trace.logs:  # the messages of model calls sent as log records
+        trace.spans += otel_logs.attach(trace.spans, trace.logs, _new_span)
+        trace.logs = {}
     spans = sorted(trace.spans, key=lambda s: s.start)
     every = [trace.resource, *(s.attrs for s in spans)]
     conv_id = next(
@@ -600,8 +545,8 @@ def _finish(
         )
     messages: list[dict[str, Any]] = []
     try:
-        messages = _history(spans)
-        _merge_tool_spans(messages, spans)
+        messages = history(spans)
+        merge_tool_spans(messages, spans)
         conv = build_conversation(
             messages,
             conversation_id=str(conv_id),
@@ -617,7 +562,7 @@ def _finish(
             line=trace.line,
             reason=p.reason,
             message=p.message,
-            field=_span_field(messages, p.field),
+            field=span_field(messages, p.field),
             conversation_id=str(conv_id),
         )
     except (TypeError, ValueError, AttributeError) as exc:  # messages of an unexpected shape
@@ -643,146 +588,10 @@ def _finish(
     return conv
 
 
+def _new_span(start: int, attrs: dict[str, Any], sid: str) -> Span:
+    return Span(start, attrs, None, sid)
+
+
 def _open_calls(conv: Conversation) -> bool:
     """Whether a logged call has no result: its trace's tool span may not have been seen."""
     return any(c.result is None for m in conv.messages for c in m.calls)
-
-
-def _span_field(messages: list[dict[str, Any]], field: str | None) -> str | None:
-    """A problem's field in the messages built from the spans (`messages[2].tool_calls[0]
-    .function.arguments`) as the span attribute it comes from (`gen_ai.input.messages[1]
-    .parts[0].arguments`)."""
-    m = MESSAGE_FIELD.fullmatch(field or "")
-    if m is None or int(m.group(1)) >= len(messages):
-        return field
-    message = messages[int(m.group(1))]
-    origin, call, rest = message.get(FROM), m.group(2), m.group(3)
-    if origin is None:
-        return field
-    sources = message.get(CALLS_FROM)
-    if call is None or sources is None or int(call) >= len(sources):  # an OpenAI-shaped one
-        return origin + field[len(f"messages[{m.group(1)}]") :]
-    return sources[int(call)] + rest
-
-
-def _history(spans: list[Span]) -> list[dict[str, Any]]:
-    best: tuple[int, int] = (-1, -1)
-    chosen: Span | None = None
-    for s in spans:
-        if s.attrs.get("gen_ai.operation.name") not in MODEL_OPS:
-            continue
-        raw = s.attrs.get("gen_ai.input.messages")
-        inputs = _loads(raw)
-        if inputs is None and isinstance(raw, str) and raw.strip():
-            # cut short by an attribute length limit, most often: the history is lost
-            raise RecordProblem(
-                "bad_span", "gen_ai.input.messages is not JSON", "gen_ai.input.messages"
-            )
-        size = len(inputs) if isinstance(inputs, list) else 0
-        if (size, s.start) >= best and (size or s.attrs.get("gen_ai.output.messages")):
-            best, chosen = (size, s.start), s
-    if chosen is None:
-        if any(_model_call(s.attrs) for s in spans):
-            raise RecordProblem("missing_messages", NO_MESSAGES, "gen_ai.input.messages")
-        return []
-    messages = _semconv_messages(
-        _loads(chosen.attrs.get("gen_ai.input.messages")), "gen_ai.input.messages"
-    )
-    messages += _semconv_messages(
-        _loads(chosen.attrs.get("gen_ai.output.messages")), "gen_ai.output.messages"
-    )
-    system = _loads(chosen.attrs.get("gen_ai.system_instructions"))
-    if system and not any(m.get("role") == "system" for m in messages):
-        text = (
-            "\n".join(as_text(p.get("content")) for p in system if isinstance(p, dict))
-            if isinstance(system, list)
-            else as_text(system)
-        )
-        messages.insert(0, {"role": "system", "content": text, FROM: "gen_ai.system_instructions"})
-    return messages
-
-
-def _model_call(attrs: dict[str, Any]) -> bool:
-    """Whether a span is a model call (in a form whose messages may not be read)."""
-    return attrs.get("gen_ai.operation.name") in MODEL_OPS or has_other_form(attrs)
-
-
-def _merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:
-    called = {tc.get("id"): i for i, m in enumerate(messages) for tc in m.get("tool_calls") or []}
-    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
-    for s in spans:
-        a = s.attrs
-        if a.get("gen_ai.operation.name") != "execute_tool" or not a.get("gen_ai.tool.name"):
-            continue
-        call_id = a.get("gen_ai.tool.call.id")
-        if not call_id:  # "recommended if available": the logged call it executed, if one
-            call_id = _unanswered_call(messages, answered, a) or f"span{s.start}"
-        call_id = str(call_id)
-        result = a.get("gen_ai.tool.call.result")
-        result = as_text(result) if result is not None else None
-        if s.error and not (result or "").lower().startswith("error"):
-            result = f"Error: {s.error}" + (f" {result}" if result else "")
-        if call_id in answered:
-            continue
-        tool_msg = {
-            "role": "tool",
-            "tool_call_id": call_id,
-            "content": result or "",
-            FROM: f"{TOOL_SPAN} {call_id}: gen_ai.tool.call.result",
-        }
-        if call_id in called:
-            at = called[call_id] + 1
-            while at < len(messages) and messages[at].get("role") == "tool":
-                at += 1
-            messages.insert(at, tool_msg)
-            called = {k: (v + 1 if v >= at else v) for k, v in called.items()}
-        else:
-            args = a.get("gen_ai.tool.call.arguments")
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": "",
-                    FROM: f"{TOOL_SPAN} {call_id}",
-                    CALLS_FROM: [f"{TOOL_SPAN} {call_id}: gen_ai.tool.call"],
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "function": {
-                                "name": a["gen_ai.tool.name"],
-                                "arguments": args
-                                if isinstance(args, str)
-                                else orjson.dumps(args or {}).decode(),
-                            },
-                        }
-                    ],
-                }
-            )
-            messages.append(tool_msg)
-        answered.add(call_id)
-
-
-def _unanswered_call(
-    messages: list[dict[str, Any]], answered: set[Any], attrs: dict[str, Any]
-) -> str | None:
-    """The id of the first logged call with the tool span's tool and arguments that has no
-    result yet: an `execute_tool` span without `gen_ai.tool.call.id` executed it."""
-    args = _arguments(attrs.get("gen_ai.tool.call.arguments"))
-    for m in messages:
-        for tc in m.get("tool_calls") or []:
-            function = tc.get("function") or {}
-            if (
-                tc.get("id")
-                and tc["id"] not in answered
-                and function.get("name") == attrs["gen_ai.tool.name"]
-                and (args is None or _arguments(function.get("arguments")) == args)
-            ):
-                return str(tc["id"])
-    return None
-
-
-def _arguments(value: Any) -> Any:
-    """Tool-call arguments as a value to compare (a JSON string parsed; absent: None)."""
-    if value is None or value == "":
-        return None
-    loaded = _loads(value)
-    return value if loaded is None else loaded

@@ -196,3 +196,24 @@ def test_a_trace_ended_by_the_window_before_its_root_span_is_a_part(tmp_path):
     log = write_jsonl(tmp_path / "rooted.jsonl", docs)
     items = list(otel.parse(log, max_turns=50, window=2))
     assert [(i.partial, i.resolved) for i in items] == [(None, r["resolved"]) for r in RECORDS]
+
+
+def test_one_pretty_printed_document_is_read_whole(tmp_path):
+    doc = otel_export(RECORDS[0], TRACE, with_responses=True)
+    compact = mine([write_jsonl(tmp_path / "one.jsonl", [doc])], "otel", redact=False)
+    (tmp_path / "pretty.json").write_text(json.dumps(doc, indent=2))
+    pretty = mine([tmp_path / "pretty.json"], "otel", redact=False)
+    assert pretty.quarantined == ()
+    assert expected_calls(pretty) == expected_calls(compact)
+    assert confidences(pretty) == confidences(compact)
+
+
+def test_a_truncated_first_line_loses_nothing_but_itself(tmp_path):
+    docs = [otel_export(r, f"{i + 1:032x}", with_responses=True) for i, r in enumerate(RECORDS)]
+    log = write_jsonl(tmp_path / "cut.jsonl", docs)
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(lines[0][:300] + b"\n" + b"".join(lines[1:]))
+    result = mine([log], "otel", redact=False)
+    # before: the lines after it were held as one pretty-printed document, and all were lost
+    assert [(q.line, q.reason) for q in result.quarantined] == [(1, "truncated")]
+    assert result.summary.conversations_read == len(RECORDS) - 1

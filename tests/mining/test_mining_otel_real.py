@@ -1,0 +1,125 @@
+"""The OTel parser on exports written by real GenAI instrumentations (`otel_exports/`, made by
+`otel_exports/generate.py`: the `openai` client 3.57 in an agent loop against a scripted local
+server, two support conversations, encoded by opentelemetry-sdk 1.45.2 as the collector's file
+exporter writes them):
+
+- `openllmetry-0.62.jsonl`: opentelemetry-instrumentation-openai 0.62.4 (OpenLLMetry), messages
+  in `gen_ai.input.messages` / `gen_ai.output.messages`;
+- `openllmetry-0.52.jsonl`: the same at 0.52.6, in `gen_ai.prompt.N.*` / `gen_ai.completion.N.*`;
+- `openinference.jsonl`: openinference-instrumentation-openai 0.1.66, `llm.input_messages.N.*`;
+- `openai-v2-spans.jsonl`: opentelemetry-instrumentation-openai-v2 2.4b0 (util-genai 1.1b0,
+  latest conventions, span_only);
+- `openai-v2-logs.jsonl`: the same with event_only: the messages only in log records
+  (`gen_ai.client.inference.operation.details`), written before each conversation's spans;
+- `openai-v2-legacy-logs.jsonl`: opentelemetry-instrumentation-openai-v2 2.3b0 (util-genai 0.4b0,
+  content capture on): the messages only in log records of events (`gen_ai.user.message`,
+  `gen_ai.choice`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mining import mine
+from mining.parsers import otel
+
+EXPORTS = Path(__file__).parent / "otel_exports"
+FILES = sorted(p.name for p in EXPORTS.glob("*.jsonl"))
+
+
+def spoken(order: str, said: str) -> list[tuple]:
+    """The conversation every export holds, as (role, content, calls)."""
+    item = "I" + order[-1]
+    looked = json.dumps({"id": order, "status": "delivered", "items": [{"item_id": item}]})
+    refunded = json.dumps({"refund_id": "R" + order[-1], "amount": 64.75})
+    return [
+        ("system", "You are a support agent.", []),
+        ("customer", said, []),
+        ("assistant", "", [("get_order", {"order_id": order}, looked)]),
+        ("tool", looked, []),
+        ("assistant", "", [("refund_items", {"order_id": order, "item_ids": [item]}, refunded)]),
+        ("tool", refunded, []),
+        ("assistant", "Done, refunded.", []),
+    ]
+
+
+CONVERSATIONS = [
+    spoken("W1001", "Hi, the blanket in order W1001 arrived broken, refund it please."),
+    spoken("W1002", "Hello, the lamp from order W1002 does not work. Please refund it."),
+]
+
+
+def heard(conv) -> list[tuple]:
+    return [
+        (m.role, m.content, [(c.tool, c.arguments, c.result) for c in m.calls])
+        for m in conv.messages
+    ]
+
+
+def test_there_is_an_export_of_each_instrumentation():
+    assert FILES == [
+        "openai-v2-legacy-logs.jsonl",
+        "openai-v2-logs.jsonl",
+        "openai-v2-spans.jsonl",
+        "openinference.jsonl",
+        "openllmetry-0.52.jsonl",
+        "openllmetry-0.62.jsonl",
+    ]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_each_instrumentations_export_gives_the_conversations(name):
+    items = list(otel.parse(EXPORTS / name, max_turns=50))
+    assert [type(i).__name__ for i in items] == ["Conversation", "Conversation"]
+    assert [heard(i) for i in items] == CONVERSATIONS
+    assert [i.resolved for i in items] == [True, True]
+    assert [i.partial for i in items] == [None, None]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_each_instrumentations_export_gives_the_refund_as_the_expected_call(name):
+    result = mine([EXPORTS / name], "otel", redact=False)
+    assert result.quarantined == ()
+    expected = sorted(
+        (
+            case.provenance.source.conversation_id
+            == result.cases[0].provenance.source.conversation_id,
+            case.provenance.operators[0].name,
+            [
+                (e.tool, e.params["order_id"], e.params["item_ids"])
+                for e in case.expected.tool_calls
+            ],
+        )
+        for case in result.cases
+    )
+    # (the reads are not expected; the write is, from the decision point and the conversation)
+    assert expected == [
+        (False, "conversation", [("refund_items", "W1002", ["I2"])]),
+        (False, "decision_point", [("refund_items", "W1002", ["I2"])]),
+        (True, "conversation", [("refund_items", "W1001", ["I1"])]),
+        (True, "decision_point", [("refund_items", "W1001", ["I1"])]),
+    ]
+
+
+def test_log_records_after_all_the_spans_are_read_as_well(tmp_path):
+    """Logs and spans exported apart, then put in one file: all the spans' lines first."""
+    lines = (EXPORTS / "openai-v2-legacy-logs.jsonl").read_text().splitlines(keepends=True)
+    spans = [line for line in lines if line.startswith('{"resourceSpans"')]
+    logs = [line for line in lines if line.startswith('{"resourceLogs"')]
+    assert spans and logs
+    (tmp_path / "after.jsonl").write_text("".join(spans + logs))
+    items = list(otel.parse(tmp_path / "after.jsonl", max_turns=50))
+    assert [heard(i) for i in items] == CONVERSATIONS
+
+
+@pytest.mark.parametrize("name", ["openai-v2-logs.jsonl", "openai-v2-legacy-logs.jsonl"])
+def test_spans_whose_messages_went_to_log_records_not_exported_say_so(tmp_path, name):
+    lines = (EXPORTS / name).read_text().splitlines(keepends=True)
+    (tmp_path / "spans.jsonl").write_text("".join(ln for ln in lines if "resourceLogs" not in ln))
+    result = mine([tmp_path / "spans.jsonl"], "otel", redact=False)
+    assert not result.cases
+    assert [q.reason for q in result.quarantined] == ["missing_messages"] * 2
+    assert "export the logs to the same file as the spans" in result.quarantined[0].message
