@@ -40,6 +40,7 @@ REASONS = (
     "bad_row",
     "bad_span",
     "invalid_case",
+    "mining_error",
 )
 
 

@@ -299,7 +299,32 @@ def work(item: Conversation | Quarantined, options: MineOptions, derive: DeriveO
     scrubbed). Depends on nothing but its arguments, so it can run in any process."""
     if isinstance(item, Quarantined):
         return Worked(quarantined=[_scrubbed(item, options)])
-    conv, worked = item, Worked(conversation=True)
+    try:
+        return _work(item, options, derive)
+    except Exception as exc:  # a record of a shape not foreseen: set aside, the run goes on
+        where = _raised_at(exc)
+        log.warning("%s:%s: mining the conversation failed (%s)", item.file, item.line, where)
+        message = (
+            f"mining this conversation failed ({where}); it is set aside, the rest is mined: "
+            "please report it with the record"
+        )
+        return Worked(
+            conversation=True, quarantined=[_problem(item, "mining_error", message, options)]
+        )
+
+
+def _raised_at(exc: BaseException) -> str:
+    """The exception's type and where it was raised (not its message: it may quote the record,
+    personal data and all)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    at = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb else ""
+    return f"{type(exc).__name__}{at}"
+
+
+def _work(conv: Conversation, options: MineOptions, derive: DeriveOptions) -> Worked:
+    worked = Worked(conversation=True)
     if options.redact:
         red = redact_conversation(conv, options.seed, options.keep_raw)
         conv, worked.redactions, worked.raw = red.conversation, red.counts, red.raw

@@ -227,7 +227,8 @@ def phrases(
         elif call.tool == "cancel_order":
             out.append("cancelled")
         elif call.tool == "change_shipping_address":
-            city = (a.get("address") or {}).get("city")
+            address = a.get("address")
+            city = address.get("city") if isinstance(address, dict) else None
             if city:
                 out.append(str(city))
         elif call.tool == "exchange_item":

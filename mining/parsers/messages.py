@@ -145,7 +145,8 @@ class _Builder:
         content = m.get("content")
         if type(content) is not str:
             if type(content) is list and any(
-                isinstance(b, dict) and b.get("type") in BLOCK_TYPES for b in content
+                isinstance(b, dict) and isinstance(b.get("type"), str) and b["type"] in BLOCK_TYPES
+                for b in content
             ):
                 self._blocks(index, role, content)
                 return

@@ -521,9 +521,6 @@ def _finish(
     trace: Trace, max_turns: int, lost: dict[str, tuple[str, str | None, str]]
 ) -> Conversation | Quarantined:
     file = trace.file
-    if trace.logs:  # the messages of model calls sent as log records
-        trace.spans += otel_logs.attach(trace.spans, trace.logs, _new_span)
-        trace.logs = {}
     spans = sorted(trace.spans, key=lambda s: s.start)
     every = [trace.resource, *(s.attrs for s in spans)]
     conv_id = next(
@@ -545,6 +542,9 @@ def _finish(
         )
     messages: list[dict[str, Any]] = []
     try:
+        if trace.logs:  # the messages of model calls sent as log records
+            made = otel_logs.attach(spans, trace.logs, _new_span)
+            spans = sorted(spans + made, key=lambda s: s.start) if made else spans
         messages = history(spans)
         merge_tool_spans(messages, spans)
         conv = build_conversation(

@@ -178,7 +178,9 @@ def _indexed_message(form: _Form, side: str, n: int, fields: dict[str, Any]) -> 
     return message
 
 
-def _function(call: dict[str, Any]) -> dict[str, Any]:
+def _function(call: Any) -> dict[str, Any]:
+    if not isinstance(call, dict):  # no function: named so by the conversation's builder
+        return {}
     args = call.get("arguments")
     if args is not None and not isinstance(args, str):
         args = orjson.dumps(args).decode()

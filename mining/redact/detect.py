@@ -617,7 +617,10 @@ PAYMENT_SOURCES = frozenset(
 def is_payment_method(record: dict) -> bool:
     if not PAYMENT_MARKERS.isdisjoint(record):
         return True
-    return any(record.get(key) in PAYMENT_SOURCES for key in ("source", "kind", "type"))
+    return any(
+        isinstance(kind := record.get(key), str) and kind in PAYMENT_SOURCES
+        for key in ("source", "kind", "type")
+    )
 
 
 # Keys that mark an object as a person, so that its plain `name` is a person's name (a line

@@ -109,3 +109,30 @@ def test_targets_that_cannot_be_written_are_named_before_mining(tmp_path):
     with pytest.raises(UserError, match=r"--keep-raw .*cannot write there \(.*file is a file"):
         mine_to_files([log], "openai-jsonl", out, keep_raw=tmp_path / "file" / "raw.jsonl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder", "log.jsonl"]
+
+
+def test_a_conversation_whose_mining_fails_is_set_aside_and_the_run_goes_on(
+    tmp_path, monkeypatch, caplog
+):
+    """A record of a shape nobody foresaw raises inside redaction or derivation: it is
+    quarantined as `mining_error`, naming where, and the other conversations are mined."""
+    from mining import pipeline
+
+    records = sample_records(4, seed=3)
+    derive = pipeline.derive_cases
+    unlucky = records[1]["conversation_id"]
+
+    def failing(conv, options):
+        if conv.line == 2:
+            raise TypeError(f"unhashable type, from {unlucky}'s record: 555-201-3344")
+        return derive(conv, options)
+
+    monkeypatch.setattr(pipeline, "derive_cases", failing)
+    log = write_jsonl(tmp_path / "a.jsonl", records)
+    result = mine([log], "openai-jsonl")
+    [q] = result.quarantined
+    assert (q.line, q.reason) == (2, "mining_error")
+    assert q.message.startswith("mining this conversation failed (TypeError at test_mining_")
+    assert "555-201-3344" not in q.message and "555-201-3344" not in caplog.text
+    assert result.summary.conversations_read == 4
+    assert {c.provenance.source.line for c in result.cases} == {1, 3, 4}
