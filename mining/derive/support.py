@@ -184,6 +184,16 @@ def state_before(initial: dict[str, Any], prior: list[LoggedCall]) -> Rebuilt:
 
 
 def expected_call(call: LoggedCall) -> ExpectedCall:
+    """The support policy's expected call for a logged one; a call whose arguments are of a
+    shape the policy does not take (`item_ids` that is no list, ...) as it was logged, for the
+    semantic check to name what is wrong with it."""
+    try:
+        return _policy_call(call)
+    except (TypeError, ValueError, AttributeError):
+        return ExpectedCall(tool=call.tool, params=dict(call.arguments))
+
+
+def _policy_call(call: LoggedCall) -> ExpectedCall:
     a = call.arguments
     if call.tool == "refund_items":
         return policy.refund_call(
@@ -249,10 +259,13 @@ def _refund_total(
         except ValidationError:
             parsed[id(state)] = None
     known = parsed[id(state)]
-    order = known.orders.get(_order_key(arguments.get("order_id", ""))) if known else None
+    order_id, item_ids = arguments.get("order_id", ""), arguments.get("item_ids") or []
+    if known is None or not isinstance(order_id, str | int) or not isinstance(item_ids, list):
+        return None
+    order = known.orders.get(_order_key(order_id))
     if order is None:
         return None
-    items = [order.item(str(i)) for i in arguments.get("item_ids") or []]
+    items = [order.item(str(i)) for i in item_ids]
     return sum(i.total for i in items if i is not None) if all(items) else None
 
 

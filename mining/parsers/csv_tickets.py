@@ -369,7 +369,8 @@ class _Tickets:
             first = self.started.setdefault(hash(key), number) if key else number
             broken = self.bad_keys.get(key) or self.unknown
             ticket = self.open[key] = _Open(broken, first if first != number else None)
-        else:
+        else:  # (an unreadable row of no known ticket just before may have been one of its)
+            ticket.broken = ticket.broken or self.unknown
             self.open.move_to_end(key)
         self.unknown = None
         self.last_key = key

@@ -37,7 +37,8 @@ ROLES = {
     "developer": "system",
 }
 
-BLOCK_TYPES = frozenset({"tool_use", "tool_result"})  # Anthropic's blocks that are no text
+# Anthropic's blocks that are no text: calls, results, and the model's thinking (not said)
+BLOCK_TYPES = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 CALL_ITEM, OUTPUT_ITEM = "function_call", "function_call_output"  # the Responses API's
 SKIPPED_ITEMS = frozenset({"reasoning"})
 # where a call is logged, for a problem's field: the message's index `i`, the call's `j`
@@ -174,10 +175,13 @@ class _Builder:
 
     def _blocks(self, index: int, role: str, blocks: list[Any]) -> None:
         """Anthropic's content blocks: `tool_use` ones are the assistant's calls, `tool_result`
-        ones the results (each a tool message, before the rest of the message's words)."""
-        texts, calls = [], []
+        ones the results (each a tool message, before the rest of the message's words; each
+        counted as a message, kept within `max_turns`); thinking is left out."""
+        texts, calls, said = [], [], 0
         for j, block in enumerate(blocks):
             kind = block.get("type") if isinstance(block, dict) else None
+            if kind in ("thinking", "redacted_thinking"):
+                continue
             if kind == "tool_use":
                 if role != "assistant":
                     where = BLOCK_AT.format(i=index, j=j)
@@ -191,16 +195,17 @@ class _Builder:
                 result = self._result(index, tool, content, where)
                 if block.get("is_error") is True:
                     self.by_id[result.call_id or ""].error = True
-                self.messages.append(result)
+                said += 1
+                if len(self.messages) < self.max_turns:
+                    self.messages.append(result)
             else:
                 texts.append(block)
         text = as_text(texts) if texts else ""
-        if role == "assistant":
-            self.messages.append(Message("assistant", text, calls))
-        elif text or not any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks
-        ):
-            self.messages.append(Message(role, text))  # type: ignore[arg-type]
+        if role == "assistant" or text or not said:
+            said += 1
+            if len(self.messages) < self.max_turns:
+                self.messages.append(Message(role, text, calls))  # type: ignore[arg-type]
+        self.total += said - 1  # (`add` counted the one message it was given)
 
     def _call(
         self,

@@ -72,6 +72,7 @@ GENAI_PREFIXES = ("gen_ai.", "casemill.", "conversation.", "openinference.", "ll
 RESOLVED_KEYS = ("casemill.resolved", "conversation.resolved", "session.resolved")
 WINDOW = 2000
 MAX_SPANS = 5000
+CANDIDATES = 16  # conversations held a conversation id (one it names several times)
 FLUSHED_KEPT = 100_000  # trace ids remembered after a window flush, to spot one that continues
 SPREAD = "the trace's spans were more than {window} lines apart: it was mined before it ended"
 CONTINUED = "the trace continued after an earlier part of it was mined"
@@ -180,27 +181,51 @@ def _unread(record: Quarantined, data: bytes) -> Unread:
 
 def _documents(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any] | Unread]:
     """Each line's document (or what could not be read of it). A first line that is a JSON
-    object cut short may open one pretty-printed document: the lines after it are held (up to
-    the size limit) and read as that document at the end, or, when they are not one, line by
-    line after all, so a truncated first line loses nothing but itself."""
+    object cut short may open one pretty-printed document, unless the next line is a document
+    of its own (then the first line was only truncated, and the file is read line by line). A
+    pretty-printed document is read whole at the end, up to the size limit: past it, the file
+    is one record skipped."""
     file = str(path)
-    held: list[RawLine] = []
-    size = 0
+    held: list[RawLine] = []  # the lines of a pretty-printed document
+    size, skipped = 0, False
     for raw in iter_lines(path, progress):
+        if skipped:
+            continue
         if held:
+            if len(held) == 1 and raw.data.strip() and _alone(raw.data):
+                yield from _each_line(file, [*held, raw])  # JSON lines after all
+                held = []
+                continue
             held.append(raw)
             size += len(raw.data)
-            if size <= MAX_LINE_BYTES and not raw.too_long:
-                continue
-            yield from _each_line(file, held, whole=False)  # too big for one document
-            held = []
+            if size > MAX_LINE_BYTES or raw.too_long:
+                yield _unread(_too_big(file), held[0].data)
+                held, skipped = [], True
             continue
         if raw.number == 1 and not raw.too_long and _opens_document(raw.data):
             held, size = [raw], len(raw.data)
             continue
-        yield from _each_line(file, [raw], whole=False)
+        yield from _each_line(file, [raw])
     if held:
-        yield from _each_line(file, held, whole=True)
+        yield _whole(file, held)
+
+
+def _too_big(file: str) -> Quarantined:
+    return Quarantined(
+        file=file,
+        line=1,
+        reason="line_too_long",
+        message="the file is one pretty-printed JSON document over the 16 MiB limit; skipped: "
+        "export a JSON document a line",
+    )
+
+
+def _alone(data: bytes) -> bool:
+    """Whether a line is a JSON object by itself."""
+    try:
+        return isinstance(orjson.loads(data), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _opens_document(data: bytes) -> bool:
@@ -214,14 +239,17 @@ def _opens_document(data: bytes) -> bool:
     return False
 
 
-def _each_line(file: str, lines: list[RawLine], whole: bool) -> Iterator[tuple[int, Any] | Unread]:
-    """The lines' documents; with `whole`, first as one pretty-printed document."""
-    if whole and len(lines) > 1:
-        try:
-            yield 1, orjson.loads(b"\n".join(raw.data for raw in lines))
-            return
-        except orjson.JSONDecodeError:
-            pass
+def _whole(file: str, lines: list[RawLine]) -> tuple[int, Any] | Unread:
+    """The lines as one pretty-printed document, or one record of why they are not."""
+    data = b"\n".join(raw.data for raw in lines)
+    try:
+        return 1, orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        reason, message = json_problem(data, exc)
+        return _unread(Quarantined(file=file, line=1, reason=reason, message=message), data)
+
+
+def _each_line(file: str, lines: list[RawLine]) -> Iterator[tuple[int, Any] | Unread]:
     for raw in lines:
         if raw.too_long:  # its first bytes only: the ids they name
             yield _unread(too_long(file, raw.number), raw.data)
@@ -255,7 +283,8 @@ class Carry:
     line: int = 0  # the last line read of that one
     # conversations of traces that named their gen_ai.conversation.id, held to join the traces
     # of its later turns: id -> (the conversation so far, where its last trace ended)
-    joining: OrderedDict[str, tuple[Conversation, int]] = field(default_factory=OrderedDict)
+    # (an id may name several conversations, each joined apart: the last `CANDIDATES` held)
+    joining: OrderedDict[str, tuple[list[Conversation], int]] = field(default_factory=OrderedDict)
     released: OrderedDict[str, None] = field(default_factory=OrderedDict)  # last FLUSHED_KEPT
     spoiled: OrderedDict[str, str] = field(default_factory=OrderedDict)  # id -> a turn lost
 
@@ -269,14 +298,14 @@ class Carry:
     def release(self, before: int | None) -> Iterator[Conversation]:
         """The held conversations whose last trace ended before `before` (all with None)."""
         while self.joining:  # (in the order their last traces ended)
-            key, (conv, pos) = next(iter(self.joining.items()))
+            key, (convs, pos) = next(iter(self.joining.items()))
             if before is not None and pos >= before:
                 break
             del self.joining[key]
             self.released[key] = None
             if len(self.released) > FLUSHED_KEPT:
                 self.released.popitem(last=False)
-            yield conv
+            yield from convs
 
 
 def parse(
@@ -396,13 +425,17 @@ def _ended(
     lost_turn = state.spoiled.get(item.id)
     if lost_turn is not None and item.partial is None:
         item.resolved, item.partial = None, lost_turn
-    held = state.joining.get(item.id)
-    joined = None if held is None else join_turns(held[0], item)
-    if held is not None and joined is None:  # the id names another conversation: mined apart
-        del state.joining[item.id]
-        yield held[0]
-    state.joining[item.id] = (joined or item, pos)
-    state.joining.move_to_end(item.id)
+    convs = state.joining.pop(item.id, ([], 0))[0]
+    for n, conv in enumerate(convs):
+        joined = join_turns(conv, item)
+        if joined is not None:
+            convs[n] = joined
+            break
+    else:  # a conversation of its own (an id that names several, as a session may)
+        convs.append(item)
+        if len(convs) > CANDIDATES:
+            yield convs.pop(0)
+    state.joining[item.id] = (convs, pos)
 
 
 def _spoil(state: Carry, conversation_id: str, record: Quarantined) -> None:
@@ -411,9 +444,9 @@ def _spoil(state: Carry, conversation_id: str, record: Quarantined) -> None:
     state.spoiled[conversation_id] = why
     if len(state.spoiled) > FLUSHED_KEPT:
         state.spoiled.popitem(last=False)
-    held = state.joining.get(conversation_id)
-    if held is not None and held[0].partial is None:
-        held[0].resolved, held[0].partial = None, why
+    for conv in state.joining.get(conversation_id, ([], 0))[0]:
+        if conv.partial is None:
+            conv.resolved, conv.partial = None, why
 
 
 def _collect(
@@ -463,6 +496,8 @@ def _trace(
         traces[trace_id] = trace
         if trace_id in flushed:
             trace.partial = CONTINUED
+    elif resource and not trace.resource:  # opened by its log records, which give none
+        trace.resource = resource
     if trace.last_line != at.pos:
         trace.last_line = at.pos
         traces.move_to_end(trace_id)  # the open traces stay in the order of their last spans

@@ -165,16 +165,18 @@ def _indexed_message(form: _Form, side: str, n: int, fields: dict[str, Any]) -> 
         m = form.call.fullmatch(key)
         if m is not None:
             calls.setdefault(int(m.group(1)), {})[m.group(2)] = value
-    if fields.get("function_call.name") and not calls:
+    call_where = [form.call_where.format(where=where, j=j) for j in sorted(calls)]
+    if fields.get("function_call.name") and not calls:  # the legacy form of one call
         calls[0] = {
             "name": fields["function_call.name"],
             "arguments": fields.get("function_call.arguments"),
         }
+        call_where = [f"{where}.function_call"]
     if calls:
         message["tool_calls"] = [
             {"id": calls[j].get("id"), "function": _function(calls[j])} for j in sorted(calls)
         ]
-        message[CALLS_FROM] = [form.call_where.format(where=where, j=j) for j in sorted(calls)]
+        message[CALLS_FROM] = call_where
     return message
 
 

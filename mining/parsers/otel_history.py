@@ -159,8 +159,14 @@ def history(spans: list[Span]) -> list[dict[str, Any]]:
 
 
 def _model_call(attrs: dict[str, Any]) -> bool:
-    """Whether a span is a model call (in a form whose messages may not be read)."""
-    return attrs.get("gen_ai.operation.name") in MODEL_OPS or has_other_form(attrs)
+    """Whether a span is a model call, whether or not its messages were kept: as the GenAI
+    conventions, OpenLLMetry (`llm.request.type`) or OpenInference (an `LLM` span) say."""
+    return (
+        attrs.get("gen_ai.operation.name") in MODEL_OPS
+        or attrs.get("llm.request.type") in ("chat", "completion")
+        or attrs.get("openinference.span.kind") == "LLM"
+        or has_other_form(attrs)
+    )
 
 
 def merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:

@@ -48,8 +48,8 @@ class Collector:
 
     def add(self, kind: str, value: str) -> None:
         value = value.strip()
-        if len(value) < 2:
-            return
+        if len(value) < 2 or not any(ch.isalnum() for ch in value):
+            return  # punctuation alone ("{}", "--") is no personal data; replaced, it breaks JSON
         if kind == "name":
             self.add_name(value)
         elif value.isdigit() and len(value) < 5 and kind in ("user_id", "payment"):

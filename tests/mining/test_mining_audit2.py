@@ -299,3 +299,23 @@ def test_a_header_split_at_another_delimiter_names_the_delimiter_to_set(tmp_path
     assert f"3 split at {sep!r} (columns: ticket_id, role, message)" in message
     assert f"set {shown} in the --csv-mapping" in message
     assert "does not look like a header" not in message
+
+
+def test_an_unreadable_row_of_no_id_quarantines_the_open_ticket_of_the_next_row(tmp_path):
+    log = tmp_path / "t.csv"
+    log.write_text(
+        "ticket_id,role,message,status\n"
+        "A,customer,hi my order A,resolved\n"
+        "B,customer,hi my order B,resolved\n"
+        "A,agent,looking at A,resolved\n"
+        ",agent,a,stray,cells,resolved\n"  # whose row it was, nobody can tell: A's or B's
+        "B,agent,looking at B,resolved\n"
+    )
+    result = mine([log], "csv", redact=False)
+    # before: B, open since line 3, was mined as if the lost row could not be its own
+    assert not result.cases
+    assert sorted((q.line, q.conversation_id) for q in result.quarantined) == [
+        (2, "A"),
+        (3, "B"),
+        (5, None),
+    ]

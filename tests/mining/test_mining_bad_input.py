@@ -166,3 +166,42 @@ def test_parser_streams_one_record_at_a_time(tmp_path):
     items = parse(log, max_turns=500)
     first = next(items)
     assert first.id == "sup-00000"  # a Conversation, produced before the rest is read
+
+
+def test_a_field_value_of_punctuation_alone_is_not_taken_for_personal_data(tmp_path):
+    """A `city` of "{}" replaced everywhere broke the JSON of the calls' arguments."""
+    record = chat(
+        "odd-city",
+        [
+            {"role": "user", "content": "Ship order W1 to 12 Main St please."},
+            call_msg(
+                "c1",
+                "change_shipping_address",
+                {"order_id": "W1", "address": {"street1": "12 Main St", "city": "{}", "meta": {}}},
+            ),
+            result_msg("c1", '{"status": "ok"}'),
+        ],
+    )
+    result = mine([write_jsonl(tmp_path / "a.jsonl", [record])], "openai-jsonl")
+    # before: a mining_error (the arguments' JSON no longer parsed once "{}" was replaced)
+    assert result.quarantined == () and result.cases
+    [call] = result.cases[0].expected.tool_calls
+    assert call.params["address"]["city"] == "{}"
+    assert "12 Main St" not in json.dumps(call.params)
+
+
+def test_support_call_arguments_of_the_wrong_shape_give_a_case_naming_them(tmp_path):
+    record = chat(
+        "odd-items",
+        [
+            {"role": "user", "content": "Refund the vase of order W1 please."},
+            call_msg("c1", "refund_items", {"order_id": "W1", "item_ids": 1.5, "reason": "damaged"}),
+            result_msg("c1", '{"status": "ok"}'),
+        ],
+    )
+    result = mine([write_jsonl(tmp_path / "a.jsonl", [record])], "openai-jsonl")
+    # before: a mining_error (the support policy's call took item_ids for a list)
+    assert result.quarantined == () and result.cases
+    for case in result.cases:
+        assert case.provenance.label_confidence == "low"
+        assert "refund_items item_ids: 1.5 is not of type 'array'" in case.provenance.notes

@@ -147,3 +147,42 @@ def test_bad_blocks_and_items_are_quarantined_naming_their_field(tmp_path, messa
     result = mine([write_jsonl(tmp_path / "bad.jsonl", [record])], "openai-jsonl", redact=False)
     [q] = result.quarantined
     assert (q.reason, q.field, q.line) == (reason, field, 1)
+
+
+def test_tool_results_of_one_message_each_count_toward_the_turn_limit(tmp_path):
+    messages = [
+        {"role": "user", "content": "refund W1 W2 W3"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "three orders", "signature": "EqQB"},
+                *(
+                    {"type": "tool_use", "id": f"t{i}", "name": "get_order", "input": {"id": i}}
+                    for i in range(3)
+                ),
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": f"t{i}", "content": "ok"} for i in range(3)
+            ],
+        },
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "thanks"},
+    ]
+    log = write_jsonl(tmp_path / "a.jsonl", [{"conversation_id": "c", "messages": messages}])
+    [conv] = parse(log, max_turns=5)
+    # before: 5 messages counted for 7, so the conversation was not marked as cut
+    assert (len(conv.messages), conv.total_messages, conv.capped) == (5, 7, True)
+    assert conv.messages[1].content == ""  # the model's thinking is not what it said
+    [whole] = parse(log, max_turns=50)
+    assert [m.role for m in whole.messages] == [
+        "customer",
+        "assistant",
+        "tool",
+        "tool",
+        "tool",
+        "assistant",
+        "customer",
+    ]

@@ -217,3 +217,18 @@ def test_a_truncated_first_line_loses_nothing_but_itself(tmp_path):
     # before: the lines after it were held as one pretty-printed document, and all were lost
     assert [(q.line, q.reason) for q in result.quarantined] == [(1, "truncated")]
     assert result.summary.conversations_read == len(RECORDS) - 1
+
+
+def test_a_pretty_printed_document_over_the_limit_or_cut_short_is_one_record(tmp_path, monkeypatch):
+    doc = otel_export(RECORDS[0], TRACE, with_responses=True)
+    text = json.dumps(doc, indent=2)
+    (tmp_path / "cut.json").write_text(text[:-30])
+    assert [(q.line, q.reason) for q in mine([tmp_path / "cut.json"], "otel").quarantined] == [
+        (1, "truncated")
+    ]
+    (tmp_path / "big.json").write_text(text)
+    monkeypatch.setattr(otel, "MAX_LINE_BYTES", len(text) // 2)
+    result = mine([tmp_path / "big.json"], "otel")
+    # before: each of its lines was a record of its own
+    assert [(q.line, q.reason) for q in result.quarantined] == [(1, "line_too_long")]
+    assert "one pretty-printed JSON document over the 16 MiB limit" in result.quarantined[0].message

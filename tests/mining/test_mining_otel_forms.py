@@ -279,3 +279,21 @@ def test_openinference_tool_spans_give_the_results_the_messages_lack(tmp_path):
     chat = mine([write_jsonl(tmp_path / "chat.jsonl", records)], "openai-jsonl", redact=False)
     assert result.quarantined == ()
     assert mined_content(result) == mined_content(chat)
+
+
+def test_a_legacy_function_call_is_named_by_its_own_attribute(tmp_path):
+    attrs = {"gen_ai.system": "openai", "llm.request.type": "chat"}
+    attrs |= {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "cancel W1"}
+    attrs |= {
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.function_call.name": "cancel_order",
+        "gen_ai.completion.0.function_call.arguments": '{"order_id": ',  # cut short
+    }
+    span = {"traceId": "a" * 32, "spanId": "b" * 16, "attributes": _kv(attrs)}
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    result = mine([write_jsonl(tmp_path / "fc.jsonl", [doc])], "otel", redact=False)
+    [q] = result.quarantined
+    assert (q.reason, q.field) == (
+        "bad_tool_arguments",
+        "gen_ai.completion.0.function_call.arguments",
+    )

@@ -72,3 +72,14 @@ def test_a_log_line_that_cannot_be_read_quarantines_its_traces(tmp_path):
     # the first conversation's messages were on that line: it is not mined without them
     assert [(q.line, q.reason) for q in result.quarantined] == [(1, "truncated"), (2, "bad_span")]
     assert [c.provenance.source.line for c in result.cases] == [3, 3]  # its logs line
+
+
+def test_a_trace_opened_by_its_log_records_takes_its_spans_resource(tmp_path):
+    spans = lines_of("resourceSpans")
+    for doc in spans:
+        doc["resourceSpans"][0]["resource"]["attributes"].append(
+            {"key": "gen_ai.conversation.id", "value": {"stringValue": "conv-9"}}
+        )
+    logs = lines_of("resourceLogs")
+    log = write(tmp_path / "res.jsonl", [logs[0], spans[0], logs[1], spans[1]])
+    assert [i.id for i in otel.parse(log, max_turns=50)] == ["conv-9", "conv-9"]

@@ -123,3 +123,21 @@ def test_spans_whose_messages_went_to_log_records_not_exported_say_so(tmp_path, 
     assert not result.cases
     assert [q.reason for q in result.quarantined] == ["missing_messages"] * 2
     assert "export the logs to the same file as the spans" in result.quarantined[0].message
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("openllmetry-0.52.jsonl", ("gen_ai.prompt.", "gen_ai.completion.")),
+        ("openinference.jsonl", ("llm.input_messages.", "llm.output_messages.")),
+    ],
+)
+def test_model_calls_whose_content_was_not_captured_are_named_as_such(tmp_path, name, kept):
+    docs = [json.loads(line) for line in (EXPORTS / name).read_text().splitlines()]
+    for doc in docs:
+        for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            span["attributes"] = [a for a in span["attributes"] if not a["key"].startswith(kept)]
+    (tmp_path / "off.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    result = mine([tmp_path / "off.jsonl"], "otel", redact=False)
+    # before: "no customer turn", which did not say why
+    assert [q.reason for q in result.quarantined] == ["missing_messages"] * 2

@@ -166,3 +166,17 @@ def test_a_session_id_joins_the_traces_as_a_conversation_id_does(tmp_path, key):
     result = mine([write_jsonl(tmp_path / "s.jsonl", lines)], "otel", redact=False)
     assert result.summary.conversations_read == len(records) < len(lines)
     assert mined_content(result) == mined_content(chat_of(tmp_path, records))
+
+
+def test_conversations_sharing_an_id_and_interleaving_are_each_mined_whole(tmp_path):
+    """A session id that spans two chats: their turns come in turn, under one id."""
+    a, b = until_last_reply(RECORDS[0]), until_last_reply(RECORDS[4])
+    b_as_a = {**b, "conversation_id": a["conversation_id"]}
+    traces = [turn_traces(a, 0), turn_traces(b_as_a, 100)]
+    assert min(map(len, traces)) > 1
+    log = write_jsonl(tmp_path / "shared.jsonl", interleaved(traces))
+    items = list(otel.parse(log, max_turns=50))
+    # before: every time the other chat's turn came, the held one was mined: prefixes of both
+    assert len(items) == 2
+    chat = chat_of(tmp_path, [a, b_as_a])
+    assert mined_content(mine([log], "otel", redact=False)) == mined_content(chat)
