@@ -195,7 +195,9 @@ def test_support_call_arguments_of_the_wrong_shape_give_a_case_naming_them(tmp_p
         "odd-items",
         [
             {"role": "user", "content": "Refund the vase of order W1 please."},
-            call_msg("c1", "refund_items", {"order_id": "W1", "item_ids": 1.5, "reason": "damaged"}),
+            call_msg(
+                "c1", "refund_items", {"order_id": "W1", "item_ids": 1.5, "reason": "damaged"}
+            ),
             result_msg("c1", '{"status": "ok"}'),
         ],
     )

@@ -13,7 +13,11 @@ exporter writes them):
   (`gen_ai.client.inference.operation.details`), written before each conversation's spans;
 - `openai-v2-legacy-logs.jsonl`: opentelemetry-instrumentation-openai-v2 2.3b0 (util-genai 0.4b0,
   content capture on): the messages only in log records of events (`gen_ai.user.message`,
-  `gen_ai.choice`, ...).
+  `gen_ai.choice`, ...);
+- `openinference-turns.jsonl`, `openai-v2-spans-turns.jsonl` (`generate.py --turns`): each
+  conversation in two turns, a trace a turn, the two conversations' turns taking turns; the
+  conversation named by `gen_ai.conversation.id` on the application's span of the turn (and
+  OpenInference's `using_session`: `session.id` on its spans).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from mining import mine
 from mining.parsers import otel
 
 EXPORTS = Path(__file__).parent / "otel_exports"
-FILES = sorted(p.name for p in EXPORTS.glob("*.jsonl"))
+FILES = sorted(p.name for p in EXPORTS.glob("*.jsonl") if not p.stem.endswith("-turns"))
+TURNS = sorted(p.name for p in EXPORTS.glob("*-turns.jsonl"))
 
 
 def spoken(order: str, said: str) -> list[tuple]:
@@ -50,6 +55,16 @@ CONVERSATIONS = [
     spoken("W1001", "Hi, the blanket in order W1001 arrived broken, refund it please."),
     spoken("W1002", "Hello, the lamp from order W1002 does not work. Please refund it."),
 ]
+# in two turns: the agent asks before it refunds
+ASKED = [
+    [
+        *c[:4],
+        ("assistant", "I can refund it. Shall I?", []),
+        ("customer", "Yes please.", []),
+        *c[4:],
+    ]
+    for c in CONVERSATIONS
+]
 
 
 def heard(conv) -> list[tuple]:
@@ -60,6 +75,7 @@ def heard(conv) -> list[tuple]:
 
 
 def test_there_is_an_export_of_each_instrumentation():
+    assert TURNS == ["openai-v2-spans-turns.jsonl", "openinference-turns.jsonl"]
     assert FILES == [
         "openai-v2-legacy-logs.jsonl",
         "openai-v2-logs.jsonl",
@@ -141,3 +157,15 @@ def test_model_calls_whose_content_was_not_captured_are_named_as_such(tmp_path, 
     result = mine([tmp_path / "off.jsonl"], "otel", redact=False)
     # before: "no customer turn", which did not say why
     assert [q.reason for q in result.quarantined] == ["missing_messages"] * 2
+
+
+@pytest.mark.parametrize("name", TURNS)
+def test_the_traces_of_each_turn_are_mined_as_one_conversation(name):
+    lines = (EXPORTS / name).read_text().splitlines()
+    assert len(lines) == 4  # a trace a turn
+    items = list(otel.parse(EXPORTS / name, max_turns=50))
+    assert [heard(i) for i in items] == ASKED
+    assert [(i.id, i.resolved, i.line) for i in items] == [
+        ("conversation-1", True, 1),
+        ("conversation-2", True, 2),
+    ]

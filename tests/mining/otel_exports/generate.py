@@ -4,11 +4,16 @@ GenAI instrumentation, the spans (and log records) encoded as the OpenTelemetry 
 exporter writes them: an export request a line, `{"resourceSpans": ...}` or
 `{"resourceLogs": ...}`, ids in hex.
 
+With `--turns`, each conversation has two customer turns ("refund it" / "Yes please."), each
+traced apart as an application serving a request a turn does (its own root span, with
+`gen_ai.conversation.id`, and OpenInference's `using_session` for OpenInference), the two
+conversations' turns taking turns as concurrent customers' do.
+
 Not part of the test suite (the instrumentations are not the project's dependencies). In a
 virtual environment of its own:
 
     pip install openai opentelemetry-sdk opentelemetry-exporter-otlp-proto-common INSTRUMENTATION
-    python generate.py {openllmetry,openinference,openai-v2} OUT.jsonl
+    python generate.py {openllmetry,openinference,openai-v2} OUT.jsonl [--turns]
 
 `openai-v2` follows OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT and
 OTEL_SEMCONV_STABILITY_OPT_IN, as the instrumentation does.
@@ -17,17 +22,18 @@ OTEL_SEMCONV_STABILITY_OPT_IN, as the instrumentation does.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-ORDERS = ("W1001", "W1002")
 SAYS = (
     "Hi, the blanket in order W1001 arrived broken, refund it please.",
     "Hello, the lamp from order W1002 does not work. Please refund it.",
 )
+YES = "Yes please."
 TOOLS = [
     {
         "type": "function",
@@ -49,31 +55,35 @@ TOOLS = [
 
 
 def reply(request: dict, n: int) -> dict:
-    """The scripted agent: look the order up, refund its item, say so."""
-    said = next(m["content"] for m in request["messages"] if m["role"] == "user")
-    order = re.search(r"W\d+", said).group(0)
+    """The scripted agent: look the order up; refund its item (in two turns, once the customer
+    has said yes to "Shall I?"); say it is done."""
+    said = [m["content"] for m in request["messages"] if m["role"] == "user"]
+    order = re.search(r"W\d+", said[0]).group(0)
     results = sum(1 for m in request["messages"] if m["role"] == "tool")
+    two_turns = request.get("metadata", {}).get("turns") == "2"
     message: dict = {"role": "assistant", "content": None}
-    if results < 2:
-        name, args = (
-            ("get_order", {"order_id": order})
-            if results == 0
-            else (
-                "refund_items",
-                {"order_id": order, "item_ids": ["I" + order[-1]]},
-            )
-        )
-        call = {"name": name, "arguments": json.dumps(args)}
-        message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": call}]
+    if results == 0:
+        call = {"name": "get_order", "arguments": json.dumps({"order_id": order})}
+    elif results == 1 and (said[-1] == YES or not two_turns):
+        args = {"order_id": order, "item_ids": ["I" + order[-1]]}
+        call = {"name": "refund_items", "arguments": json.dumps(args)}
     else:
-        message["content"] = "Done, refunded."
-    finish = "tool_calls" if results < 2 else "stop"
+        call = None
+        message["content"] = "Done, refunded." if results == 2 else "I can refund it. Shall I?"
+    if call is not None:
+        message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": call}]
     return {
         "id": f"chatcmpl-{n}",
         "object": "chat.completion",
         "created": 1_795_000_000,
         "model": request["model"],
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if call is not None else "stop",
+            }
+        ],
         "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
     }
 
@@ -114,7 +124,7 @@ def hex_ids(value):
     return [hex_ids(v) for v in value] if isinstance(value, list) else value
 
 
-def main(which: str, out: str) -> None:
+def main(which: str, out: str, turns: bool) -> None:
     import openai
     from google.protobuf.json_format import MessageToDict
     from opentelemetry import _logs, trace
@@ -140,14 +150,17 @@ def main(which: str, out: str) -> None:
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     _logs.set_logger_provider(logger_provider)
+    session = None
     if which == "openllmetry":
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
         OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
     elif which == "openinference":
+        from openinference.instrumentation import using_session
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
         OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        session = using_session
     else:
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
@@ -159,37 +172,46 @@ def main(which: str, out: str) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="test")
     tracer = trace.get_tracer("support-app")
+    talks = {
+        f"conversation-{i + 1}": [said, YES] if turns else [said] for i, said in enumerate(SAYS)
+    }
+    histories = {key: [{"role": "system", "content": "You are a support agent."}] for key in talks}
     lines = []
-    for said in SAYS:
-        with tracer.start_as_current_span("support-conversation") as root:
-            messages = [
-                {"role": "system", "content": "You are a support agent."},
-                {"role": "user", "content": said},
-            ]
-            while True:
-                answer = client.chat.completions.create(
-                    model="gpt-4o-mini", messages=messages, tools=TOOLS
-                )
-                message = answer.choices[0].message
-                if not message.tool_calls:
-                    break
-                messages.append(message.model_dump(exclude_none=True))
-                for tc in message.tool_calls:
-                    done = result(tc.function.name, json.loads(tc.function.arguments))
-                    messages.append(
-                        {"role": "tool", "tool_call_id": tc.id, "content": json.dumps(done)}
+    for turn in range(2 if turns else 1):  # the conversations' turns take turns
+        for key, messages in histories.items():
+            messages.append({"role": "user", "content": talks[key][turn]})
+            in_session = session(key) if session and turns else contextlib.nullcontext()
+            with in_session, tracer.start_as_current_span("support-turn") as root:
+                if turns:
+                    root.set_attribute("gen_ai.conversation.id", key)
+                while True:
+                    answer = client.chat.completions.create(
+                        model="gpt-4o-mini",
+                        messages=messages,
+                        tools=TOOLS,
+                        metadata={"turns": "2" if turns else "1"},
                     )
-            root.set_attribute("casemill.resolved", True)
-        logged = logs.get_finished_logs()
-        if logged:  # written as they come, before the spans that end after them
-            lines.append(hex_ids(MessageToDict(encode_logs(logged))))
-        lines.append(hex_ids(MessageToDict(encode_spans(spans.get_finished_spans()))))
-        spans.clear()
-        logs.clear()
+                    message = answer.choices[0].message
+                    messages.append(message.model_dump(exclude_none=True))
+                    if not message.tool_calls:
+                        break
+                    for tc in message.tool_calls:
+                        done = result(tc.function.name, json.loads(tc.function.arguments))
+                        messages.append(
+                            {"role": "tool", "tool_call_id": tc.id, "content": json.dumps(done)}
+                        )
+                if turn == len(talks[key]) - 1:
+                    root.set_attribute("casemill.resolved", True)
+            logged = logs.get_finished_logs()
+            if logged:  # written as they come, before the spans that end after them
+                lines.append(hex_ids(MessageToDict(encode_logs(logged))))
+            lines.append(hex_ids(MessageToDict(encode_spans(spans.get_finished_spans()))))
+            spans.clear()
+            logs.clear()
     server.shutdown()
     with open(out, "w") as fh:
         fh.writelines(json.dumps(line) + "\n" for line in lines)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(sys.argv[1], sys.argv[2], "--turns" in sys.argv[3:])
