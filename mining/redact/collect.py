@@ -48,7 +48,7 @@ class Collector:
 
     def add(self, kind: str, value: str) -> None:
         value = value.strip()
-        if len(value) < 2 or not any(ch.isalnum() for ch in value):
+        if len(value) < 2 or not value[0].isalnum() and not any(ch.isalnum() for ch in value):
             return  # punctuation alone ("{}", "--") is no personal data; replaced, it breaks JSON
         if kind == "name":
             self.add_name(value)
