@@ -8,9 +8,9 @@ send as logs (`mining.parsers.otel_logs`).
 
 Spans are grouped by `traceId` (a GenAI span without one is quarantined; a trace with a
 malformed span, or with spans on a line that cannot be read, is quarantined whole: it would be
-mined without them) and ordered by start time. A trace becomes one conversation: the history
-of its model call that holds the longest one, with the results (and calls) only its
-tool-execution spans show (`mining.parsers.otel_history`); messages in OpenLLMetry's,
+mined without them) and ordered by start time. A trace becomes one conversation: the longest
+history of the agent the customer talks to, with the results (and calls, an agent's called as
+a tool among them) only its tool-execution spans show (`mining.parsers.otel_history`); messages in OpenLLMetry's,
 OpenInference's or span events' forms are read as the current conventions' attributes
 (`mining.parsers.otel_forms`).
 
@@ -54,6 +54,7 @@ from mining.parsers.otel_history import (
     MODEL_OPS,
     history,
     merge_tool_spans,
+    nested_in_tools,
     span_field,
 )
 from mining.parsers.otel_logs import LogEvent
@@ -91,6 +92,7 @@ class Span:
     attrs: dict[str, Any]
     error: str | None
     sid: str = ""  # its spanId: the log records of its GenAI events name it
+    parent: str = ""  # its parentSpanId
 
 
 @dataclass
@@ -102,6 +104,8 @@ class Trace:
     resource: dict[str, Any] = field(default_factory=dict)
     dropped: int = 0
     best: Span | None = None  # the model call with the longest history so far
+    last: Span | None = None  # the model call that started last (of an agent run as a tool,
+    # the longest history may be the inner agent's: the outer's is its last call's)
     broken: tuple[str, str | None, str] | None = None  # (line, field, why) of a malformed span
     partial: str | None = None  # why this may be only a part of the trace (SPREAD, CONTINUED)
     closed: bool = False  # its root span (no parentSpanId) was seen: spans end before their parent
@@ -109,21 +113,24 @@ class Trace:
     file: str = ""  # the file it starts in
     first: int = 0  # where it starts, counting the lines of the run's earlier files
     logs: dict[str, list[LogEvent]] = field(default_factory=dict)  # span id -> its GenAI events
+    links: dict[str, str] = field(default_factory=dict)  # span -> parent, of its other spans
     records: int = 0  # log records kept
 
     def add(self, span: Span) -> None:
-        """Keep the span; of model calls, only the longest history keeps its messages (each
-        call repeats the history before it, so memory stays linear in the conversation)."""
+        """Keep the span; of model calls, only the longest history and the last call's keep
+        their messages (each call repeats the history before it, so memory stays linear in
+        the conversation)."""
         self.spans.append(span)
         if span.attrs.get("gen_ai.operation.name") not in MODEL_OPS:
             return
-        size = _history_size(span)
-        if self.best is None or size >= _history_size(self.best):
-            if self.best is not None:
-                _strip(self.best)
+        before = (self.best, self.last)
+        if self.best is None or _history_size(span) >= _history_size(self.best):
             self.best = span
-        else:
-            _strip(span)
+        if self.last is None or span.start >= self.last.start:
+            self.last = span
+        for kept in {id(s): s for s in (*before, span) if s is not None}.values():
+            if kept is not self.best and kept is not self.last:
+                _strip(kept)
 
 
 MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages")
@@ -514,8 +521,13 @@ def _add(
     """Add one span to its trace if it is a GenAI span; False when it has no trace id."""
     attrs = attributes(raw.get("attributes"))
     if not any(k.startswith(GENAI_PREFIXES) for k in attrs):
-        if not raw.get("parentSpanId") and raw.get("traceId") in traces:  # a root, not GenAI
-            traces[raw["traceId"]].closed = True  # (an HTTP request's, an agent run's)
+        trace = traces.get(raw.get("traceId"))  # type: ignore[arg-type]
+        if trace is not None:
+            parent = raw.get("parentSpanId")
+            if not parent:  # a root, not GenAI (an HTTP request's, an agent run's)
+                trace.closed = True
+            elif raw.get("spanId") and len(trace.links) < MAX_SPANS:  # between GenAI spans
+                trace.links[str(raw["spanId"])] = str(parent)
         return True
     fill_messages(attrs, raw.get("events"), attributes)
     start = int(raw.get("startTimeUnixNano") or 0)
@@ -532,7 +544,8 @@ def _add(
     if len(trace.spans) >= MAX_SPANS:
         trace.dropped += 1
     else:
-        trace.add(Span(start, attrs, error, str(raw.get("spanId") or "")))
+        sid, parent = str(raw.get("spanId") or ""), str(raw.get("parentSpanId") or "")
+        trace.add(Span(start, attrs, error, sid, parent))
     return True
 
 
@@ -580,8 +593,9 @@ def _finish(
         if trace.logs:  # the messages of model calls sent as log records
             made = otel_logs.attach(spans, trace.logs, _new_span)
             spans = sorted(spans + made, key=lambda s: s.start) if made else spans
-        messages = history(spans)
-        merge_tool_spans(messages, spans)
+        nested = nested_in_tools(spans, trace.links)
+        messages = history(spans, nested)
+        merge_tool_spans(messages, spans, nested)
         conv = build_conversation(
             messages,
             conversation_id=str(conv_id),

@@ -10,8 +10,10 @@ OpenAI-shaped ones as `mining.parsers.otel_forms` reads the other forms into);
 `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments`,
 `gen_ai.tool.call.result`, an error status) fill in results the messages lack, and calls they
 do not show; one without a call id answers the first unanswered logged call of its tool and
-arguments. Each message keeps where it comes from, so that a problem is named by the span
-attribute that holds it (`span_field`).
+arguments. An agent called as a tool runs inside that tool's `execute_tool` span: its model
+calls are not the conversation's (unless no other call holds messages), and its tool calls
+follow the call that ran it. Each message keeps where it comes from, so that a problem is
+named by the span attribute that holds it (`span_field`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from mining.parsers.otel import Span
 
 TOOL_SPAN = "the execute_tool span of call"
+MAX_DEPTH = 64  # parents followed up from a span
 MESSAGE_FIELD = re.compile(r"messages\[(\d+)\](?:\.tool_calls\[(\d+)\](?:\.function)?)?(.*)")
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 NO_MESSAGES = (
@@ -121,7 +124,35 @@ def span_field(messages: list[dict[str, Any]], field: str | None) -> str | None:
     return sources[int(call)] + rest
 
 
-def history(spans: list[Span]) -> list[dict[str, Any]]:
+def nested_in_tools(spans: list[Span], links: dict[str, str]) -> dict[str, str]:
+    """The spans run inside a tool's execution (an agent called as a tool: its model calls and
+    tool executions), each with its nearest enclosing `execute_tool` span. `links`: the parent
+    of spans that are not GenAI ones, which may sit between the two."""
+    parent = {**links, **{s.sid: s.parent for s in spans if s.sid}}
+    tools = {
+        s.sid for s in spans if s.sid and s.attrs.get("gen_ai.operation.name") == "execute_tool"
+    }
+    nested = {}
+    for s in spans:
+        up, steps = parent.get(s.sid) if s.sid else None, 0
+        while up and steps < MAX_DEPTH:
+            if up in tools:
+                nested[s.sid] = up
+                break
+            up, steps = parent.get(up), steps + 1
+    return nested
+
+
+def history(spans: list[Span], nested: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The messages of the model call with the longest history, of the agent the customer
+    talks to: a model call run inside a tool's execution (an agent called as a tool) is chosen
+    only when no other holds messages."""
+    outer = [s for s in spans if not nested or s.sid not in nested]
+    messages = _longest(outer) if len(outer) < len(spans) else None
+    return messages if messages is not None else _longest(spans, required=True) or []
+
+
+def _longest(spans: list[Span], required: bool = False) -> list[dict[str, Any]] | None:
     best: tuple[int, int] = (-1, -1)
     chosen: Span | None = None
     for s in spans:
@@ -138,9 +169,9 @@ def history(spans: list[Span]) -> list[dict[str, Any]]:
         if (size, s.start) >= best and (size or s.attrs.get("gen_ai.output.messages")):
             best, chosen = (size, s.start), s
     if chosen is None:
-        if any(_model_call(s.attrs) for s in spans):
+        if required and any(_model_call(s.attrs) for s in spans):
             raise RecordProblem("missing_messages", NO_MESSAGES, "gen_ai.input.messages")
-        return []
+        return None
     messages = _semconv_messages(
         _loads(chosen.attrs.get("gen_ai.input.messages")), "gen_ai.input.messages"
     )
@@ -169,9 +200,16 @@ def _model_call(attrs: dict[str, Any]) -> bool:
     )
 
 
-def merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:
+def merge_tool_spans(
+    messages: list[dict[str, Any]], spans: list[Span], nested: dict[str, str] | None = None
+) -> None:
+    """Fill in the results the messages lack, and add the calls they do not show: after the
+    call of the tool whose execution ran them (`nested`: an agent called as a tool), else at
+    the end."""
     called = {tc.get("id"): i for i, m in enumerate(messages) for tc in m.get("tool_calls") or []}
     answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    call_of: dict[str, str] = {}  # a tool span's id -> the call it executed
+    after: dict[str, int] = {}  # a call -> where the next call its execution ran goes
     for s in spans:
         a = s.attrs
         if a.get("gen_ai.operation.name") != "execute_tool" or not a.get("gen_ai.tool.name"):
@@ -180,6 +218,8 @@ def merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:
         if not call_id:  # "recommended if available": the logged call it executed, if one
             call_id = _unanswered_call(messages, answered, a) or f"span{s.start}"
         call_id = str(call_id)
+        if s.sid:
+            call_of[s.sid] = call_id
         result = a.get("gen_ai.tool.call.result")
         result = as_text(result) if result is not None else None
         if s.error and not (result or "").lower().startswith("error"):
@@ -198,28 +238,36 @@ def merge_tool_spans(messages: list[dict[str, Any]], spans: list[Span]) -> None:
                 at += 1
             messages.insert(at, tool_msg)
             called = {k: (v + 1 if v >= at else v) for k, v in called.items()}
+            after = {k: (v + 1 if v >= at else v) for k, v in after.items()}
         else:
             args = a.get("gen_ai.tool.call.arguments")
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": "",
-                    FROM: f"{TOOL_SPAN} {call_id}",
-                    CALLS_FROM: [f"{TOOL_SPAN} {call_id}: gen_ai.tool.call"],
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "function": {
-                                "name": a["gen_ai.tool.name"],
-                                "arguments": args
-                                if isinstance(args, str)
-                                else orjson.dumps(args or {}).decode(),
-                            },
-                        }
-                    ],
-                }
-            )
-            messages.append(tool_msg)
+            call_msg = {
+                "role": "assistant",
+                "content": "",
+                FROM: f"{TOOL_SPAN} {call_id}",
+                CALLS_FROM: [f"{TOOL_SPAN} {call_id}: gen_ai.tool.call"],
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "function": {
+                            "name": a["gen_ai.tool.name"],
+                            "arguments": args
+                            if isinstance(args, str)
+                            else orjson.dumps(args or {}).decode(),
+                        },
+                    }
+                ],
+            }
+            outer = call_of.get(nested.get(s.sid, "")) if nested and s.sid else None
+            if outer is not None and outer in called:  # right after the call that ran it
+                at = after.get(outer, called[outer] + 1)
+                messages[at:at] = [call_msg, tool_msg]
+                called = {k: (v + 2 if v >= at else v) for k, v in called.items()}
+                after = {k: (v + 2 if v >= at else v) for k, v in after.items()}
+                called[call_id], after[outer] = at, at + 2
+            else:
+                called[call_id] = len(messages)
+                messages += [call_msg, tool_msg]
         answered.add(call_id)
 
 

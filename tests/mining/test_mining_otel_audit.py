@@ -232,3 +232,16 @@ def test_a_pretty_printed_document_over_the_limit_or_cut_short_is_one_record(tmp
     # before: each of its lines was a record of its own
     assert [(q.line, q.reason) for q in result.quarantined] == [(1, "line_too_long")]
     assert "one pretty-printed JSON document over the 16 MiB limit" in result.quarantined[0].message
+
+
+def test_a_trace_keeps_the_messages_of_its_longest_history_and_of_its_last_call_alone():
+    trace = otel.Trace("t", 1, 1)
+    sizes = [3, 9, 5, 2]  # messages of each model call, in the order they started
+    for n, size in enumerate(sizes):
+        history = json.dumps([{"role": "user", "content": "x"}] * size)
+        trace.add(
+            otel.Span(n, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": history}, None)
+        )
+    kept = ["gen_ai.input.messages" in s.attrs for s in trace.spans]
+    # the longest (an inner agent's, maybe) and the last (the outer agent's answer)
+    assert kept == [False, True, False, True]

@@ -17,7 +17,9 @@ exporter writes them):
 - `openinference-turns.jsonl`, `openai-v2-spans-turns.jsonl` (`generate.py --turns`): each
   conversation in two turns, a trace a turn, the two conversations' turns taking turns; the
   conversation named by `gen_ai.conversation.id` on the application's span of the turn (and
-  OpenInference's `using_session`: `session.id` on its spans).
+  OpenInference's `using_session`: `session.id` on its spans);
+- `openai-v2-spans-agent-tool.jsonl` (`--agent-tool`): a triage agent hands each refund to a
+  refund agent called as its tool, which runs its own loop inside the tool's `execute_tool` span.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from mining import mine
 from mining.parsers import otel
 
 EXPORTS = Path(__file__).parent / "otel_exports"
-FILES = sorted(p.name for p in EXPORTS.glob("*.jsonl") if not p.stem.endswith("-turns"))
+FILES = sorted(
+    p.name for p in EXPORTS.glob("*.jsonl") if not p.stem.endswith(("-turns", "-agent-tool"))
+)
 TURNS = sorted(p.name for p in EXPORTS.glob("*-turns.jsonl"))
 
 
@@ -169,3 +173,24 @@ def test_the_traces_of_each_turn_are_mined_as_one_conversation(name):
         ("conversation-1", True, 1),
         ("conversation-2", True, 2),
     ]
+
+
+def test_an_agent_called_as_a_tool_is_mined_inside_the_conversation_of_the_one_that_called_it():
+    items = list(otel.parse(EXPORTS / "openai-v2-spans-agent-tool.jsonl", max_turns=50))
+    # before: the refund agent's history (the longest) was taken for the conversation, the
+    # triage agent's call appended after it and its answer to the customer lost
+    for conv, spoken_ in zip(items, CONVERSATIONS, strict=True):  # (its parts, reused)
+        looked, refunded = spoken_[3][1], spoken_[5][1]
+        order, item = spoken_[2][2][0][1], spoken_[4][2][0][1]["item_ids"]
+        assert heard(conv) == [
+            ("system", "You triage support requests; a refund agent does refunds.", []),
+            ("customer", spoken_[1][1], []),
+            ("assistant", "", [("refund_agent", {"request": spoken_[1][1]}, "Done, refunded.")]),
+            ("assistant", "", [("get_order", order, looked)]),
+            ("tool", looked, []),
+            ("assistant", "", [("refund_items", {**order, "item_ids": item}, refunded)]),
+            ("tool", refunded, []),
+            ("tool", "Done, refunded.", []),
+            ("assistant", "Your refund is on its way.", []),
+        ]
+    assert [i.resolved for i in items] == [True, True]

@@ -4,6 +4,11 @@ GenAI instrumentation, the spans (and log records) encoded as the OpenTelemetry 
 exporter writes them: an export request a line, `{"resourceSpans": ...}` or
 `{"resourceLogs": ...}`, ids in hex.
 
+With `--agent-tool`, a triage agent answers the customer and hands the refund to a refund agent
+called as its tool `refund_agent` (its own loop and history, inside the tool's execution); the
+application traces each tool execution as an `execute_tool` span, as the GenAI conventions have
+it.
+
 With `--turns`, each conversation has two customer turns ("refund it" / "Yes please."), each
 traced apart as an application serving a request a turn does (its own root span, with
 `gen_ai.conversation.id`, and OpenInference's `using_session` for OpenInference), the two
@@ -13,7 +18,7 @@ Not part of the test suite (the instrumentations are not the project's dependenc
 virtual environment of its own:
 
     pip install openai opentelemetry-sdk opentelemetry-exporter-otlp-proto-common INSTRUMENTATION
-    python generate.py {openllmetry,openinference,openai-v2} OUT.jsonl [--turns]
+    python generate.py {openllmetry,openinference,openai-v2} OUT.jsonl [--turns | --agent-tool]
 
 `openai-v2` follows OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT and
 OTEL_SEMCONV_STABILITY_OPT_IN, as the instrumentation does.
@@ -54,15 +59,34 @@ TOOLS = [
 ]
 
 
+TRIAGE = "You triage support requests; a refund agent does refunds."
+REFUND_AGENT = {
+    "type": "function",
+    "function": {
+        "name": "refund_agent",
+        "description": "Hand a refund request to the refund agent",
+        "parameters": {"type": "object", "properties": {"request": {"type": "string"}}},
+    },
+}
+
+
 def reply(request: dict, n: int) -> dict:
     """The scripted agent: look the order up; refund its item (in two turns, once the customer
-    has said yes to "Shall I?"); say it is done."""
+    has said yes to "Shall I?"); say it is done. The triage agent hands the request on."""
     said = [m["content"] for m in request["messages"] if m["role"] == "user"]
     order = re.search(r"W\d+", said[0]).group(0)
     results = sum(1 for m in request["messages"] if m["role"] == "tool")
     two_turns = request.get("metadata", {}).get("turns") == "2"
     message: dict = {"role": "assistant", "content": None}
-    if results == 0:
+    if request["messages"][0]["content"] == TRIAGE:
+        call = (
+            None
+            if results
+            else {"name": "refund_agent", "arguments": json.dumps({"request": said[0]})}
+        )
+        if call is None:
+            message["content"] = "Your refund is on its way."
+    elif results == 0:
         call = {"name": "get_order", "arguments": json.dumps({"order_id": order})}
     elif results == 1 and (said[-1] == YES or not two_turns):
         args = {"order_id": order, "item_ids": ["I" + order[-1]]}
@@ -124,7 +148,7 @@ def hex_ids(value):
     return [hex_ids(v) for v in value] if isinstance(value, list) else value
 
 
-def main(which: str, out: str, turns: bool) -> None:
+def main(which: str, out: str, turns: bool, agent_tool: bool) -> None:
     import openai
     from google.protobuf.json_format import MessageToDict
     from opentelemetry import _logs, trace
@@ -172,10 +196,47 @@ def main(which: str, out: str, turns: bool) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="test")
     tracer = trace.get_tracer("support-app")
+    metadata = {"turns": "2" if turns else "1"}
+
+    def run(messages: list[dict], tools: list[dict]) -> str:
+        """The agent loop: call the model until it answers without a tool call."""
+        while True:
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, tools=tools, metadata=metadata
+            )
+            message = answer.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return message.content
+            for tc in message.tool_calls:
+                messages.append({"role": "tool", "tool_call_id": tc.id, "content": execute(tc)})
+
+    def execute(tc) -> str:
+        args = json.loads(tc.function.arguments)
+        if not agent_tool:
+            return json.dumps(result(tc.function.name, args))
+        with tracer.start_as_current_span(f"execute_tool {tc.function.name}") as span:
+            span.set_attribute("gen_ai.operation.name", "execute_tool")
+            span.set_attribute("gen_ai.tool.name", tc.function.name)
+            span.set_attribute("gen_ai.tool.call.id", tc.id)
+            span.set_attribute("gen_ai.tool.call.arguments", tc.function.arguments)
+            if tc.function.name == "refund_agent":  # an agent of its own, called as a tool
+                inner = [
+                    {"role": "system", "content": "You are a support agent."},
+                    {"role": "user", "content": args["request"]},
+                ]
+                done = run(inner, TOOLS)
+            else:
+                done = json.dumps(result(tc.function.name, args))
+            span.set_attribute("gen_ai.tool.call.result", done)
+            return done
+
     talks = {
         f"conversation-{i + 1}": [said, YES] if turns else [said] for i, said in enumerate(SAYS)
     }
-    histories = {key: [{"role": "system", "content": "You are a support agent."}] for key in talks}
+    system = TRIAGE if agent_tool else "You are a support agent."
+    histories = {key: [{"role": "system", "content": system}] for key in talks}
+    tools = [*TOOLS, REFUND_AGENT] if agent_tool else TOOLS
     lines = []
     for turn in range(2 if turns else 1):  # the conversations' turns take turns
         for key, messages in histories.items():
@@ -184,22 +245,7 @@ def main(which: str, out: str, turns: bool) -> None:
             with in_session, tracer.start_as_current_span("support-turn") as root:
                 if turns:
                     root.set_attribute("gen_ai.conversation.id", key)
-                while True:
-                    answer = client.chat.completions.create(
-                        model="gpt-4o-mini",
-                        messages=messages,
-                        tools=TOOLS,
-                        metadata={"turns": "2" if turns else "1"},
-                    )
-                    message = answer.choices[0].message
-                    messages.append(message.model_dump(exclude_none=True))
-                    if not message.tool_calls:
-                        break
-                    for tc in message.tool_calls:
-                        done = result(tc.function.name, json.loads(tc.function.arguments))
-                        messages.append(
-                            {"role": "tool", "tool_call_id": tc.id, "content": json.dumps(done)}
-                        )
+                run(messages, tools)
                 if turn == len(talks[key]) - 1:
                     root.set_attribute("casemill.resolved", True)
             logged = logs.get_finished_logs()
@@ -214,4 +260,4 @@ def main(which: str, out: str, turns: bool) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], "--turns" in sys.argv[3:])
+    main(sys.argv[1], sys.argv[2], "--turns" in sys.argv[3:], "--agent-tool" in sys.argv[3:])
