@@ -59,6 +59,7 @@ from mining.parsers.otel_history import (
 )
 from mining.parsers.otel_logs import LogEvent
 from mining.parsers.otel_turns import join_turns
+from mining.parsers.otel_values import attributes
 from mining.reading import (
     MAX_LINE_BYTES,
     Progress,
@@ -142,31 +143,6 @@ def _history_size(span: Span) -> int:
 
 def _strip(span: Span) -> None:
     span.attrs = {k: v for k, v in span.attrs.items() if k not in MESSAGE_KEYS}
-
-
-def attr_value(value: dict[str, Any]) -> Any:
-    if not isinstance(value, dict):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "arrayValue" in value:
-        return [attr_value(v) for v in value["arrayValue"].get("values", [])]
-    if "kvlistValue" in value:
-        return attributes(value["kvlistValue"].get("values", []))
-    return None
-
-
-def attributes(items: Any) -> dict[str, Any]:
-    if isinstance(items, dict):
-        return items
-    out = {}
-    for item in items or []:
-        if isinstance(item, dict) and "key" in item:
-            out[item["key"]] = attr_value(item.get("value", {}))
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +345,7 @@ def _parse(
             continue
         try:
             if logs:
-                untraced = otel_logs.collect(doc, _keeper(at, state), attributes, attr_value)
+                untraced = otel_logs.collect(doc, _keeper(at, state))
             else:
                 untraced = _collect(doc, at, open_traces, flushed)
         except (TypeError, ValueError, AttributeError) as exc:
@@ -529,7 +505,7 @@ def _add(
             elif raw.get("spanId") and len(trace.links) < MAX_SPANS:  # between GenAI spans
                 trace.links[str(raw["spanId"])] = str(parent)
         return True
-    fill_messages(attrs, raw.get("events"), attributes)
+    fill_messages(attrs, raw.get("events"))
     start = int(raw.get("startTimeUnixNano") or 0)
     trace_id = str(raw.get("traceId") or "")
     if not trace_id:

@@ -30,6 +30,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from mining.parsers.otel_values import attributes
+
 FROM, CALLS_FROM = "casemill.from", "casemill.calls_from"
 INPUT, OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"
 INDEXED_PREFIXES = ("gen_ai.prompt.", "gen_ai.completion.")
@@ -82,11 +84,10 @@ PART_TEXT = re.compile(r"contents\.(\d+)\.message_content\.text")
 ALL_PREFIXES = OPENLLMETRY.prefixes + OPENINFERENCE.prefixes
 
 
-def fill_messages(attrs: dict[str, Any], events: Any, attributes: Any) -> None:
+def fill_messages(attrs: dict[str, Any], events: Any) -> None:
     """Put the span's messages held in another form into `attrs[INPUT]` / `attrs[OUTPUT]` (when
     the span holds neither), and name the operation `chat` when the span does not; an
-    OpenInference tool span becomes an `execute_tool` one. `attributes` reads an OTLP
-    key/value list (the parser's)."""
+    OpenInference tool span becomes an `execute_tool` one."""
     if "gen_ai.conversation.id" not in attrs:
         session = next((attrs[k] for k in SESSION_KEYS if attrs.get(k)), None)
         if session is not None:
@@ -105,7 +106,7 @@ def fill_messages(attrs: dict[str, Any], events: Any, attributes: Any) -> None:
     else:
         if not isinstance(events, list) or not events:
             return
-        inputs, outputs = _from_events(events, attributes)
+        inputs, outputs = _from_events(events)
     if not inputs and not outputs:
         return
     attrs[INPUT], attrs[OUTPUT] = inputs, outputs
@@ -209,7 +210,7 @@ def _content(value: Any) -> Any:
     return value
 
 
-def _from_events(events: list[Any], attributes: Any) -> tuple[list[dict], list[dict]]:
+def _from_events(events: list[Any]) -> tuple[list[dict], list[dict]]:
     inputs: list[dict[str, Any]] = []
     outputs: list[dict[str, Any]] = []
     for n, event in enumerate(events):
@@ -218,18 +219,18 @@ def _from_events(events: list[Any], attributes: Any) -> tuple[list[dict], list[d
         name = event.get("name")
         where = f"span event {n} ({name})"
         if name in EVENT_ROLES:
-            body = _body(event, attributes)
+            body = _body(event)
             said = _event_message(body, body.get("role") or EVENT_ROLES[name], where)
             inputs += [said] if said else []
         elif name == CHOICE and not outputs:
-            body = _body(event, attributes)
-            message = _loads(body.get("message"))
+            body = _body(event)
+            message = _json_or_as_is(body.get("message"))
             message = message if isinstance(message, dict) else body
             said = _event_message(message, message.get("role") or "assistant", where)
             outputs += [said] if said else []
         elif name in (OLD_PROMPT, OLD_COMPLETION):
             key = "gen_ai.prompt" if name == OLD_PROMPT else "gen_ai.completion"
-            items = _loads(_body(event, attributes).get(key))
+            items = _json_or_as_is(_body(event).get(key))
             listed = [
                 _old_message(m, f"{where}: {key}[{k}]")
                 for k, m in enumerate(items if isinstance(items, list) else [])
@@ -241,9 +242,9 @@ def _from_events(events: list[Any], attributes: Any) -> tuple[list[dict], list[d
     return inputs, outputs
 
 
-def _body(event: dict[str, Any], attributes: Any) -> dict[str, Any]:
-    body = attributes(event.get("attributes"))
-    content = _loads(body.pop("gen_ai.event.content", None))
+def _body(event: dict[str, Any]) -> dict[str, Any]:
+    body = dict(attributes(event.get("attributes")))
+    content = _json_or_as_is(body.pop("gen_ai.event.content", None))
     if isinstance(content, dict):
         body.update(content)
     return body
@@ -257,7 +258,7 @@ def _event_message(body: dict[str, Any], role: Any, where: str) -> dict[str, Any
         call_id = body.get("tool_call_id", body.get("id"))
         if call_id is not None:
             message["tool_call_id"] = call_id
-    calls = _loads(body.get("tool_calls"))
+    calls = _json_or_as_is(body.get("tool_calls"))
     if isinstance(calls, list) and calls:
         message["tool_calls"] = [
             {"id": c.get("id"), "function": _function(c.get("function") or {})}
@@ -277,7 +278,8 @@ def _old_message(item: Any, where: str) -> Any:
     return {**item, FROM: where} if isinstance(item, dict) else item
 
 
-def _loads(value: Any) -> Any:
+def _json_or_as_is(value: Any) -> Any:
+    """A JSON object or array written as a string, read; anything else as it is."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             return orjson.loads(value)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mining.parsers.otel_forms import CHOICE, EVENT_ROLES, INPUT, OUTPUT, fill_messages
+from mining.parsers.otel_values import attr_value, attributes
 
 DETAILS = "gen_ai.client.inference.operation.details"
 LOG_EVENTS = frozenset({*EVENT_ROLES, CHOICE, DETAILS})
@@ -38,15 +39,9 @@ class LogEvent:
 Keep = Callable[[str, str, LogEvent], None]
 
 
-def collect(
-    doc: dict[str, Any],
-    keep: Keep,
-    attributes: Callable[[Any], dict[str, Any]],
-    attr_value: Callable[[Any], Any],
-) -> list[str]:
+def collect(doc: dict[str, Any], keep: Keep) -> list[str]:
     """Hand each GenAI event record of an OTLP logs export to `keep`; the fields of the records
-    left out for want of a trace id are returned. `attributes` and `attr_value` read OTLP
-    key/value lists and values (the parser's)."""
+    left out for want of a trace id are returned."""
     untraced = []
     for i, rl in enumerate(doc["resourceLogs"]):
         for j, sl in enumerate(rl.get("scopeLogs") or []):
@@ -90,11 +85,5 @@ def attach(
             span.attrs.update({k: details.attrs[k] for k in DETAIL_KEYS if k in details.attrs})
         else:
             as_span_events = [{"name": e.name, "attributes": dict(e.attrs)} for e in events]
-            fill_messages(span.attrs, as_span_events, _as_dict)
+            fill_messages(span.attrs, as_span_events)
     return made
-
-
-def _as_dict(items: Any) -> dict[str, Any]:
-    """A record's attributes, already read (`fill_messages` reads span events' key/value
-    lists with the function it is given)."""
-    return dict(items) if isinstance(items, dict) else {}

@@ -165,22 +165,28 @@ def test_validate_refuses_a_nan_amount_as_a_bad_record_and_keeps_the_good_ones(t
     assert kept["raw"] + "\n" == text[1]
 
 
+def _validate_json(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """`casemill validate --json` on a file with bad records: its report and the quarantine."""
+    quarantine = path.with_name("bad.jsonl")
+    result = runner.invoke(
+        app, ["validate", str(path), "--json", "--no-batch", "--quarantine", str(quarantine)]
+    )
+    assert result.exit_code == 1, result.output
+    quarantined = [json.loads(x) for x in quarantine.read_text().splitlines()]
+    return json.loads(result.output), quarantined
+
+
 def test_validate_json_report_keeps_the_good_cases_of_a_file_with_infinity(tmp_path):
     bad = record(refund_case())
     bad["environment"]["state"]["orders"]["W1001"]["items"][0]["price"] = math.inf
     path = tmp_path / "cases.jsonl"
     path.write_text(line(refund_case("W1008")) + line(bad) + line(refund_case("W1009")))
-    quarantine = tmp_path / "bad.jsonl"
-    result = runner.invoke(
-        app, ["validate", str(path), "--json", "--no-batch", "--quarantine", str(quarantine)]
-    )
-    assert result.exit_code == 1, result.output
-    report = json.loads(result.output)
+    report, quarantined = _validate_json(path)
     assert (report["records"], report["valid"], report["bad"]) == (3, 2, 1)
     assert [(f["line"], f["layer"], f["field"]) for f in report["findings"]] == [
         (2, "model", "environment.state.orders.W1001.items[0].price")
     ]
-    assert [json.loads(x)["line"] for x in quarantine.read_text().splitlines()] == [2]
+    assert [q["line"] for q in quarantined] == [2]
 
 
 def test_numbers_json_cannot_read_into_python_are_bad_lines_not_a_crash(tmp_path):
@@ -193,18 +199,13 @@ def test_numbers_json_cannot_read_into_python_are_bad_lines_not_a_crash(tmp_path
     deep = '{"domain": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
     path = tmp_path / "cases.jsonl"
     path.write_text(line(refund_case("W1008")) + many_digits + deep + line(refund_case("W1009")))
-    quarantine = tmp_path / "bad.jsonl"
-    result = runner.invoke(
-        app, ["validate", str(path), "--json", "--no-batch", "--quarantine", str(quarantine)]
-    )
-    assert result.exit_code == 1, result.output
-    report = json.loads(result.output)
+    report, quarantined = _validate_json(path)
     assert (report["records"], report["valid"], report["bad"]) == (4, 2, 2)
     assert [(f["line"], f["layer"], f["rule"], f["message"]) for f in report["findings"]] == [
         (2, "json", "invalid-json", "not valid JSON: a number of over 4,300 digits"),
         (3, "json", "invalid-json", "not valid JSON: arrays or objects nested too deeply"),
     ]
-    assert [json.loads(x)["line"] for x in quarantine.read_text().splitlines()] == [2, 3]
+    assert [q["line"] for q in quarantined] == [2, 3]
 
 
 @pytest.mark.parametrize("sent", [10**400, "nan", "inf", "-Infinity", math.nan, math.inf])

@@ -236,7 +236,7 @@ def test_indexed_attributes_read_are_not_kept_twice():
     attrs = {"gen_ai.system": "openai", "llm.request.type": "chat"}
     attrs |= {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Hi"}
     attrs |= {"gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "Hello"}
-    otel_forms.fill_messages(attrs, None, otel.attributes)
+    otel_forms.fill_messages(attrs, None)
     assert not [k for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))]
     assert attrs["gen_ai.operation.name"] == "chat"
     assert [(m["role"], m["content"]) for m in attrs["gen_ai.input.messages"]] == [("user", "Hi")]
