@@ -31,33 +31,10 @@ import contextlib
 import json
 import re
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
-SAYS = (
-    "Hi, the blanket in order W1001 arrived broken, refund it please.",
-    "Hello, the lamp from order W1002 does not work. Please refund it.",
-)
-YES = "Yes please."
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": about,
-            "parameters": {"type": "object", "properties": props, "required": list(props)},
-        },
-    }
-    for name, about, props in (
-        ("get_order", "Look up an order", {"order_id": {"type": "string"}}),
-        (
-            "refund_items",
-            "Refund items of an order",
-            {"order_id": {"type": "string"}, "item_ids": {"type": "array"}},
-        ),
-    )
-]
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scripted_model import SAYS, TOOLS, YES, completion, result, serve  # noqa: E402
 
 TRIAGE = "You triage support requests; a refund agent does refunds."
 REFUND_AGENT = {
@@ -94,46 +71,7 @@ def reply(request: dict, n: int) -> dict:
     else:
         call = None
         message["content"] = "Done, refunded." if results == 2 else "I can refund it. Shall I?"
-    if call is not None:
-        message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": call}]
-    return {
-        "id": f"chatcmpl-{n}",
-        "object": "chat.completion",
-        "created": 1_795_000_000,
-        "model": request["model"],
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if call is not None else "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-    }
-
-
-class Handler(BaseHTTPRequestHandler):
-    served = 0
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Handler.served += 1
-        body = json.dumps(reply(request, Handler.served)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: object) -> None:
-        pass
-
-
-def result(name: str, args: dict) -> dict:
-    item = "I" + args["order_id"][-1]
-    if name == "get_order":
-        return {"id": args["order_id"], "status": "delivered", "items": [{"item_id": item}]}
-    return {"refund_id": "R" + item[1:], "amount": 64.75}
+    return completion(request, n, message, call)
 
 
 def hex_ids(value):
@@ -192,8 +130,7 @@ def main(which: str, out: str, turns: bool, agent_tool: bool) -> None:
             tracer_provider=tracer_provider, logger_provider=logger_provider
         )
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(reply)
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="test")
     tracer = trace.get_tracer("support-app")
     metadata = {"turns": "2" if turns else "1"}
