@@ -11,6 +11,10 @@ conversations per second, and the process's peak resident memory.
 With `--source airline` the log is made of variants of the real tau-bench airline conversations
 instead (real shapes and sizes, about 17 KiB a conversation, `generic:` cases).
 
+With `--source calls` the support conversations are logged as a gateway logs model calls: a
+line a call, each repeating the history (`mining.synthetic.model_calls`), 16 conversations in
+flight at a time, their calls interleaved; mining joins them back into conversations.
+
 With `--workers N ...` each log is also mined with N worker processes (`casemill mine --workers`):
 MB/s over wall time, the speed-up over one process, whether the candidates are byte for byte
 those of one process, and the peak memory of the whole process tree (sampled).
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -38,6 +43,7 @@ from _common import python_speed  # noqa: E402
 from _report import description, figure  # noqa: E402
 
 PEAK_LIMIT_MB = 300
+CALLS_AT_ONCE = 16  # `--source calls`: conversations in flight
 PEAK_GROWTH = (
     0.20  # "independent of file size": the biggest log's peak within 20% of the smallest's
 )
@@ -121,11 +127,14 @@ def generate(path: Path, size_mb: int, source: str, seed: int = 0) -> tuple[int,
     target = size_mb * 1024 * 1024
     written = count = 0
     started = time.perf_counter()
-    records = (
-        support_log(seed=seed, instructions=True)
-        if source == "support"
-        else airline_variants(ROOT.parent / "shared" / "data" / "tau-bench-airline-logs")
-    )
+    if source == "airline":
+        records = airline_variants(ROOT.parent / "shared" / "data" / "tau-bench-airline-logs")
+    else:
+        records = support_log(seed=seed, instructions=True)
+    if source == "calls":
+        from mining.synthetic import interleaved, model_calls
+
+        records = interleaved(map(model_calls, records), random.Random(seed), CALLS_AT_ONCE)
     with path.open("wb", buffering=1024 * 1024) as fh:
         for record in records:
             line = orjson.dumps(record) + b"\n"
@@ -185,10 +194,11 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep the files")
     parser.add_argument(
         "--source",
-        choices=["support", "airline"],
+        choices=["support", "airline", "calls"],
         default="support",
         help="support: synthetic support-domain conversations; airline: variants "
-        "of the real tau-bench airline logs (needs ../shared/data)",
+        "of the real tau-bench airline logs (needs ../shared/data); calls: the support "
+        "conversations as a gateway's per-call log",
     )
     parser.add_argument(
         "--workers",
@@ -206,8 +216,9 @@ def main() -> int:
         for size in args.sizes_mb:
             log = folder / f"{args.source}_{size}mb.jsonl"
             written, count, gen_s = generate(log, size, args.source)
+            unit = "model calls" if args.source == "calls" else "conversations"
             print(
-                f"generated {written / 1e6:,.0f} MB, {count:,} conversations "
+                f"generated {written / 1e6:,.0f} MB, {count:,} {unit} "
                 f"({written / count / 1024:.1f} KiB each) in {gen_s:.0f} s"
             )
             result = run(log, folder / f"candidates_{args.source}_{size}mb.jsonl")

@@ -406,3 +406,44 @@ def support_log(
     while count is None or number < count:
         yield conversation(rng, fake, number, kinds[number % len(kinds)], instructions)
         number += 1
+
+
+def model_calls(record: dict[str, Any], *, wrapped: bool = False, flag: bool = True) -> list[dict]:
+    """A log record as its agent's model calls, the way a gateway logs them: a line at each
+    agent message, its request's history all the messages before it, its answer the message
+    (as a chat completion gives it back, with keys the next history does not repeat); each
+    call an id of its own; its request on the line or, `wrapped`, in a `request` object; the
+    record's resolution flag in its `metadata` when `flag`."""
+    lines = []
+    for i, m in enumerate(record["messages"]):
+        if m["role"] != "assistant":
+            continue
+        request = {"model": "support-agent", "messages": record["messages"][:i]}
+        answer = {**m, "refusal": None, "annotations": []}
+        line: dict[str, Any] = {"id": f"{record['conversation_id']}-call{len(lines)}"}
+        line.update({"request": request} if wrapped else request)
+        line["response"] = {"object": "chat.completion", "choices": [{"message": answer}]}
+        if flag:
+            line["metadata"] = {"resolved": record["resolved"]}
+        lines.append(line)
+    return lines
+
+
+def interleaved(
+    conversations: Iterator[list[dict]], rng: random.Random, at_once: int
+) -> Iterator[dict]:
+    """The lines of `conversations` (each a list, in its order) as `at_once` concurrent ones
+    are logged: each next line that of a conversation in flight drawn by `rng`, a new
+    conversation taking the place of one that ended."""
+    flying: list[list[dict]] = []
+    source = iter(conversations)
+    while True:
+        while len(flying) < at_once and (more := next(source, None)) is not None:
+            if more:
+                flying.append(list(more))
+        if not flying:
+            return
+        at = rng.randrange(len(flying))
+        yield flying[at].pop(0)
+        if not flying[at]:
+            flying.pop(at)

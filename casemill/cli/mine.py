@@ -25,7 +25,7 @@ from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 from casemill.text import count
 
-FORMAT_HELP = "log format: openai-jsonl, transcript, csv or otel"
+FORMAT_HELP = "log format: openai-jsonl (a conversation a line, or a model call a line), transcript, csv or otel"
 # logs this big or bigger are mined on every core unless --workers says otherwise: starting the
 # workers costs about a second, which smaller logs would not win back
 AUTO_WORKERS_MB = 32

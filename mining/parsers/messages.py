@@ -132,9 +132,10 @@ class _Builder:
         if len(self.messages) >= self.max_turns:
             return
         if not isinstance(m, dict):
-            raise RecordProblem(
-                "bad_message", "a message must be a JSON object", f"messages[{index}]"
-            )
+            said = "a message must be a JSON object"
+            if isinstance(m, str):  # e.g. `Message(content=...)`: an SDK object logged by str()
+                said += ", not text (a logger that wrote an SDK object with str() writes that)"
+            raise RecordProblem("bad_message", said, f"messages[{index}]")
         raw = m.get("role")
         # the common case first: a role already in lower case (ROLES' keys all are)
         role = ROLES.get(raw) if type(raw) is str else None

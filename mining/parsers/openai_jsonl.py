@@ -12,6 +12,10 @@ line's own keys first. An optional
 `tools` list, in OpenAI's format as in its fine-tuning chat format, gives the specs of the
 agent's tools (see `mining.toolspec`); a line whose `tools` is not such a list is quarantined.
 Everything else on the line is ignored.
+
+A line that logs one model call (a `response` beside the request's `messages`, or in a
+`request` object), as gateways and call loggers write them, is joined with the other calls of
+its conversation (`mining.parsers.model_calls`).
 """
 
 from __future__ import annotations
@@ -22,11 +26,26 @@ from typing import Any
 
 from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, build_conversation
+from mining.parsers.model_calls import (
+    CALL_FIELDS,
+    SESSION_KEYS,
+    SESSION_PLACES,
+    Call,
+    CallJoiner,
+    Joined,
+    call_of,
+    shared_id,
+)
 from mining.reading import Progress, iter_lines, json_objects
 from mining.toolspec import SpecCache, ToolSpecError, ToolSpecs
 
 ID_KEYS = ("conversation_id", "id", "session_id", "thread_id")
 RESOLVED_KEYS = ("resolved", "resolution", "success", "reward")
+# what of a model call's line `_joined` reads
+CALL_KEYS = frozenset(
+    {*ID_KEYS, *RESOLVED_KEYS, *SESSION_KEYS, *SESSION_PLACES, *sum(CALL_FIELDS, ())}
+    | {"metadata", "messages", "tools", "model_parameters"}
+)
 
 
 def _places(record: dict[str, Any]) -> tuple[dict[str, Any], ...]:
@@ -66,17 +85,73 @@ def record_tools(record: dict[str, Any], cache: SpecCache) -> ToolSpecs | None:
 def parse(
     path: Path, *, max_turns: int, progress: Progress | None = None, **_: Any
 ) -> Iterator[Conversation | Quarantined]:
-    specs = SpecCache()
+    specs, calls = SpecCache(), CallJoiner(kept=CALL_KEYS)
     for item in json_objects(str(path), iter_lines(path, progress)):
         if isinstance(item, Quarantined):
             yield item
             continue
         number, record = item
-        yield from _one(record, path, number, max_turns, specs)
+        call = call_of(record)
+        if call is None:
+            yield from _one(record, path, number, max_turns, specs)
+            continue
+        for joined in calls.add(number, record, call):
+            yield from _joined(joined, path, max_turns, specs)
+    for joined in calls.finish():
+        yield from _joined(joined, path, max_turns, specs)
 
 
-def _one(record: dict[str, Any], path: Path, line: int, max_turns: int, specs: SpecCache):
-    conv_id = record_id(record, path, line)
+def _joined(joined: Joined, path: Path, max_turns: int, specs: SpecCache):
+    """A conversation of model-call lines: its messages are its last call's history and answer
+    (a problem is reported at that line, named by the line's field), its id the one all its
+    calls share (LiteLLM's `trace_id` holds its session id) or else its first call's."""
+    call = call_of(joined.last)
+    assert call is not None  # (the joiner took the line for one)
+    record = {**call.request, "messages": joined.messages}
+    tools_at = f"{call.request_at}tools"
+    if "tools" not in call.request and isinstance(
+        params := joined.last.get("model_parameters"), dict
+    ):
+        record["tools"], tools_at = params.get("tools"), "model_parameters.tools"  # LiteLLM's
+    conv_id = shared_id(joined) or record_id(joined.first, path, joined.first_line)
+    resolved = record_resolved(joined.last)
+    for got in _one(record, path, joined.first_line, max_turns, specs, conv_id, resolved):
+        if isinstance(got, Quarantined):
+            field = tools_at if got.field == "tools" else _call_field(got.field, call)
+            got = got.model_copy(update={"line": joined.last_line, "field": field})
+            got = got.with_record(joined.last)
+        yield got
+
+
+def _call_field(where: str | None, call: Call) -> str | None:
+    """`messages[i]...` of the joined messages as the last call's line names it: its request's
+    messages, then its response's message (or output items)."""
+    if not where or not where.startswith("messages["):
+        return where
+    index, _, rest = where[len("messages[") :].partition("]")
+    held = len(call.request["messages"])
+    if not index.isdigit() or int(index) < held:
+        return f"{call.request_at}{where}"
+    response, at = call.response, call.response_at
+    if isinstance(response, dict) and isinstance(response.get("choices"), list):
+        return f"{at}.choices[0].message{rest}"
+    if isinstance(response, dict) and isinstance(response.get("output"), list):
+        return f"{at}.output[{int(index) - held}]{rest}"
+    return f"{at}{rest}"
+
+
+def _one(
+    record: dict[str, Any],
+    path: Path,
+    line: int,
+    max_turns: int,
+    specs: SpecCache,
+    conv_id: str | None = None,
+    resolved: bool | None = None,
+):
+    if conv_id is None:
+        conv_id = record_id(record, path, line)
+        resolved = record_resolved(record)
     messages = record.get("messages")
     if not isinstance(messages, list):
         yield Quarantined(
@@ -95,7 +170,7 @@ def _one(record: dict[str, Any], path: Path, line: int, max_turns: int, specs: S
             file=str(path),
             line=line,
             fmt="openai-jsonl",
-            resolved=record_resolved(record),
+            resolved=resolved,
             max_turns=max_turns,
             tools=record_tools(record, specs),
         )

@@ -18,6 +18,7 @@ from casemill.domains.support.sandbox import SupportSandbox
 from casemill.validation.semantic import semantic_findings
 from mining.output import mine_to_files
 from mining.pipeline import MineOptions
+from mining.synthetic import model_calls
 
 NAME, FIRST, LAST = "Ingrid Vasquez", "Ingrid", "Vasquez"
 EMAIL = "ingrid.vasquez77@example.com"
@@ -375,3 +376,28 @@ def test_real_logs_mined_keep_no_personal_value_of_their_conversations(
         checked += len(names) + len(values) + len(tokens)
         zips += len(tokens)
     assert checked > 500 and zips > 20
+
+
+def test_a_gateways_model_calls_keep_no_seeded_value_either(tmp_path):
+    """The seeded conversations logged a model call a line (each line repeating the history
+    and ids and flags of its own) are joined and redacted as the whole conversations are."""
+    log = seeded_log(tmp_path / "seeded.jsonl")
+    records = [json.loads(line) for line in log.read_text().splitlines()[:3]]
+    calls = [c for r in records for c in model_calls(r)]
+    for n, call in enumerate(calls):  # a gateway's own fields, with personal data in them
+        call["id"] = f"{EMAIL}-{n}"
+        call["end_user"], call["requester_ip_address"] = NAME, "203.0.113.7"
+    calls_log = write_jsonl(tmp_path / "calls.jsonl", calls)
+    out, quarantine = tmp_path / "out.jsonl", tmp_path / "q.jsonl"
+    args = ["mine", str(calls_log), "--format", "openai-jsonl", "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--quarantine", str(quarantine), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["conversations_read"] == 3
+    for where, data in {"candidates": out.read_bytes(), "summary": result.stdout.encode()}.items():
+        for value in SEEDED:
+            assert value.lower().encode() not in data.lower(), f"{value!r} in the {where}"
+    cases = [Case.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert len(cases) == 6
+    for case in cases:
+        assert semantic_findings(case) == [], case.provenance.source
+        assert EMAIL not in (case.provenance.source.conversation_id or "")

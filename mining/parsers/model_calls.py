@@ -1,0 +1,266 @@
+"""Logs of model calls, one a line, joined into the conversations they belong to.
+
+What gateways and call loggers write is one line a model call: the request's whole history and
+the model's answer, as LiteLLM's standard logging payload has them,
+
+    {"id": "...", "messages": [...], "response": {"choices": [{"message": {...}}]}, ...}
+
+or a proxy's request and response (`{"request": {"messages": [...]}, "response": {...}}`, as
+Helicone's export has them in `request_body` and `response_body`, OpenPipe's in `input` and
+`output`).
+An agent's conversation is several such lines: each call's history is the last call's history,
+its answer, and what came after (tool results, the customer's next words). Mined a line at a
+time, every call would be a conversation of its own, each a prefix of the next, the last
+without the agent's final answer.
+
+`CallJoiner` joins them back: a line whose history begins with an open conversation's latest
+history and answer continues it, and the conversation is its last call's history plus that
+call's answer (each history holds everything before it). Calls may interleave, as concurrent
+customers' do. Two conversations that open alike (the same system prompt, greeting and answer)
+stay apart: each continuation takes the conversation of its session id if the calls give one,
+else the one that reached that point first. A call with
+no answer (a failed call) leaves its conversation at its history, so its retry continues it. A
+conversation no call has continued for `WINDOW` lines is finished and handed on; one whose
+history was trimmed (by an agent that keeps its context short) comes out in parts.
+
+The line's id, resolution flag and tool specs are read as on any OpenAI JSONL line: the
+conversation takes its first call's id and line, and its last call's flag and specs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from mining.parsers.messages import as_text
+
+WINDOW = 2000  # lines: a conversation none of whose calls came in as many is finished
+# where a line keeps a call's request and response: LiteLLM's payload (the request's messages
+# on the line), a proxy's, Helicone's export, OpenPipe's export
+CALL_FIELDS = (
+    ("", "response"),
+    ("request", "response"),
+    ("request_body", "response_body"),
+    ("input", "output"),
+)
+# what may name a call's conversation (on the line, in its `metadata`, Helicone's custom
+# `request_properties` or OpenPipe's `tags`): the same on all its calls when the logger knows it
+SESSION_KEYS = ("conversation_id", "session_id", "thread_id", "trace_id", "Helicone-Session-Id")
+SESSION_PLACES = ("metadata", "request_properties", "tags")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Where a model-call line keeps its call: the request (its `messages`, maybe its `tools`)
+    and the response, and the fields that hold them (`request_at` ends in a dot, or is empty for
+    a request on the line itself)."""
+
+    request: dict[str, Any]
+    response: Any
+    request_at: str
+    response_at: str
+
+
+def call_of(record: dict[str, Any]) -> Call | None:
+    """The call a line logs, by the first of `CALL_FIELDS` it holds (a request with a
+    `messages` list beside a response); None when it logs none, so it is a conversation."""
+    for request_key, response_key in CALL_FIELDS:
+        if response_key not in record:
+            continue
+        request = record.get(request_key) if request_key else record
+        if isinstance(request, dict) and isinstance(request.get("messages"), list):
+            at = f"{request_key}." if request_key else ""
+            return Call(request, record[response_key], at, response_key)
+    return None
+
+
+def answer_of(response: Any) -> list[Any]:
+    """The messages of a call's answer: a chat completion's first choice, the output items of
+    a Responses API response, an Anthropic message; none when the call failed."""
+    if isinstance(response, str):
+        return [{"role": "assistant", "content": response}] if response else []
+    if not isinstance(response, dict):
+        return []
+    choices = response.get("choices")
+    if isinstance(choices, list):
+        first = choices[0] if choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        return [message] if isinstance(message, dict) else []
+    output = response.get("output")
+    if isinstance(output, list):
+        return [item for item in output if isinstance(item, dict)]
+    if response.get("role") == "assistant":
+        return [response]
+    return []
+
+
+def _session(record: dict[str, Any]) -> Any:
+    """The first of `SESSION_KEYS` the call's line (or one of its `SESSION_PLACES`) gives."""
+    places = [record, *(record.get(k) for k in SESSION_PLACES)]
+    for place in places:
+        if not isinstance(place, dict):
+            continue
+        for key in SESSION_KEYS:
+            value = place.get(key)
+            if isinstance(value, str | int) and str(value):
+                return key, str(value)
+    return None
+
+
+def shared_id(joined: Joined) -> str | None:
+    """The id that the first and the last call of a conversation of several both give (one
+    a call, such as a fresh `trace_id` for each, names no conversation)."""
+    if joined.calls < 2:
+        return None
+    first, last = _session(joined.first), _session(joined.last)
+    return first[1] if first is not None and first == last else None
+
+
+def _arguments(raw: Any) -> Any:
+    """Arguments as the same text however the log wrote them (a JSON string, an object)."""
+    if isinstance(raw, str):
+        try:
+            raw = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+    try:
+        return orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return repr(raw)
+
+
+def _calls(m: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    calls = m.get("tool_calls")
+    out = []
+    for tc in calls if isinstance(calls, list) else []:
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if isinstance(fn, dict):
+            out.append((tc.get("id"), fn.get("name"), _arguments(fn.get("arguments"))))
+    return out
+
+
+def fingerprint(m: Any) -> bytes:
+    """What of a message must match for two calls to share it: its role, its words, its tool
+    calls (id, name, arguments) and the call a result answers. Keys a gateway adds or drops on
+    the way back (`refusal: null`, `annotations`, a null `content` for an empty one) do not
+    count."""
+    if not isinstance(m, dict):
+        return orjson.dumps(as_text(m))
+    role = m.get("role", m.get("type"))
+    if m.get("type") in ("function_call", "function_call_output"):  # Responses API items
+        key: tuple = (m["type"], m.get("call_id"), m.get("name"), _arguments(m.get("arguments")))
+        key += (as_text(m.get("output")),)
+    else:
+        key = (role, as_text(m.get("content")), _calls(m), m.get("tool_call_id"), m.get("name"))
+    return orjson.dumps(key, default=repr)
+
+
+def _chain(previous: bytes, m: Any) -> bytes:
+    return hashlib.blake2b(previous + fingerprint(m), digest_size=16).digest()
+
+
+@dataclass(slots=True)
+class Joined:
+    """One conversation as its calls have given it so far."""
+
+    first_line: int
+    first: dict[str, Any]  # the first call's line: the conversation's id
+    last: dict[str, Any]  # the latest call's line: its flag, its specs
+    messages: list[Any]  # the latest call's history and answer
+    last_line: int
+    state: bytes = b""  # the key of `messages`, which the next call's history begins with
+    calls: int = 1
+
+
+@dataclass
+class CallJoiner:
+    """Joins model-call lines (`add`) into conversations, handed back as they finish."""
+
+    window: int = WINDOW
+    # the keys of a call's line read once its conversation is finished (None: all); the rest,
+    # such as LiteLLM's model cost map, is let go while the conversation is open
+    kept: frozenset[str] | None = None
+    _open: OrderedDict[int, Joined] = field(default_factory=OrderedDict)  # by last line
+    _at: dict[bytes, deque[int]] = field(default_factory=dict)  # a state: who reached it
+    _ids: int = 0
+
+    def add(self, line: int, record: dict[str, Any], call: Call) -> list[Joined]:
+        """Take one call's line (`call`, as `call_of` found it); give back the conversations
+        that no call has continued for `window` lines before it."""
+        finished = self._finished(line)
+        history = call.request["messages"]
+        answer = answer_of(call.response)
+        states, key = [], b""
+        for m in history:
+            key = _chain(key, m)
+            states.append(key)
+        slot = None
+        for state in reversed(states):  # the longest history an open conversation reached
+            if (waiting := self._at.get(state)) is not None:
+                slot = self._pick(waiting, record)
+                break  # (no conversation of its session reached it: a conversation of its own)
+        for m in answer:
+            key = _chain(key, m)
+        joined = self._open.pop(slot) if slot is not None else None
+        if joined is None:
+            self._ids += 1
+            slot = self._ids
+            joined = Joined(line, record, record, [], line)
+        else:
+            self._leave(slot, joined.state)
+            joined.calls += 1
+        if self.kept is not None:
+            record = {k: v for k, v in record.items() if k in self.kept}
+        if joined.calls == 1:
+            joined.first = record
+        joined.last, joined.last_line = record, line
+        joined.messages = [*history, *answer]
+        joined.state = key
+        self._open[slot] = joined
+        self._at.setdefault(key, deque()).append(slot)
+        return finished
+
+    def _pick(self, waiting: deque[int], record: dict[str, Any]) -> int | None:
+        """Of the conversations that reached the history, the one whose calls share the line's
+        session id, else the first to reach it that has no session id of its own (one whose
+        calls all gave another id is another session's)."""
+        session = _session(record)
+        if session is None:
+            return waiting[0]
+        free = None
+        for slot in waiting:
+            joined = self._open[slot]
+            if _session(joined.last) == session:
+                return slot
+            if free is None and shared_id(joined) is None:
+                free = slot
+        return free
+
+    def finish(self) -> Iterator[Joined]:
+        """The conversations still open, at the end of the input."""
+        while self._open:
+            _, joined = self._open.popitem(last=False)
+            yield joined
+        self._at.clear()
+
+    def _finished(self, line: int) -> list[Joined]:
+        out = []
+        while self._open:
+            slot, joined = next(iter(self._open.items()))
+            if line - joined.last_line <= self.window:
+                break
+            del self._open[slot]
+            self._leave(slot, joined.state)
+            out.append(joined)
+        return out
+
+    def _leave(self, slot: int, state: bytes) -> None:
+        waiting = self._at[state]
+        waiting.remove(slot)
+        if not waiting:
+            del self._at[state]

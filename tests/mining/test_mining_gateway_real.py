@@ -1,0 +1,42 @@
+"""Per-call logs written by a real gateway: LiteLLM 1.110.2's standard logging payload, a line a
+model call, as `gateway_logs/generate.py` wrote them (two support conversations whose calls take
+turns; with `-turns`, two customer turns each under a `litellm_session_id`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mining import mine
+
+LOGS = Path(__file__).parent / "gateway_logs"
+
+
+@pytest.mark.parametrize(
+    ("name", "ids", "turns"),
+    [
+        ("litellm.jsonl", ["chatcmpl-1", "chatcmpl-2"], 3),
+        ("litellm-turns.jsonl", ["conversation-1", "conversation-2"], 5),
+    ],
+)
+def test_litellms_calls_are_mined_as_the_two_conversations(name, ids, turns):
+    result = mine([LOGS / name], "openai-jsonl", redact=False)
+    # before: a conversation a call (6 and 8), the first ones' cases expecting no write
+    assert result.summary.conversations_read == 2
+    assert result.quarantined == ()
+    whole = [c for c in result.cases if c.provenance.operators[0].name == "conversation"]
+    assert [c.provenance.source.conversation_id for c in whole] == ids
+    assert [c.provenance.source.line for c in whole] == [1, 2]
+    for case, (order, item) in zip(whole, [("W1001", "I1"), ("W1002", "I2")], strict=True):
+        (call,) = case.expected.tool_calls
+        assert (call.tool, call.params["order_id"], call.params["item_ids"]) == (
+            "refund_items",
+            order,
+            [item],
+        )
+        # the tool specs LiteLLM logs in `model_parameters`
+        assert case.provenance.operators[0].args["tool_specs"] == 2
+        assert case.provenance.label_confidence == "low"  # no resolution flag in the log
+    points = [c for c in result.cases if c.provenance.operators[0].name == "decision_point"]
+    assert [len(c.conversation) for c in points] == [turns, turns]
