@@ -2,7 +2,9 @@
 
 A log may say which tools its agent had: a `tools` list on an OpenAI chat-format line, in
 OpenAI's format (`[{"type": "function", "function": {"name", "description", "parameters"}}]`,
-`parameters` a JSON Schema), or a file of that list given with `casemill mine --tools`.
+`parameters` a JSON Schema), or a file of that list given with `casemill mine --tools`. The
+Responses API's flat entries (`{"type": "function", "name", "parameters"}`) and Anthropic's
+(`{"name", "description", "input_schema"}`) are read as the same.
 
 With a spec, a logged call's arguments are normalised before they become expected calls: keys an
 object schema does not declare (it has `properties` and `additionalProperties` is not `true` or
@@ -78,9 +80,20 @@ def parse_tools(value: Any) -> ToolSpecs:
     return ToolSpecs(by_name)
 
 
+def _function(entry: Any) -> Any:
+    """The entry's function in OpenAI's shape, from its own or the Responses API's flat one or
+    Anthropic's (`input_schema` for `parameters`)."""
+    if not isinstance(entry, dict) or "function" in entry or not isinstance(entry.get("name"), str):
+        return entry.get("function") if isinstance(entry, dict) else None
+    fn = {k: v for k, v in entry.items() if k not in ("type", "input_schema")}
+    if "input_schema" in entry:
+        fn["parameters"] = entry["input_schema"]
+    return fn
+
+
 def _one_spec(entry: Any, where: str) -> dict[str, Any]:
-    fn = entry.get("function") if isinstance(entry, dict) else None
-    if not isinstance(fn, dict) or entry.get("type", "function") != "function":
+    fn = _function(entry)
+    if not isinstance(fn, dict) or entry.get("type", "function") not in ("function", "custom"):
         raise ToolSpecError(f"{where}: expected {{'type': 'function', 'function': {{...}}}}")
     name = fn.get("name")
     if not isinstance(name, str) or not name:

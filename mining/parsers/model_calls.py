@@ -18,10 +18,12 @@ history and answer continues it, and the conversation is its last call's history
 call's answer (each history holds everything before it). Calls may interleave, as concurrent
 customers' do. Two conversations that open alike (the same system prompt, greeting and answer)
 stay apart: each continuation takes the conversation of its session id if the calls give one,
-else the one that reached that point first. A call with
-no answer (a failed call) leaves its conversation at its history, so its retry continues it. A
-conversation no call has continued for `WINDOW` lines is finished and handed on; one whose
-history was trimmed (by an agent that keeps its context short) comes out in parts.
+else the one that reached that point first, never one of another session. A call with no answer
+(a failed call) leaves its conversation at its history, so its retry continues it; a call made
+again from the last call's history (a retry, a regeneration, a line logged twice) takes the last
+call's place. A conversation no call has continued for `WINDOW` lines is finished and
+handed on; one whose history was trimmed (by an agent that keeps its context short) comes out in
+parts.
 
 The line's id, resolution flag and tool specs are read as on any OpenAI JSONL line: the
 conversation takes its first call's id and line, and its last call's flag and specs.
@@ -48,9 +50,12 @@ CALL_FIELDS = (
     ("request_body", "response_body"),
     ("input", "output"),
 )
+# what only a model's response holds (a conversation's line may have a `response` of its own)
+RESPONSE_KEYS = frozenset({"choices", "output", "role", "error", "object"})
 # what may name a call's conversation (on the line, in its `metadata`, Helicone's custom
 # `request_properties` or OpenPipe's `tags`): the same on all its calls when the logger knows it
 SESSION_KEYS = ("conversation_id", "session_id", "thread_id", "trace_id", "Helicone-Session-Id")
+PER_CALL_KEYS = frozenset({"trace_id"})  # may be new on every call (LiteLLM's, with no session)
 SESSION_PLACES = ("metadata", "request_properties", "tags")
 
 
@@ -66,11 +71,19 @@ class Call:
     response_at: str
 
 
+def _response_like(value: Any) -> bool:
+    """A model's response as loggers keep it: a completion, Responses API output or an
+    Anthropic message; or none, an error, a text (a failed or streamed call's)."""
+    if value is None or isinstance(value, str):
+        return True
+    return isinstance(value, dict) and (not value or not RESPONSE_KEYS.isdisjoint(value))
+
+
 def call_of(record: dict[str, Any]) -> Call | None:
     """The call a line logs, by the first of `CALL_FIELDS` it holds (a request with a
     `messages` list beside a response); None when it logs none, so it is a conversation."""
     for request_key, response_key in CALL_FIELDS:
-        if response_key not in record:
+        if response_key not in record or not _response_like(record[response_key]):
             continue
         request = record.get(request_key) if request_key else record
         if isinstance(request, dict) and isinstance(request.get("messages"), list):
@@ -81,9 +94,8 @@ def call_of(record: dict[str, Any]) -> Call | None:
 
 def answer_of(response: Any) -> list[Any]:
     """The messages of a call's answer: a chat completion's first choice, the output items of
-    a Responses API response, an Anthropic message; none when the call failed."""
-    if isinstance(response, str):
-        return [{"role": "assistant", "content": response}] if response else []
+    a Responses API response, an Anthropic message; none when the call failed (a text in its
+    place is an error's or a stream's, not the answer)."""
     if not isinstance(response, dict):
         return []
     choices = response.get("choices")
@@ -144,19 +156,34 @@ def _calls(m: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
     return out
 
 
+def _content(value: Any) -> Any:
+    """Content as the same value however a client sent it back: text parts as their text,
+    other blocks (Anthropic's tool_use, tool_result) with their keys in order."""
+    if not isinstance(value, list):
+        return as_text(value)
+    out = []
+    for part in value:
+        text = part.get("text") if isinstance(part, dict) else part
+        if isinstance(text, str):
+            out.append(text)
+        else:
+            out.append(orjson.dumps(part, option=orjson.OPT_SORT_KEYS, default=repr).decode())
+    return out
+
+
 def fingerprint(m: Any) -> bytes:
     """What of a message must match for two calls to share it: its role, its words, its tool
     calls (id, name, arguments) and the call a result answers. Keys a gateway adds or drops on
     the way back (`refusal: null`, `annotations`, a null `content` for an empty one) do not
     count."""
     if not isinstance(m, dict):
-        return orjson.dumps(as_text(m))
+        return orjson.dumps(_content(m))
     role = m.get("role", m.get("type"))
     if m.get("type") in ("function_call", "function_call_output"):  # Responses API items
         key: tuple = (m["type"], m.get("call_id"), m.get("name"), _arguments(m.get("arguments")))
-        key += (as_text(m.get("output")),)
+        key += (_content(m.get("output")),)
     else:
-        key = (role, as_text(m.get("content")), _calls(m), m.get("tool_call_id"), m.get("name"))
+        key = (role, _content(m.get("content")), _calls(m), m.get("tool_call_id"), m.get("name"))
     return orjson.dumps(key, default=repr)
 
 
@@ -173,6 +200,7 @@ class Joined:
     last: dict[str, Any]  # the latest call's line: its flag, its specs
     messages: list[Any]  # the latest call's history and answer
     last_line: int
+    asked: bytes = b""  # the key of the latest call's history: a call made again has it
     state: bytes = b""  # the key of `messages`, which the next call's history begins with
     calls: int = 1
 
@@ -182,11 +210,9 @@ class CallJoiner:
     """Joins model-call lines (`add`) into conversations, handed back as they finish."""
 
     window: int = WINDOW
-    # the keys of a call's line read once its conversation is finished (None: all); the rest,
-    # such as LiteLLM's model cost map, is let go while the conversation is open
-    kept: frozenset[str] | None = None
     _open: OrderedDict[int, Joined] = field(default_factory=OrderedDict)  # by last line
     _at: dict[bytes, deque[int]] = field(default_factory=dict)  # a state: who reached it
+    _asked: dict[bytes, deque[int]] = field(default_factory=dict)  # a history: who asked it
     _ids: int = 0
 
     def add(self, line: int, record: dict[str, Any], call: Call) -> list[Joined]:
@@ -194,17 +220,20 @@ class CallJoiner:
         that no call has continued for `window` lines before it."""
         finished = self._finished(line)
         history = call.request["messages"]
-        answer = answer_of(call.response)
-        states, key = [], b""
+        keys, key = [], b""
         for m in history:
             key = _chain(key, m)
-            states.append(key)
-        slot = None
-        for state in reversed(states):  # the longest history an open conversation reached
-            if (waiting := self._at.get(state)) is not None:
+            keys.append(key)
+        asked, slot = key, None
+        if (waiting := self._asked.get(asked)) is not None:  # the last call, made again
+            slot = self._pick(waiting, record, again=True)
+        for prefix in reversed(keys) if slot is None else ():
+            if (waiting := self._at.get(prefix)) is not None:  # the longest reached
                 slot = self._pick(waiting, record)
-                break  # (no conversation of its session reached it: a conversation of its own)
-        for m in answer:
+                if slot is not None:
+                    break
+        for m in answer_of(call.response):
+            history = [*history, m]
             key = _chain(key, m)
         joined = self._open.pop(slot) if slot is not None else None
         if joined is None:
@@ -212,32 +241,28 @@ class CallJoiner:
             slot = self._ids
             joined = Joined(line, record, record, [], line)
         else:
-            self._leave(slot, joined.state)
+            self._leave(slot, joined)
             joined.calls += 1
-        if self.kept is not None:
-            record = {k: v for k, v in record.items() if k in self.kept}
-        if joined.calls == 1:
-            joined.first = record
-        joined.last, joined.last_line = record, line
-        joined.messages = [*history, *answer]
-        joined.state = key
+        joined.last, joined.last_line, joined.messages = record, line, history
+        joined.asked, joined.state = asked, key
         self._open[slot] = joined
+        self._asked.setdefault(asked, deque()).append(slot)
         self._at.setdefault(key, deque()).append(slot)
         return finished
 
-    def _pick(self, waiting: deque[int], record: dict[str, Any]) -> int | None:
-        """Of the conversations that reached the history, the one whose calls share the line's
-        session id, else the first to reach it that has no session id of its own (one whose
-        calls all gave another id is another session's)."""
+    def _pick(self, waiting: deque[int], record: dict[str, Any], again: bool = False) -> int | None:
+        """Of the conversations that reached the history, the one of the line's session, else
+        the first to reach it that is of no other session. A call made `again` (its history
+        matches, not only begins with, the conversation's) is weaker evidence: it takes no
+        conversation whose line names another id at all (a fresh `trace_id` a call too)."""
         session = _session(record)
-        if session is None:
-            return waiting[0]
         free = None
         for slot in waiting:
             joined = self._open[slot]
-            if _session(joined.last) == session:
+            theirs = _session(joined.last)
+            if session is not None and theirs == session:
                 return slot
-            if free is None and shared_id(joined) is None:
+            if free is None and not _apart(session, theirs, joined, again):
                 free = slot
         return free
 
@@ -247,6 +272,7 @@ class CallJoiner:
             _, joined = self._open.popitem(last=False)
             yield joined
         self._at.clear()
+        self._asked.clear()
 
     def _finished(self, line: int) -> list[Joined]:
         out = []
@@ -255,12 +281,23 @@ class CallJoiner:
             if line - joined.last_line <= self.window:
                 break
             del self._open[slot]
-            self._leave(slot, joined.state)
+            self._leave(slot, joined)
             out.append(joined)
         return out
 
-    def _leave(self, slot: int, state: bytes) -> None:
-        waiting = self._at[state]
-        waiting.remove(slot)
-        if not waiting:
-            del self._at[state]
+    def _leave(self, slot: int, joined: Joined) -> None:
+        for index, key in ((self._asked, joined.asked), (self._at, joined.state)):
+            waiting = index[key]
+            waiting.remove(slot)
+            if not waiting:
+                del index[key]
+
+
+def _apart(ours: Any, theirs: Any, joined: Joined, strict: bool) -> bool:
+    """Whether a call of session `ours` is of another conversation than `joined` (of
+    `theirs`): both name one, and differently, by a key that names a conversation, not only a
+    call (a `trace_id` does once the conversation's calls have shared it), or by any key when
+    `strict`."""
+    if ours is None or theirs is None or ours == theirs:
+        return False
+    return strict or theirs[0] not in PER_CALL_KEYS or shared_id(joined) is not None

@@ -26,26 +26,12 @@ from typing import Any
 
 from mining.model import Conversation, Quarantined, RecordProblem
 from mining.parsers.messages import as_resolved, build_conversation
-from mining.parsers.model_calls import (
-    CALL_FIELDS,
-    SESSION_KEYS,
-    SESSION_PLACES,
-    Call,
-    CallJoiner,
-    Joined,
-    call_of,
-    shared_id,
-)
+from mining.parsers.model_calls import Call, CallJoiner, Joined, call_of, shared_id
 from mining.reading import Progress, iter_lines, json_objects
 from mining.toolspec import SpecCache, ToolSpecError, ToolSpecs
 
 ID_KEYS = ("conversation_id", "id", "session_id", "thread_id")
 RESOLVED_KEYS = ("resolved", "resolution", "success", "reward")
-# what of a model call's line `_joined` reads
-CALL_KEYS = frozenset(
-    {*ID_KEYS, *RESOLVED_KEYS, *SESSION_KEYS, *SESSION_PLACES, *sum(CALL_FIELDS, ())}
-    | {"metadata", "messages", "tools", "model_parameters"}
-)
 
 
 def _places(record: dict[str, Any]) -> tuple[dict[str, Any], ...]:
@@ -85,7 +71,7 @@ def record_tools(record: dict[str, Any], cache: SpecCache) -> ToolSpecs | None:
 def parse(
     path: Path, *, max_turns: int, progress: Progress | None = None, **_: Any
 ) -> Iterator[Conversation | Quarantined]:
-    specs, calls = SpecCache(), CallJoiner(kept=CALL_KEYS)
+    specs, calls = SpecCache(), CallJoiner()
     for item in json_objects(str(path), iter_lines(path, progress)):
         if isinstance(item, Quarantined):
             yield item
@@ -119,7 +105,8 @@ def _joined(joined: Joined, path: Path, max_turns: int, specs: SpecCache):
         if isinstance(got, Quarantined):
             field = tools_at if got.field == "tools" else _call_field(got.field, call)
             got = got.model_copy(update={"line": joined.last_line, "field": field})
-            got = got.with_record(joined.last)
+            # the personal data of both lines, to scrub the id (the first's) with
+            got = got.with_record([joined.first, joined.last])
         yield got
 
 

@@ -109,9 +109,11 @@ def test_conversations_that_open_alike_stay_apart(tmp_path):
     )
     assert said == [("where is #W1?",), ("where is #W2?",)]
     for j in got:
-        assert j.calls == 3
         order = "#W1" if "#W1" in j.messages[3]["content"] else "#W2"
         assert j.messages[-1]["content"] == f"Order {order} is on its way."
+    # the second greeting, the same call as the first's, is taken for it made again: its
+    # conversation's next call holds it all the same
+    assert sorted(j.calls for j in got) == [2, 4]
 
 
 def test_a_failed_call_and_its_retry_are_one_conversation(tmp_path):
@@ -235,10 +237,10 @@ def test_a_call_of_another_session_does_not_continue_a_conversation():
         (1, 3, "s-1"),
         (3, 1, "s-2"),
     ]
-    # without session ids the late call would continue the first conversation
+    # without session ids the two are one conversation whose last call was made twice
     for line in lines:
         del line["session_id"]
-    assert [(j.first_line, j.calls) for j in joined(lines)] == [(1, 3), (4, 1)]
+    assert [(j.first_line, j.calls) for j in joined(lines)] == [(1, 4)]
 
 
 @pytest.mark.parametrize(
@@ -273,3 +275,74 @@ def test_helicones_session_property_names_the_conversation():
         line["request_properties"] = {"Helicone-Session-Id": "chat-77"}
     (conversation,) = joined(calls)
     assert shared_id(conversation) == "chat-77"
+
+
+def test_a_call_made_again_takes_the_last_calls_place(tmp_path):
+    calls = _greeting("where is #W1?", 1)
+    again = {**calls[1], "id": "c1-1-again", "cache_hit": True}  # a retry, a cache hit
+    lines = [calls[0], calls[1], again, calls[2]]
+    # before: the call made again was a conversation of its own, a part of the whole
+    assert [(j.first_line, j.calls, j.last_line) for j in joined(lines)] == [(1, 4, 4)]
+    # a regeneration: another answer to the same history, the conversation going on from it
+    other = json.loads(json.dumps(calls[1]))
+    other["response"]["choices"][0]["message"]["tool_calls"][0]["id"] = "call_9"
+    then = json.loads(json.dumps(calls[2]))
+    then["messages"][4] = other["response"]["choices"][0]["message"]
+    then["messages"][5]["tool_call_id"] = "call_9"
+    (conversation,) = joined([calls[0], calls[1], other, then])
+    assert conversation.messages[4]["tool_calls"][0]["id"] == "call_9"
+    # with a fresh trace_id a call, a call made again is not told from another customer's
+    for n, line in enumerate(lines):
+        line["trace_id"] = f"uuid-{n}"
+    assert sorted((j.first_line, j.calls) for j in joined(lines)) == [(1, 3), (3, 1)]
+
+
+def test_a_conversations_own_response_field_is_no_model_call(tmp_path):
+    records = [until_last_reply(r) for r in RECORDS[:2]]
+    for record in records:
+        record["response"] = {"latency_ms": 120}  # the service's, not a model's
+    assert call_of(records[0]) is None
+    result = mine([write_jsonl(tmp_path / "c.jsonl", records)], "openai-jsonl", redact=False)
+    ids = {c.provenance.source.conversation_id for c in result.cases}
+    assert ids == {r["conversation_id"] for r in records}
+
+
+def test_a_text_in_the_responses_place_is_no_answer():
+    calls = _greeting("where is #W1?", 1)
+    failed = {**calls[1], "response": "Error: 502 Bad Gateway", "status": "failure"}
+    (conversation,) = joined([calls[0], failed, calls[1], calls[2]])
+    assert "502" not in json.dumps(conversation.messages)
+    assert conversation.calls == 4
+
+
+def test_content_blocks_sent_back_with_their_keys_in_another_order_match():
+    said = {"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"a": 1, "b": 2}}
+    back = {"input": {"b": 2, "a": 1}, "name": "get_order", "id": "toolu_1", "type": "tool_use"}
+    text = {"type": "text", "text": "Let me look."}
+    sent = {"role": "assistant", "content": [text, said]}
+    assert fingerprint(sent) == fingerprint({"role": "assistant", "content": [text, back]})
+
+
+def test_a_call_of_no_conversation_at_the_longest_history_goes_on_from_a_shorter_one():
+    one, two = _greeting("where is my order?", 1), _greeting("where is my order?", 2)
+    for session, calls in (("s-1", one), ("s-2", two)):
+        for line in calls:
+            line["session_id"] = session
+    failed = {**two[1], "response": None}  # s-2's call fails: its conversation waits there
+    got = joined([one[0], two[0], failed, one[1]])
+    # s-1's call, the same history as s-2's failed one, goes on from s-1's greeting
+    assert sorted((j.last["session_id"], j.first_line, j.calls) for j in got) == [
+        ("s-1", 1, 2),
+        ("s-2", 2, 2),
+    ]
+
+
+def test_a_quarantined_conversations_id_is_scrubbed_with_its_lines_personal_data(tmp_path):
+    calls = _greeting("where is #W1?", 1)
+    calls[1]["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = "{"
+    for line in calls[:2]:
+        line["id"], line["customer_name"] = "Vasquez-chat-1", "Ingrid Vasquez"
+    result = mine([write_jsonl(tmp_path / "calls.jsonl", calls[:2])], "openai-jsonl")
+    (q,) = result.quarantined
+    assert q.reason == "bad_tool_arguments"
+    assert "Vasquez" not in q.conversation_id and q.conversation_id.endswith("-chat-1")

@@ -268,6 +268,18 @@ def test_parse_tools_rejects_what_is_not_a_function_list():
         parse_tools([{"type": "code_interpreter"}])
 
 
+def test_the_responses_apis_and_anthropics_tool_entries_are_read_as_openais():
+    openai = parse_tools([fn("get_flight", FLIGHT)])
+    flat = parse_tools([{"type": "function", "name": "get_flight", "parameters": FLIGHT}])
+    anthropic = parse_tools([{"name": "get_flight", "input_schema": FLIGHT}])
+    for specs in (flat, anthropic):
+        assert specs.by_name["get_flight"]["function"]["parameters"] == FLIGHT
+        got = conform("get_flight", {"flight_number": "HAT1", "seat": "2A"}, specs)
+        assert got == conform("get_flight", {"flight_number": "HAT1", "seat": "2A"}, openai)
+    with pytest.raises(ToolSpecError, match="not a valid JSON Schema"):
+        parse_tools([{"name": "get_flight", "input_schema": {"type": 7}}])
+
+
 def test_the_mine_flow_task_takes_the_specs(tmp_path):
     from flows.mine import mine_file_task
 
