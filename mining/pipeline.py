@@ -217,14 +217,19 @@ def parsed(
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[DeriveOptions, Conversation | Quarantined]]:
     """Each record the parser reads from `paths`, with the derivation options of its file. The
-    OTel parser gets one `Carry` for all the files: a trace split between two files (a rotated
-    collector file) is mined whole, after the last file when it is still open then."""
+    OTel parser gets one `Carry` for all the files, the OpenAI JSONL parser one joiner of model
+    calls: a trace or a conversation split between two files (a rotated file) is mined whole,
+    after the last file when it is still open then."""
     parser = get_parser(fmt)
     shared: dict[str, Any] = {}
     if fmt == "otel":
         from mining.parsers.otel import Carry
 
         shared["carry"] = Carry()
+    elif fmt == "openai-jsonl":
+        from mining.parsers.model_calls import CallJoiner
+
+        shared["calls"] = CallJoiner()
     derives: dict[str, DeriveOptions] = {}
 
     def counted(n: int) -> None:
@@ -260,6 +265,11 @@ def parsed(
             yield derive, unreadable(path, exc)
     if "carry" in shared:
         for item in shared["carry"].finish(options.max_turns):
+            yield derives[item.file], item
+    if "calls" in shared:
+        from mining.parsers.openai_jsonl import finish
+
+        for item in finish(shared["calls"], options.max_turns):
             yield derives[item.file], item
 
 

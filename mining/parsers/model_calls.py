@@ -21,9 +21,11 @@ stay apart: each continuation takes the conversation of its session id if the ca
 else the one that reached that point first, never one of another session. A call with no answer
 (a failed call) leaves its conversation at its history, so its retry continues it; a call made
 again from the last call's history (a retry, a regeneration, a line logged twice) takes the last
-call's place. A conversation no call has continued for `WINDOW` lines is finished and
-handed on; one whose history was trimmed (by an agent that keeps its context short) comes out in
-parts.
+call's place. System messages are left out of the comparison: an agent may put the time or
+retrieved context in its prompt, new at every call. A conversation no call has continued for
+`WINDOW` lines is finished and handed on (the files of a run are read as one, so a conversation
+a rotated log split goes on in the next file); one whose history was trimmed (by an agent that
+keeps its context short) comes out in parts.
 
 The line's id, resolution flag and tool specs are read as on any OpenAI JSONL line: the
 conversation takes its first call's id and line, and its last call's flag and specs.
@@ -187,6 +189,10 @@ def fingerprint(m: Any) -> bytes:
     return orjson.dumps(key, default=repr)
 
 
+def _said_by_system(m: Any) -> bool:
+    return isinstance(m, dict) and m.get("role") in ("system", "developer")
+
+
 def _chain(previous: bytes, m: Any) -> bytes:
     return hashlib.blake2b(previous + fingerprint(m), digest_size=16).digest()
 
@@ -195,11 +201,14 @@ def _chain(previous: bytes, m: Any) -> bytes:
 class Joined:
     """One conversation as its calls have given it so far."""
 
+    first_file: str
     first_line: int
     first: dict[str, Any]  # the first call's line: the conversation's id
     last: dict[str, Any]  # the latest call's line: its flag, its specs
     messages: list[Any]  # the latest call's history and answer
+    last_file: str
     last_line: int
+    last_at: int  # where the latest call's line is in the run's lines (its files one after another)
     asked: bytes = b""  # the key of the latest call's history: a call made again has it
     state: bytes = b""  # the key of `messages`, which the next call's history begins with
     calls: int = 1
@@ -210,20 +219,32 @@ class CallJoiner:
     """Joins model-call lines (`add`) into conversations, handed back as they finish."""
 
     window: int = WINDOW
+    file: str = ""  # the file being read
+    _before: int = 0  # the lines of the run's files before it
+    _line: int = 0  # the last line read of it
     _open: OrderedDict[int, Joined] = field(default_factory=OrderedDict)  # by last line
     _at: dict[bytes, deque[int]] = field(default_factory=dict)  # a state: who reached it
     _asked: dict[bytes, deque[int]] = field(default_factory=dict)  # a history: who asked it
     _ids: int = 0
 
+    def begin(self, file: str) -> None:
+        """Go on with the run's next file (a rotated log's next part): its lines come after
+        the last file's, and a conversation open at its end may go on in it."""
+        self._before += self._line
+        self.file, self._line = file, 0
+
     def add(self, line: int, record: dict[str, Any], call: Call) -> list[Joined]:
-        """Take one call's line (`call`, as `call_of` found it); give back the conversations
-        that no call has continued for `window` lines before it."""
-        finished = self._finished(line)
+        """Take one call's line (`call`, as `call_of` found it) of the file being read; give
+        back the conversations that no call has continued for `window` lines before it."""
+        self._line = line
+        at = self._before + line
+        finished = self._finished(at)
         history = call.request["messages"]
         keys, key = [], b""
         for m in history:
-            key = _chain(key, m)
-            keys.append(key)
+            if not _said_by_system(m):  # (a prompt may change from call to call: a clock)
+                key = _chain(key, m)
+                keys.append(key)
         asked, slot = key, None
         if (waiting := self._asked.get(asked)) is not None:  # the last call, made again
             slot = self._pick(waiting, record, again=True)
@@ -239,11 +260,12 @@ class CallJoiner:
         if joined is None:
             self._ids += 1
             slot = self._ids
-            joined = Joined(line, record, record, [], line)
+            joined = Joined(self.file, line, record, record, [], self.file, line, at)
         else:
             self._leave(slot, joined)
             joined.calls += 1
-        joined.last, joined.last_line, joined.messages = record, line, history
+        joined.last, joined.messages = record, history
+        joined.last_file, joined.last_line, joined.last_at = self.file, line, at
         joined.asked, joined.state = asked, key
         self._open[slot] = joined
         self._asked.setdefault(asked, deque()).append(slot)
@@ -274,11 +296,11 @@ class CallJoiner:
         self._at.clear()
         self._asked.clear()
 
-    def _finished(self, line: int) -> list[Joined]:
+    def _finished(self, at: int) -> list[Joined]:
         out = []
         while self._open:
             slot, joined = next(iter(self._open.items()))
-            if line - joined.last_line <= self.window:
+            if at - joined.last_at <= self.window:
                 break
             del self._open[slot]
             self._leave(slot, joined)

@@ -69,9 +69,19 @@ def record_tools(record: dict[str, Any], cache: SpecCache) -> ToolSpecs | None:
 
 
 def parse(
-    path: Path, *, max_turns: int, progress: Progress | None = None, **_: Any
+    path: Path,
+    *,
+    max_turns: int,
+    progress: Progress | None = None,
+    calls: CallJoiner | None = None,
+    **_: Any,
 ) -> Iterator[Conversation | Quarantined]:
-    specs, calls = SpecCache(), CallJoiner()
+    """The file's conversations. Model-call lines are joined by `calls`, shared by the files
+    of a run (`finish` hands on the conversations still open after the last), else by a
+    joiner of the file's own."""
+    specs, own = SpecCache(), calls is None
+    calls = CallJoiner() if calls is None else calls
+    calls.begin(str(path))
     for item in json_objects(str(path), iter_lines(path, progress)):
         if isinstance(item, Quarantined):
             yield item
@@ -82,15 +92,25 @@ def parse(
             yield from _one(record, path, number, max_turns, specs)
             continue
         for joined in calls.add(number, record, call):
-            yield from _joined(joined, path, max_turns, specs)
+            yield from _joined(joined, max_turns, specs)
+    if own:
+        yield from finish(calls, max_turns, specs)
+
+
+def finish(
+    calls: CallJoiner, max_turns: int, specs: SpecCache | None = None
+) -> Iterator[Conversation | Quarantined]:
+    """The conversations of model calls still open at the end of the run's files."""
+    specs = SpecCache() if specs is None else specs
     for joined in calls.finish():
-        yield from _joined(joined, path, max_turns, specs)
+        yield from _joined(joined, max_turns, specs)
 
 
-def _joined(joined: Joined, path: Path, max_turns: int, specs: SpecCache):
+def _joined(joined: Joined, max_turns: int, specs: SpecCache):
     """A conversation of model-call lines: its messages are its last call's history and answer
     (a problem is reported at that line, named by the line's field), its id the one all its
-    calls share (LiteLLM's `trace_id` holds its session id) or else its first call's."""
+    calls share (LiteLLM's `trace_id` holds its session id) or else its first call's, its place
+    its first call's."""
     call = call_of(joined.last)
     assert call is not None  # (the joiner took the line for one)
     record = {**call.request, "messages": joined.messages}
@@ -99,14 +119,15 @@ def _joined(joined: Joined, path: Path, max_turns: int, specs: SpecCache):
         params := joined.last.get("model_parameters"), dict
     ):
         record["tools"], tools_at = params.get("tools"), "model_parameters.tools"  # LiteLLM's
-    conv_id = shared_id(joined) or record_id(joined.first, path, joined.first_line)
+    first = Path(joined.first_file)
+    conv_id = shared_id(joined) or record_id(joined.first, first, joined.first_line)
     resolved = record_resolved(joined.last)
-    for got in _one(record, path, joined.first_line, max_turns, specs, conv_id, resolved):
+    for got in _one(record, first, joined.first_line, max_turns, specs, conv_id, resolved):
         if isinstance(got, Quarantined):
             field = tools_at if got.field == "tools" else _call_field(got.field, call)
-            got = got.model_copy(update={"line": joined.last_line, "field": field})
+            where = {"file": joined.last_file, "line": joined.last_line, "field": field}
             # the personal data of both lines, to scrub the id (the first's) with
-            got = got.with_record([joined.first, joined.last])
+            got = got.model_copy(update=where).with_record([joined.first, joined.last])
         yield got
 
 

@@ -346,3 +346,29 @@ def test_a_quarantined_conversations_id_is_scrubbed_with_its_lines_personal_data
     (q,) = result.quarantined
     assert q.reason == "bad_tool_arguments"
     assert "Vasquez" not in q.conversation_id and q.conversation_id.endswith("-chat-1")
+
+
+def test_a_conversation_a_rotated_log_split_is_mined_whole_from_its_first_file(tmp_path):
+    records = [until_last_reply(r) for r in RECORDS[:4]]
+    lines = interleaved([model_calls(r) for r in records])
+    half = len(lines) // 2
+    first = write_jsonl(tmp_path / "calls-1.jsonl", lines[:half])
+    second = write_jsonl(tmp_path / "calls-2.jsonl", lines[half:])
+    result = mine([first, second], "openai-jsonl", redact=False)
+    # before: the conversations open at the end of the first file came out twice, in parts
+    assert result.summary.conversations_read == len(records)
+    assert mined_content(result) == mined_content(chat_of(tmp_path, records))
+    files = {c.provenance.source.conversation_id: c.provenance.source.file for c in result.cases}
+    assert set(files.values()) == {str(first)}  # every conversation began in the first file
+    # one file alone still gives its own conversations, the open ones at its end
+    alone = mine([second], "openai-jsonl", redact=False)
+    assert alone.summary.conversations_read == len({line["id"][:9] for line in lines[half:]})
+
+
+def test_a_system_prompt_new_at_every_call_does_not_part_the_conversation():
+    calls = _greeting("where is #W1?", 1)
+    for n, line in enumerate(calls):
+        line["messages"][0] = {"role": "system", "content": f"It is 10:0{n}. Be kind."}
+    (conversation,) = joined(calls)
+    assert conversation.calls == 3
+    assert conversation.messages[0]["content"] == "It is 10:02. Be kind."
