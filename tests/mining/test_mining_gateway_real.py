@@ -4,11 +4,15 @@ turns; with `-turns`, two customer turns each under a `litellm_session_id`)."""
 
 from __future__ import annotations
 
+import json
+import random
 from pathlib import Path
 
 import pytest
+from mining_helpers import mined_content, until_last_reply, write_jsonl
 
 from mining import mine
+from mining.synthetic import interleaved, model_calls
 
 LOGS = Path(__file__).parent / "gateway_logs"
 
@@ -40,3 +44,20 @@ def test_litellms_calls_are_mined_as_the_two_conversations(name, ids, turns):
         assert case.provenance.label_confidence == "low"  # no resolution flag in the log
     points = [c for c in result.cases if c.provenance.operators[0].name == "decision_point"]
     assert [len(c.conversation) for c in points] == [turns, turns]
+
+
+@pytest.mark.shared_data
+def test_the_real_airline_conversations_logged_a_call_a_line_are_mined_as_logged_whole(
+    shared_data, tmp_path
+):
+    """The tau-bench airline conversations (real agent trajectories) as a gateway would have
+    logged their model calls, 16 in flight at a time: the same conversations and cases."""
+    log = shared_data / "tau-bench-airline-logs" / "support_logs.jsonl"
+    records = [until_last_reply(json.loads(line)) for line in log.read_text().splitlines()]
+    calls = list(interleaved(map(model_calls, records), random.Random(7), 16))
+    assert len(calls) > 5 * len(records)
+    got = mine([write_jsonl(tmp_path / "calls.jsonl", calls)], "openai-jsonl", redact=False)
+    whole = mine([write_jsonl(tmp_path / "whole.jsonl", records)], "openai-jsonl", redact=False)
+    assert got.summary.conversations_read == whole.summary.conversations_read == len(records)
+    assert got.quarantined == whole.quarantined == ()
+    assert mined_content(got) == mined_content(whole)
