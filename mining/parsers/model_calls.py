@@ -253,8 +253,8 @@ class CallJoiner:
                 slot = self._pick(waiting, record)
                 if slot is not None:
                     break
-        for m in answer_of(call.response):
-            history = [*history, m]
+        answer = answer_of(call.response)
+        for m in answer:
             key = _chain(key, m)
         joined = self._open.pop(slot) if slot is not None else None
         if joined is None:
@@ -264,7 +264,7 @@ class CallJoiner:
         else:
             self._leave(slot, joined)
             joined.calls += 1
-        joined.last, joined.messages = record, history
+        joined.last, joined.messages = record, [*history, *answer]
         joined.last_file, joined.last_line, joined.last_at = self.file, line, at
         joined.asked, joined.state = asked, key
         self._open[slot] = joined
