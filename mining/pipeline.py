@@ -91,6 +91,7 @@ class MineSummary(BaseModel):
     bytes_read: int = 0
     conversations_read: int = 0
     conversations_mined: int = 0
+    model_calls_joined: int = 0  # lines of model calls joined into conversations (read)
     capped_conversations: int = 0
     capped_decision_points: int = 0
     cases: dict[str, int] = {}
@@ -120,6 +121,7 @@ class Tally:
     bytes_read: int = 0
     conversations_read: int = 0
     conversations_mined: int = 0
+    model_calls: int = 0
     capped: int = 0
     capped_decisions: int = 0
     cases: Counter = field(default_factory=Counter)
@@ -148,6 +150,7 @@ class Tally:
             bytes_read=self.bytes_read,
             conversations_read=self.conversations_read,
             conversations_mined=self.conversations_mined,
+            model_calls_joined=self.model_calls,
             capped_conversations=self.capped,
             capped_decision_points=self.capped_decisions,
             cases=d(self.cases),
@@ -271,6 +274,7 @@ def parsed(
 
         for item in finish(shared["calls"], options.max_turns):
             yield derives[item.file], item
+        tally.model_calls += shared["calls"].taken
 
 
 def unreadable(path: Path, exc: BaseException) -> Quarantined:
@@ -502,6 +506,7 @@ def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) 
             tally.bytes_read += s.bytes_read
             tally.conversations_read += s.conversations_read
             tally.conversations_mined += s.conversations_mined
+            tally.model_calls += s.model_calls_joined
             tally.capped += s.capped_conversations
             tally.capped_decisions += s.capped_decision_points
             for counter, values in (

@@ -227,8 +227,10 @@ def _size(n: int) -> str:
 
 
 def _print_summary(summary, out: Path) -> None:
+    joined = summary.model_calls_joined
+    calls = f" (joined from {count(joined, 'model call')})" if joined else ""
     console.print(
-        f"[bold]{count(summary.conversations_read, 'conversation')}[/] read from "
+        f"[bold]{count(summary.conversations_read, 'conversation')}[/]{calls} read from "
         f"{count(len(summary.files), 'file')}, {_size(summary.bytes_read)}; "
         f"{count(summary.cases_total, 'candidate case')} written to {escape(str(out))}"
     )

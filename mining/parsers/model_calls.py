@@ -226,6 +226,7 @@ class CallJoiner:
     _at: dict[bytes, deque[int]] = field(default_factory=dict)  # a state: who reached it
     _asked: dict[bytes, deque[int]] = field(default_factory=dict)  # a history: who asked it
     _ids: int = 0
+    taken: int = 0  # the call lines taken
 
     def begin(self, file: str) -> None:
         """Go on with the run's next file (a rotated log's next part): its lines come after
@@ -236,7 +237,7 @@ class CallJoiner:
     def add(self, line: int, record: dict[str, Any], call: Call) -> list[Joined]:
         """Take one call's line (`call`, as `call_of` found it) of the file being read; give
         back the conversations that no call has continued for `window` lines before it."""
-        self._line = line
+        self._line, self.taken = line, self.taken + 1
         at = self._before + line
         finished = self._finished(at)
         history = call.request["messages"]

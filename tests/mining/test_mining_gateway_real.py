@@ -18,16 +18,17 @@ LOGS = Path(__file__).parent / "gateway_logs"
 
 
 @pytest.mark.parametrize(
-    ("name", "ids", "turns"),
+    ("name", "calls", "ids", "turns"),
     [
-        ("litellm.jsonl", ["chatcmpl-1", "chatcmpl-2"], 3),
-        ("litellm-turns.jsonl", ["conversation-1", "conversation-2"], 5),
+        ("litellm.jsonl", 6, ["chatcmpl-1", "chatcmpl-2"], 3),
+        ("litellm-turns.jsonl", 8, ["conversation-1", "conversation-2"], 5),
     ],
 )
-def test_litellms_calls_are_mined_as_the_two_conversations(name, ids, turns):
+def test_litellms_calls_are_mined_as_the_two_conversations(name, calls, ids, turns):
     result = mine([LOGS / name], "openai-jsonl", redact=False)
     # before: a conversation a call (6 and 8), the first ones' cases expecting no write
     assert result.summary.conversations_read == 2
+    assert result.summary.model_calls_joined == calls
     assert result.quarantined == ()
     whole = [c for c in result.cases if c.provenance.operators[0].name == "conversation"]
     assert [c.provenance.source.conversation_id for c in whole] == ids

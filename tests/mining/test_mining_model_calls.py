@@ -305,6 +305,7 @@ def test_a_conversations_own_response_field_is_no_model_call(tmp_path):
     result = mine([write_jsonl(tmp_path / "c.jsonl", records)], "openai-jsonl", redact=False)
     ids = {c.provenance.source.conversation_id for c in result.cases}
     assert ids == {r["conversation_id"] for r in records}
+    assert result.summary.model_calls_joined == 0
 
 
 def test_a_text_in_the_responses_place_is_no_answer():
@@ -357,6 +358,7 @@ def test_a_conversation_a_rotated_log_split_is_mined_whole_from_its_first_file(t
     result = mine([first, second], "openai-jsonl", redact=False)
     # before: the conversations open at the end of the first file came out twice, in parts
     assert result.summary.conversations_read == len(records)
+    assert result.summary.model_calls_joined == len(lines)
     assert mined_content(result) == mined_content(chat_of(tmp_path, records))
     files = {c.provenance.source.conversation_id: c.provenance.source.file for c in result.cases}
     assert set(files.values()) == {str(first)}  # every conversation began in the first file
