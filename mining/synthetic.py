@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -430,7 +430,7 @@ def model_calls(record: dict[str, Any], *, wrapped: bool = False, flag: bool = T
 
 
 def interleaved(
-    conversations: Iterator[list[dict]], rng: random.Random, at_once: int
+    conversations: Iterable[list[dict]], rng: random.Random, at_once: int
 ) -> Iterator[dict]:
     """The lines of `conversations` (each a list, in its order) as `at_once` concurrent ones
     are logged: each next line that of a conversation in flight drawn by `rng`, a new

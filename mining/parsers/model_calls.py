@@ -249,11 +249,8 @@ class CallJoiner:
         asked, slot = key, None
         if (waiting := self._asked.get(asked)) is not None:  # the last call, made again
             slot = self._pick(waiting, record, again=True)
-        for prefix in reversed(keys) if slot is None else ():
-            if (waiting := self._at.get(prefix)) is not None:  # the longest reached
-                slot = self._pick(waiting, record)
-                if slot is not None:
-                    break
+        if slot is None:
+            slot = self._continued(keys, record)
         answer = answer_of(call.response)
         for m in answer:
             key = _chain(key, m)
@@ -261,7 +258,16 @@ class CallJoiner:
         if joined is None:
             self._ids += 1
             slot = self._ids
-            joined = Joined(self.file, line, record, record, [], self.file, line, at)
+            joined = Joined(
+                first_file=self.file,
+                first_line=line,
+                first=record,
+                last=record,
+                messages=[],
+                last_file=self.file,
+                last_line=line,
+                last_at=at,
+            )
         else:
             self._leave(slot, joined)
             joined.calls += 1
@@ -272,6 +278,15 @@ class CallJoiner:
         self._asked.setdefault(asked, deque()).append(slot)
         self._at.setdefault(key, deque()).append(slot)
         return finished
+
+    def _continued(self, keys: list[bytes], record: dict[str, Any]) -> int | None:
+        """The conversation the call goes on with: of those that reached a prefix of its
+        history (`keys`, the prefixes'), the longest one's (`_pick`)."""
+        for prefix in reversed(keys):
+            waiting = self._at.get(prefix)
+            if waiting is not None and (slot := self._pick(waiting, record)) is not None:
+                return slot
+        return None
 
     def _pick(self, waiting: deque[int], record: dict[str, Any], again: bool = False) -> int | None:
         """Of the conversations that reached the history, the one of the line's session, else

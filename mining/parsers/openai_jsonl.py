@@ -89,7 +89,8 @@ def parse(
         number, record = item
         call = call_of(record)
         if call is None:
-            yield from _one(record, path, number, max_turns, specs)
+            conv_id, resolved = record_id(record, path, number), record_resolved(record)
+            yield from _one(record, path, number, max_turns, specs, conv_id, resolved)
             continue
         for joined in calls.add(number, record, call):
             yield from _joined(joined, max_turns, specs)
@@ -154,12 +155,10 @@ def _one(
     line: int,
     max_turns: int,
     specs: SpecCache,
-    conv_id: str | None = None,
-    resolved: bool | None = None,
+    conv_id: str,
+    resolved: bool | None,
 ):
-    if conv_id is None:
-        conv_id = record_id(record, path, line)
-        resolved = record_resolved(record)
+    """The conversation of `record`'s messages, named `conv_id`, or the record quarantined."""
     messages = record.get("messages")
     if not isinstance(messages, list):
         yield Quarantined(

@@ -6,6 +6,7 @@ they answer."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +41,23 @@ def result(name: str, args: dict) -> dict:
     if name == "get_order":
         return {"id": args["order_id"], "status": "delivered", "items": [{"item_id": item}]}
     return {"refund_id": "R" + item[1:], "amount": 64.75}
+
+
+def refund_step(request: dict, *, two_turns: bool, confirm_first: bool) -> tuple:
+    """The scripted support agent's next step on `request`: a tool call (its function, name and
+    arguments) and no words, or no call and its words. It looks the order up, refunds its item
+    and says it is done; `two_turns`, it asks "Shall I?" and waits for the customer's yes first,
+    before the lookup (`confirm_first`) or after it."""
+    said = [m["content"] for m in request["messages"] if m["role"] == "user"]
+    order = re.search(r"W\d+", said[0]).group(0)
+    results = sum(1 for m in request["messages"] if m["role"] == "tool")
+    agreed = said[-1] == YES or not two_turns
+    if results == 0 and (agreed or not confirm_first):
+        return {"name": "get_order", "arguments": json.dumps({"order_id": order})}, None
+    if results == 1 and (agreed or confirm_first):
+        args = {"order_id": order, "item_ids": ["I" + order[-1]]}
+        return {"name": "refund_items", "arguments": json.dumps(args)}, None
+    return None, "Done, refunded." if results == 2 else "I can refund it. Shall I?"
 
 
 def completion(request: dict, n: int, message: dict, call: dict | None) -> dict:

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripted_model import SAYS, TOOLS, YES, completion, result, serve  # noqa: E402
+from scripted_model import SAYS, TOOLS, YES, completion, refund_step, result, serve  # noqa: E402
 
 API_KEY = "sk-local-test"
 
@@ -41,19 +40,8 @@ API_KEY = "sk-local-test"
 def reply(request: dict, n: int, two_turns: bool) -> dict:
     """The scripted agent: look the order up; refund its item (in two turns, once the customer
     has said yes to "Shall I?"); say it is done."""
-    said = [m["content"] for m in request["messages"] if m["role"] == "user"]
-    order = re.search(r"W\d+", said[0]).group(0)
-    results = sum(1 for m in request["messages"] if m["role"] == "tool")
-    message: dict = {"role": "assistant", "content": None}
-    if results == 0 and (said[-1] == YES or not two_turns):
-        call = {"name": "get_order", "arguments": json.dumps({"order_id": order})}
-    elif results == 1:
-        args = {"order_id": order, "item_ids": ["I" + order[-1]]}
-        call = {"name": "refund_items", "arguments": json.dumps(args)}
-    else:
-        call = None
-        message["content"] = "Done, refunded." if results == 2 else "I can refund it. Shall I?"
-    return completion(request, n, message, call)
+    call, words = refund_step(request, two_turns=two_turns, confirm_first=True)
+    return completion(request, n, {"role": "assistant", "content": words}, call)
 
 
 def main(out: str, turns: bool, append_message: bool) -> None:

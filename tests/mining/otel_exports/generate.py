@@ -29,12 +29,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripted_model import SAYS, TOOLS, YES, completion, result, serve  # noqa: E402
+from scripted_model import SAYS, TOOLS, YES, completion, refund_step, result, serve  # noqa: E402
 
 TRIAGE = "You triage support requests; a refund agent does refunds."
 REFUND_AGENT = {
@@ -50,27 +49,19 @@ REFUND_AGENT = {
 def reply(request: dict, n: int) -> dict:
     """The scripted agent: look the order up; refund its item (in two turns, once the customer
     has said yes to "Shall I?"); say it is done. The triage agent hands the request on."""
-    said = [m["content"] for m in request["messages"] if m["role"] == "user"]
-    order = re.search(r"W\d+", said[0]).group(0)
-    results = sum(1 for m in request["messages"] if m["role"] == "tool")
     two_turns = request.get("metadata", {}).get("turns") == "2"
-    message: dict = {"role": "assistant", "content": None}
-    if request["messages"][0]["content"] == TRIAGE:
-        call = (
-            None
-            if results
-            else {"name": "refund_agent", "arguments": json.dumps({"request": said[0]})}
-        )
-        if call is None:
-            message["content"] = "Your refund is on its way."
-    elif results == 0:
-        call = {"name": "get_order", "arguments": json.dumps({"order_id": order})}
-    elif results == 1 and (said[-1] == YES or not two_turns):
-        args = {"order_id": order, "item_ids": ["I" + order[-1]]}
-        call = {"name": "refund_items", "arguments": json.dumps(args)}
-    else:
-        call = None
-        message["content"] = "Done, refunded." if results == 2 else "I can refund it. Shall I?"
+    if request["messages"][0]["content"] != TRIAGE:
+        call, words = refund_step(request, two_turns=two_turns, confirm_first=False)
+        return completion(request, n, {"role": "assistant", "content": words}, call)
+    said = [m["content"] for m in request["messages"] if m["role"] == "user"]
+    handed = any(m["role"] == "tool" for m in request["messages"])
+    message: dict = {
+        "role": "assistant",
+        "content": "Your refund is on its way." if handed else None,
+    }
+    call = (
+        None if handed else {"name": "refund_agent", "arguments": json.dumps({"request": said[0]})}
+    )
     return completion(request, n, message, call)
 
 
