@@ -1,8 +1,11 @@
 """The `mine-logs` flow: support logs (paths or globs) into redacted candidate cases.
 
-One task a log file (fan-out; each retried on I/O errors and cached on the file's size and
-modification time, the options and the code), then one merge that deduplicates across files
-and against the corpus and writes the candidates and the quarantine atomically.
+One task a log file (fan-out; each retried on I/O errors and cached on the files' sizes and
+modification times, the options and the code), then one merge that deduplicates across files
+and against the corpus and writes the candidates and the quarantine atomically. Files whose
+traces or conversations may go on in the next file (OTel span exports, logs of model calls: a
+rotated file splits them) are mined in one task, in order, as `casemill mine` reads them
+(`mining.streams`), so what a rotation split is mined whole.
 """
 
 from __future__ import annotations
@@ -63,16 +66,17 @@ def file_fingerprint(path: Path) -> str:
 
 
 @task(
-    name="mine-file",
+    name="mine-files",
+    task_run_name="mine-{paths[0]}",
     retries=2,
     retry_delay_seconds=2,
     retry_condition_fn=not_user_error,
     cache_policy=INPUTS + TASK_SOURCE,
     persist_result=True,
 )
-def mine_file_task(
-    path: str,
-    fingerprint: str,
+def mine_files_task(
+    paths: list[str],
+    fingerprints: list[str],
     fmt: str,
     redact: bool,
     seed: int,
@@ -80,11 +84,12 @@ def mine_file_task(
     tools: list[dict[str, Any]] | None = None,
     workers: int = 1,
 ) -> Any:
-    from mining import MineOptions, mine_file
+    """The candidates of `paths`, mined as one stream (one file, or the files of a stream)."""
+    from mining import MineOptions, mine
     from mining.toolspec import parse_tools
 
     options = MineOptions(tools=parse_tools(tools) if tools else None, workers=workers)
-    return mine_file(Path(path), fmt, redact=redact, seed=seed, options=options)
+    return mine([Path(p) for p in paths], fmt, redact=redact, seed=seed, options=options)
 
 
 @task(name="merge-and-write", retries=1, retry_condition_fn=not_user_error, cache_policy=NO_CACHE)
@@ -121,9 +126,11 @@ def mine_logs(
 ) -> dict[str, Any]:
     """Mine every file matched by `logs` and write the candidates (review pending) to `out`;
     `tools` is a JSON file of the agent's tool specs for logs that carry none; `workers`
-    processes mine each file (the same candidates as one; on the Dask runner, whose worker
-    processes cannot start their own, each file is mined in its task's process)."""
+    processes mine each task's files (the same candidates as one; on the Dask runner, whose
+    worker processes cannot start their own, they are mined in the task's process). A task a
+    file, or one task for all when they are one stream (`mining.streams`)."""
     from casemill.corpus import existing_store
+    from mining import streams
     from mining.toolspec import load_tools_file
 
     files = expand_paths(logs)
@@ -134,11 +141,19 @@ def mine_logs(
     logger = get_run_logger()
     specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
     redaction = "on" if redact else "OFF"
-    logger.info("mining %s (%s, redaction %s)", count(len(files), "log file"), fmt, redaction)
+    parts = streams(files, fmt)
+    how = "one stream, in one task" if len(parts) < len(files) else "a task a file"
+    logger.info(
+        "mining %s (%s, redaction %s) as %s",
+        count(len(files), "log file"),
+        fmt,
+        redaction,
+        how,
+    )
     futures = [
-        mine_file_task.submit(
-            str(p),
-            file_fingerprint(p),
+        mine_files_task.submit(
+            [str(p) for p in part],
+            [file_fingerprint(p) for p in part],
             fmt,
             redact,
             seed,
@@ -146,7 +161,7 @@ def mine_logs(
             specs,
             workers,
         )
-        for p in files
+        for part in parts
     ]
     summary = merge_and_write(quote([f.result() for f in futures]), out, corpus_dir)
     artifacts.table(

@@ -23,6 +23,7 @@ from mining.pipeline import (
     merge_results,
     mine,
     mine_file,
+    streams,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "merge_results",
     "mine",
     "mine_file",
+    "streams",
 ]

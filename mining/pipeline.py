@@ -2,7 +2,7 @@
 
 `iter_mine` streams (constant memory: nothing is held but the conversation at hand and the
 on-disk dedup index); `mine` and `mine_file` collect the results for callers that want them in
-memory (flows fan out with `mine_file`, one file per task, and merge with `merge_results`);
+memory (flows fan out over the files' `streams`, a task each, and merge with `merge_results`);
 `mine_to_files` streams straight to the candidates, quarantine and raw-values files.
 """
 
@@ -491,6 +491,19 @@ def mine_file(
         csv_mapping=csv_mapping,
         options=options,
     )
+
+
+def streams(paths: list[Path], fmt: str) -> list[list[Path]]:
+    """The files in the parts they can be mined in apart and merged after (`merge_results`): a
+    file each, but one part of all of them, in their order, when a trace or a conversation may
+    go on from one file into the next, as `mine` reads the files of a run: OTel spans, and logs
+    of model calls (told by their first records: `holds_calls`)."""
+    from mining.parsers.model_calls import holds_calls
+
+    paths = [Path(p) for p in paths]
+    if paths and (fmt == "otel" or (fmt == "openai-jsonl" and any(map(holds_calls, paths)))):
+        return [paths]
+    return [[p] for p in paths]
 
 
 def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) -> MineResult:

@@ -34,14 +34,18 @@ conversation takes its first call's id and line, and its last call's flag and sp
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from mining.parsers.messages import as_text
+from mining.reading import iter_lines, json_objects
 
 WINDOW = 2000  # lines: a conversation none of whose calls came in as many is finished
 # where a line keeps a call's request and response: LiteLLM's payload (the request's messages
@@ -92,6 +96,20 @@ def call_of(record: dict[str, Any]) -> Call | None:
             at = f"{request_key}." if request_key else ""
             return Call(request, record[response_key], at, response_key)
     return None
+
+
+def holds_calls(path: str | Path, records: int = 20) -> bool:
+    """Whether one of the first `records` JSON objects of the file logs a model call: a
+    gateway's log, whose conversations may go on in the next file (a file that cannot be read
+    holds none)."""
+    lines = json_objects(str(path), iter_lines(path))
+    try:
+        for item in islice(lines, records):
+            if isinstance(item, tuple) and call_of(item[1]) is not None:
+                return True
+    except (EOFError, OSError, zlib.error):
+        pass
+    return False
 
 
 def answer_of(response: Any) -> list[Any]:

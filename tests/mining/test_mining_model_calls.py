@@ -3,8 +3,10 @@ the conversations they belong to: mined as the same conversations logged whole."
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
+from types import SimpleNamespace
 
 import pytest
 from mining_helpers import (
@@ -16,7 +18,8 @@ from mining_helpers import (
     write_jsonl,
 )
 
-from mining import mine, synthetic
+from casemill.case.model import Case
+from mining import mine, streams, synthetic
 from mining.parsers.model_calls import CallJoiner, call_of, fingerprint, shared_id
 from mining.synthetic import model_calls
 
@@ -374,3 +377,45 @@ def test_a_system_prompt_new_at_every_call_does_not_part_the_conversation():
     (conversation,) = joined(calls)
     assert conversation.calls == 3
     assert conversation.messages[0]["content"] == "It is 10:02. Be kind."
+
+
+def test_logs_of_model_calls_are_one_stream_other_logs_a_part_a_file(tmp_path):
+    records = [until_last_reply(r) for r in RECORDS[:2]]
+    lines = interleaved([model_calls(r) for r in records])
+    chat = write_jsonl(tmp_path / "chat.jsonl", records)
+    calls = write_jsonl(tmp_path / "calls.jsonl", lines)
+    packed = tmp_path / "calls-2.jsonl.gz"
+    packed.write_bytes(gzip.compress(calls.read_bytes()))
+    # a call log whose first lines are broken or a conversation's is known by a later line
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", [b"{not json", records[0], *lines[:2]])
+    assert streams([chat, tmp_path / "chat2.jsonl"], "openai-jsonl") == [
+        [chat],
+        [tmp_path / "chat2.jsonl"],  # (a file not there holds no calls; mining says so)
+    ]
+    for log in (calls, packed, mixed):
+        assert streams([chat, log, chat], "openai-jsonl") == [[chat, log, chat]]
+    assert streams([calls, chat], "otel") == [[calls, chat]]
+    assert streams([calls, chat], "transcript") == [[calls], [chat]]
+    assert streams([], "otel") == []
+
+
+@pytest.mark.slow
+def test_the_mine_logs_flow_mines_a_conversation_a_rotated_log_split_whole(
+    prefect_harness, tmp_path
+):
+    from flows.mine import mine_logs
+
+    records = [until_last_reply(r) for r in RECORDS[:4]]
+    lines = interleaved([model_calls(r) for r in records])
+    half = len(lines) // 2
+    write_jsonl(tmp_path / "calls-1.jsonl", lines[:half])
+    write_jsonl(tmp_path / "calls-2.jsonl", lines[half:])
+    out = tmp_path / "mined.jsonl"
+    summary = mine_logs(
+        [str(tmp_path / "calls-*.jsonl")], out=str(out), corpus_dir=None, redact=False
+    )
+    # before: a task a file, the conversations open at the end of the first came out in parts
+    assert summary["summary"]["conversations_read"] == len(records)
+    assert summary["summary"]["model_calls_joined"] == len(lines)
+    got = [Case.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert mined_content(SimpleNamespace(cases=got)) == mined_content(chat_of(tmp_path, records))
