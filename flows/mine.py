@@ -1,11 +1,14 @@
 """The `mine-logs` flow: support logs (paths or globs) into redacted candidate cases.
 
-One task a log file (fan-out; each retried on I/O errors and cached on the files' sizes and
-modification times, the options and the code), then one merge that deduplicates across files
+One task a log file (fan-out; each retried on I/O errors and cached on the file's size and
+modification time, the options and the code), then one merge that deduplicates across files
 and against the corpus and writes the candidates and the quarantine atomically. Files whose
 traces or conversations may go on in the next file (OTel span exports, logs of model calls: a
-rotated file splits them) are mined in one task, in order, as `casemill mine` reads them
-(`mining.streams`), so what a rotation split is mined whole.
+rotated file splits them) are one stream (`mining.streams`): their tasks run one after the
+other, each going on from the state the one before left (`mining.mine_part`), and a last task
+mines what is still open after the last file, so what a rotated file split is mined whole, as
+`casemill mine` mines it; each task is cached on the files up to its own, so a new file mines
+only itself and what went on into it.
 """
 
 from __future__ import annotations
@@ -66,17 +69,16 @@ def file_fingerprint(path: Path) -> str:
 
 
 @task(
-    name="mine-files",
-    task_run_name="mine-{paths[0]}",
+    name="mine-file",
     retries=2,
     retry_delay_seconds=2,
     retry_condition_fn=not_user_error,
     cache_policy=INPUTS + TASK_SOURCE,
     persist_result=True,
 )
-def mine_files_task(
-    paths: list[str],
-    fingerprints: list[str],
+def mine_file_task(
+    path: str,
+    fingerprint: str,
     fmt: str,
     redact: bool,
     seed: int,
@@ -84,12 +86,77 @@ def mine_files_task(
     tools: list[dict[str, Any]] | None = None,
     workers: int = 1,
 ) -> Any:
-    """The candidates of `paths`, mined as one stream (one file, or the files of a stream)."""
-    from mining import MineOptions, mine
+    from mining import mine_file
+
+    options = _options(redact, seed, tools, workers)
+    return mine_file(Path(path), fmt, redact=redact, seed=seed, options=options)
+
+
+def _options(redact: bool, seed: int, tools: list[dict[str, Any]] | None, workers: int) -> Any:
+    from mining import MineOptions
     from mining.toolspec import parse_tools
 
-    options = MineOptions(tools=parse_tools(tools) if tools else None, workers=workers)
-    return mine([Path(p) for p in paths], fmt, redact=redact, seed=seed, options=options)
+    tools_specs = parse_tools(tools) if tools else None
+    return MineOptions(redact=redact, seed=seed, tools=tools_specs, workers=workers)
+
+
+# a stream's tasks: the state carried in is what the files before gave, and `fingerprints`
+# (theirs, and this file's) stand for it in the cache key
+STREAM_TASK: dict[str, Any] = {
+    "retries": 2,
+    "retry_delay_seconds": 2,
+    "retry_condition_fn": not_user_error,
+    "cache_policy": (INPUTS - "stream") + TASK_SOURCE,
+    "persist_result": True,
+}
+
+
+@task(name="mine-stream-file", task_run_name="mine-{path}", **STREAM_TASK)
+def mine_stream_file_task(
+    path: str,
+    fingerprints: list[str],
+    stream: Any,
+    fmt: str,
+    redact: bool,
+    seed: int,
+    code: str,
+    tools: list[dict[str, Any]] | None = None,
+    workers: int = 1,
+) -> Any:
+    """One file of a stream, going on from the state of the files before: (its candidates,
+    the state for the next file)."""
+    from mining import mine_part
+
+    return mine_part(Path(path), fmt, stream, options=_options(redact, seed, tools, workers))
+
+
+@task(name="mine-stream-end", **STREAM_TASK)
+def mine_stream_end_task(
+    fingerprints: list[str],
+    stream: Any,
+    fmt: str,
+    redact: bool,
+    seed: int,
+    code: str,
+    tools: list[dict[str, Any]] | None = None,
+    workers: int = 1,
+) -> Any:
+    """What the stream holds open after its last file, mined."""
+    from mining import mine_end
+
+    return mine_end(stream, options=_options(redact, seed, tools, workers))
+
+
+def _mine_stream(files: list[Path], fmt: str, *args: Any) -> list[Any]:
+    """The results of a stream's tasks, run one after the other (each needs the state the one
+    before left)."""
+    results, state, prints = [], None, []
+    for path in files:
+        prints.append(file_fingerprint(path))
+        result, state = mine_stream_file_task(str(path), list(prints), state, fmt, *args)
+        results.append(result)
+    results.append(mine_stream_end_task(prints, state, fmt, *args))
+    return results
 
 
 @task(name="merge-and-write", retries=1, retry_condition_fn=not_user_error, cache_policy=NO_CACHE)
@@ -128,7 +195,7 @@ def mine_logs(
     `tools` is a JSON file of the agent's tool specs for logs that carry none; `workers`
     processes mine each task's files (the same candidates as one; on the Dask runner, whose
     worker processes cannot start their own, they are mined in the task's process). A task a
-    file, or one task for all when they are one stream (`mining.streams`)."""
+    file; the files of a stream (`mining.streams`) one after the other."""
     from casemill.corpus import existing_store
     from mining import streams
     from mining.toolspec import load_tools_file
@@ -141,29 +208,21 @@ def mine_logs(
     logger = get_run_logger()
     specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
     redaction = "on" if redact else "OFF"
-    parts = streams(files, fmt)
-    how = "one stream, in one task" if len(parts) < len(files) else "a task a file"
+    stream = len(streams(files, fmt)) < len(files)
     logger.info(
-        "mining %s (%s, redaction %s) as %s",
+        "mining %s (%s, redaction %s) %s",
         count(len(files), "log file"),
         fmt,
         redaction,
-        how,
+        "as one stream, file after file" if stream else "a task a file",
     )
-    futures = [
-        mine_files_task.submit(
-            [str(p) for p in part],
-            [file_fingerprint(p) for p in part],
-            fmt,
-            redact,
-            seed,
-            code_fingerprint("mining"),
-            specs,
-            workers,
-        )
-        for part in parts
-    ]
-    summary = merge_and_write(quote([f.result() for f in futures]), out, corpus_dir)
+    args = (redact, seed, code_fingerprint("mining"), specs, workers)
+    if stream:
+        results = _mine_stream(files, fmt, *args)
+    else:
+        futures = [mine_file_task.submit(str(p), file_fingerprint(p), fmt, *args) for p in files]
+        results = [f.result() for f in futures]
+    summary = merge_and_write(quote(results), out, corpus_dir)
     artifacts.table(
         "mine-summary",
         [{"figure": k, "value": str(v)} for k, v in summary["summary"].items() if k != "files"],

@@ -19,10 +19,13 @@ from mining.pipeline import (
     MineOptions,
     MineResult,
     MineSummary,
+    StreamState,
     iter_mine,
     merge_results,
     mine,
+    mine_end,
     mine_file,
+    mine_part,
     streams,
 )
 
@@ -35,9 +38,12 @@ __all__ = [
     "MineResult",
     "MineSummary",
     "Quarantined",
+    "StreamState",
     "iter_mine",
     "merge_results",
     "mine",
+    "mine_end",
     "mine_file",
+    "mine_part",
     "streams",
 ]

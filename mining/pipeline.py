@@ -2,12 +2,14 @@
 
 `iter_mine` streams (constant memory: nothing is held but the conversation at hand and the
 on-disk dedup index); `mine` and `mine_file` collect the results for callers that want them in
-memory (flows fan out over the files' `streams`, a task each, and merge with `merge_results`);
+memory (flows fan out with `mine_file`, a task a file, mine the files of a stream (`streams`)
+file after file with `mine_part` and `mine_end`, and merge with `merge_results`);
 `mine_to_files` streams straight to the candidates, quarantine and raw-values files.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import multiprocessing
 import re
@@ -189,11 +191,12 @@ def iter_mine(
     tally: Tally,
     deduper: MinedDeduper,
     progress: Callable[[int], None] | None = None,
+    stream: StreamState | None = None,
 ) -> Iterator[Item]:
     """Stream the cases, quarantined records and (with keep_raw) raw values of `paths`; with
     `options.workers` > 1 the records are mined in worker processes (`mining.parallel`), with
-    the same output."""
-    records = parsed(paths, fmt, options, tally, progress)
+    the same output. With `stream`, the files go on from the files before (`mine_part`)."""
+    records = parsed(paths, fmt, options, tally, progress, stream)
     if options.workers > 1 and _can_start_workers():
         from mining.parallel import mine_in_workers
 
@@ -212,28 +215,65 @@ def _can_start_workers() -> bool:
     return True
 
 
+@dataclass
+class StreamState:
+    """What the files of a stream carry from one to the next (`streams`): the OTel traces, or
+    the conversations of model calls, still open at the end of the files read so far, which
+    may go on in the next file. `ended` once the last file was read: what was still open is
+    mined then."""
+
+    fmt: str
+    shared: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False
+
+    @classmethod
+    def start(cls, fmt: str) -> StreamState:
+        shared: dict[str, Any] = {}
+        if fmt == "otel":
+            from mining.parsers.otel import Carry
+
+            shared["carry"] = Carry()
+        elif fmt == "openai-jsonl":
+            from mining.parsers.model_calls import CallJoiner
+
+            shared["calls"] = CallJoiner()
+        return cls(fmt, shared)
+
+
+def _derive_options(options: MineOptions, file: str) -> DeriveOptions:
+    return DeriveOptions(
+        domain_label=options.domain_label or label_from_path(Path(file)),
+        seed=options.seed,
+        validate=options.validate,
+        max_decision_points=options.max_decision_points,
+        tools=options.tools,
+    )
+
+
 def parsed(
     paths: Iterable[Path],
     fmt: str,
     options: MineOptions,
     tally: Tally,
     progress: Callable[[int], None] | None = None,
+    stream: StreamState | None = None,
 ) -> Iterator[tuple[DeriveOptions, Conversation | Quarantined]]:
     """Each record the parser reads from `paths`, with the derivation options of its file. The
     OTel parser gets one `Carry` for all the files, the OpenAI JSONL parser one joiner of model
     calls: a trace or a conversation split between two files (a rotated file) is mined whole,
-    after the last file when it is still open then."""
+    after the last file when it is still open then. With `stream` (not ended), the files go on
+    from those it has read before, and what is still open after them stays in it."""
     parser = get_parser(fmt)
-    shared: dict[str, Any] = {}
-    if fmt == "otel":
-        from mining.parsers.otel import Carry
-
-        shared["carry"] = Carry()
-    elif fmt == "openai-jsonl":
-        from mining.parsers.model_calls import CallJoiner
-
-        shared["calls"] = CallJoiner()
+    state = StreamState.start(fmt) if stream is None else stream
+    shared = state.shared
+    taken = shared["calls"].taken if "calls" in shared else 0
     derives: dict[str, DeriveOptions] = {}
+
+    def derive_of(file: str) -> DeriveOptions:
+        found = derives.get(file)
+        if found is None:
+            found = derives[file] = _derive_options(options, file)
+        return found
 
     def counted(n: int) -> None:
         tally.bytes_read += n
@@ -243,14 +283,7 @@ def parsed(
     for path in paths:
         path = Path(path)
         tally.files.append(str(path))
-        derive = DeriveOptions(
-            domain_label=options.domain_label or label_from_path(path),
-            seed=options.seed,
-            validate=options.validate,
-            max_decision_points=options.max_decision_points,
-            tools=options.tools,
-        )
-        derives[str(path)] = derive
+        derive = derive_of(str(path))
         items = parser(
             path,
             max_turns=options.max_turns,
@@ -261,20 +294,22 @@ def parsed(
         started = tally.bytes_read
         try:
             for item in items:  # a carried trace's options are those of the file it starts in
-                yield derives.get(item.file, derive), item
+                yield derive_of(item.file), item
         except (EOFError, OSError, zlib.error) as exc:  # raised by the parser's reads only
             # the rest of the file is skipped: it counts as read (the summary, the progress bar)
             counted(file_size(path) - (tally.bytes_read - started))
             yield derive, unreadable(path, exc)
-    if "carry" in shared:
-        for item in shared["carry"].finish(options.max_turns):
-            yield derives[item.file], item
-    if "calls" in shared:
-        from mining.parsers.openai_jsonl import finish
+    if stream is None or stream.ended:
+        if "carry" in shared:
+            for item in shared["carry"].finish(options.max_turns):
+                yield derive_of(item.file), item
+        if "calls" in shared:
+            from mining.parsers.openai_jsonl import finish
 
-        for item in finish(shared["calls"], options.max_turns):
-            yield derives[item.file], item
-        tally.model_calls += shared["calls"].taken
+            for item in finish(shared["calls"], options.max_turns):
+                yield derive_of(item.file), item
+    if "calls" in shared:
+        tally.model_calls += shared["calls"].taken - taken
 
 
 def unreadable(path: Path, exc: BaseException) -> Quarantined:
@@ -415,12 +450,16 @@ def account(worked: Worked, tally: Tally, deduper: MinedDeduper) -> Iterator[Ite
 
 
 def _collect(
-    paths: Iterable[Path], fmt: str, options: MineOptions, existing: Iterable[Case]
+    paths: Iterable[Path],
+    fmt: str,
+    options: MineOptions,
+    existing: Iterable[Case],
+    stream: StreamState | None = None,
 ) -> MineResult:
     tally = Tally()
     cases, quarantined, raw = [], [], []
     with fewer_collections(), MinedDeduper(existing, options.dedup_threshold) as deduper:
-        for item in iter_mine(paths, fmt, options, tally, deduper):
+        for item in iter_mine(paths, fmt, options, tally, deduper, stream=stream):
             if isinstance(item, Case):
                 cases.append(item)
             elif isinstance(item, PackedCase):  # from a worker process
@@ -504,6 +543,32 @@ def streams(paths: list[Path], fmt: str) -> list[list[Path]]:
     if paths and (fmt == "otel" or (fmt == "openai-jsonl" and any(map(holds_calls, paths)))):
         return [paths]
     return [[p] for p in paths]
+
+
+def mine_part(
+    path: Path,
+    fmt: str,
+    stream: StreamState | None = None,
+    *,
+    options: MineOptions | None = None,
+) -> tuple[MineResult, StreamState]:
+    """One file of a stream (`streams`), going on from the files before it (`stream`, as the
+    part before gave it; None for the first): the candidates of the traces or conversations
+    that ended in it, and the state to go on from in the next file (`stream` is left as it
+    is). `mine_end` mines what is open after the last. The parts, merged (`merge_results`),
+    are the candidates `mine` gives for all the files at once; a flow caches each part on the
+    files up to it, so a new file mines only itself and what went on into it."""
+    state = copy.deepcopy(stream) if stream is not None else StreamState.start(fmt)
+    if state.fmt != fmt or state.ended:
+        raise ValueError(f"a {fmt} file cannot go on from {state!r}")
+    return _collect([Path(path)], fmt, options or MineOptions(), (), state), state
+
+
+def mine_end(stream: StreamState, *, options: MineOptions | None = None) -> MineResult:
+    """What a stream (`mine_part`) holds open after its last file, mined."""
+    state = copy.deepcopy(stream)
+    state.ended = True
+    return _collect([], state.fmt, options or MineOptions(), (), state)
 
 
 def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) -> MineResult:

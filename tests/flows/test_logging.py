@@ -111,9 +111,15 @@ def calls_the_retried_task(kind: type[Exception]) -> None:
 def test_a_user_error_is_not_retried_other_errors_are(prefect_harness, run_logs):
     from flows.evaluate import run_batch
     from flows.expand import write_outputs
-    from flows.mine import merge_and_write, mine_files_task
+    from flows.mine import (
+        merge_and_write,
+        mine_file_task,
+        mine_stream_end_task,
+        mine_stream_file_task,
+    )
 
-    for retried in (run_batch, write_outputs, merge_and_write, mine_files_task):
+    retried_tasks = (run_batch, write_outputs, merge_and_write, mine_file_task)
+    for retried in (*retried_tasks, mine_stream_file_task, mine_stream_end_task):
         assert retried.retries > 0 and retried.retry_condition_fn is not_user_error
     ATTEMPTS.clear()
     _failed_on(calls_the_retried_task(UserError, return_state=True), UserError)

@@ -281,11 +281,11 @@ def test_the_responses_apis_and_anthropics_tool_entries_are_read_as_openais():
 
 
 def test_the_mine_flow_task_takes_the_specs(tmp_path):
-    from flows.mine import mine_files_task
+    from flows.mine import mine_file_task
 
     log = write_jsonl(tmp_path / "log.jsonl", [conversation("flow", GOOD)])
     specs = list(load_tools_file(written(tmp_path, TOOLS)).by_name.values())
-    result = mine_files_task.fn([str(log)], ["fp"], "openai-jsonl", False, 0, "code", specs)
+    result = mine_file_task.fn(str(log), "fp", "openai-jsonl", False, 0, "code", specs)
     assert "update_flights(flights[0].origin" in whole(result, "flow").provenance.notes
-    plain = mine_files_task.fn([str(log)], ["fp"], "openai-jsonl", False, 0, "code")
+    plain = mine_file_task.fn(str(log), "fp", "openai-jsonl", False, 0, "code")
     assert whole(plain, "flow").expected.tool_calls[0].params == GOOD
