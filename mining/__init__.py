@@ -19,15 +19,12 @@ from mining.pipeline import (
     MineOptions,
     MineResult,
     MineSummary,
-    StreamState,
     iter_mine,
     merge_results,
     mine,
-    mine_end,
     mine_file,
-    mine_part,
-    streams,
 )
+from mining.streams import StreamState, mine_end, mine_part, streams
 
 __all__ = [
     "FORMATS",

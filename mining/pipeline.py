@@ -2,14 +2,13 @@
 
 `iter_mine` streams (constant memory: nothing is held but the conversation at hand and the
 on-disk dedup index); `mine` and `mine_file` collect the results for callers that want them in
-memory (flows fan out with `mine_file`, a task a file, mine the files of a stream (`streams`)
-file after file with `mine_part` and `mine_end`, and merge with `merge_results`);
+memory (flows fan out with `mine_file`, a task a file, or mine the files of a stream file after
+file, `mining.streams`, and merge with `merge_results`);
 `mine_to_files` streams straight to the candidates, quarantine and raw-values files.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import multiprocessing
 import re
@@ -18,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,6 +31,9 @@ from mining.parsers import get_parser
 from mining.reading import file_size
 from mining.redact.redactor import RawValue, redact_conversation, scrub_text
 from mining.toolspec import ToolSpecs
+
+if TYPE_CHECKING:
+    from mining.streams import StreamState
 
 log = logging.getLogger(__name__)
 
@@ -215,29 +217,18 @@ def _can_start_workers() -> bool:
     return True
 
 
-@dataclass
-class StreamState:
-    """What the files of a stream carry from one to the next (`streams`): the OTel traces, or
-    the conversations of model calls, still open at the end of the files read so far, which
-    may go on in the next file. `ended` once the last file was read: what was still open is
-    mined then."""
+def shared_state(fmt: str) -> dict[str, Any]:
+    """What the parser of `fmt` keeps across the files of a run: the OTel parser one `Carry`,
+    the OpenAI JSONL parser one joiner of model calls (nothing for the others)."""
+    if fmt == "otel":
+        from mining.parsers.otel import Carry
 
-    fmt: str
-    shared: dict[str, Any] = field(default_factory=dict)
-    ended: bool = False
+        return {"carry": Carry()}
+    if fmt == "openai-jsonl":
+        from mining.parsers.model_calls import CallJoiner
 
-    @classmethod
-    def start(cls, fmt: str) -> StreamState:
-        shared: dict[str, Any] = {}
-        if fmt == "otel":
-            from mining.parsers.otel import Carry
-
-            shared["carry"] = Carry()
-        elif fmt == "openai-jsonl":
-            from mining.parsers.model_calls import CallJoiner
-
-            shared["calls"] = CallJoiner()
-        return cls(fmt, shared)
+        return {"calls": CallJoiner()}
+    return {}
 
 
 def _derive_options(options: MineOptions, file: str) -> DeriveOptions:
@@ -264,8 +255,7 @@ def parsed(
     after the last file when it is still open then. With `stream` (not ended), the files go on
     from those it has read before, and what is still open after them stays in it."""
     parser = get_parser(fmt)
-    state = StreamState.start(fmt) if stream is None else stream
-    shared = state.shared
+    shared = shared_state(fmt) if stream is None else stream.shared
     taken = shared["calls"].taken if "calls" in shared else 0
     derives: dict[str, DeriveOptions] = {}
 
@@ -449,7 +439,7 @@ def account(worked: Worked, tally: Tally, deduper: MinedDeduper) -> Iterator[Ite
         yield case
 
 
-def _collect(
+def collect(
     paths: Iterable[Path],
     fmt: str,
     options: MineOptions,
@@ -506,7 +496,7 @@ def mine(
         seed=seed,
         csv_mapping=csv_mapping if csv_mapping is not None else base.csv_mapping,
     )
-    return _collect([Path(p) for p in paths], fmt, opts, existing)
+    return collect([Path(p) for p in paths], fmt, opts, existing)
 
 
 def mine_file(
@@ -530,45 +520,6 @@ def mine_file(
         csv_mapping=csv_mapping,
         options=options,
     )
-
-
-def streams(paths: list[Path], fmt: str) -> list[list[Path]]:
-    """The files in the parts they can be mined in apart and merged after (`merge_results`): a
-    file each, but one part of all of them, in their order, when a trace or a conversation may
-    go on from one file into the next, as `mine` reads the files of a run: OTel spans, and logs
-    of model calls (told by their first records: `holds_calls`)."""
-    from mining.parsers.model_calls import holds_calls
-
-    paths = [Path(p) for p in paths]
-    if paths and (fmt == "otel" or (fmt == "openai-jsonl" and any(map(holds_calls, paths)))):
-        return [paths]
-    return [[p] for p in paths]
-
-
-def mine_part(
-    path: Path,
-    fmt: str,
-    stream: StreamState | None = None,
-    *,
-    options: MineOptions | None = None,
-) -> tuple[MineResult, StreamState]:
-    """One file of a stream (`streams`), going on from the files before it (`stream`, as the
-    part before gave it; None for the first): the candidates of the traces or conversations
-    that ended in it, and the state to go on from in the next file (`stream` is left as it
-    is). `mine_end` mines what is open after the last. The parts, merged (`merge_results`),
-    are the candidates `mine` gives for all the files at once; a flow caches each part on the
-    files up to it, so a new file mines only itself and what went on into it."""
-    state = copy.deepcopy(stream) if stream is not None else StreamState.start(fmt)
-    if state.fmt != fmt or state.ended:
-        raise ValueError(f"a {fmt} file cannot go on from {state!r}")
-    return _collect([Path(path)], fmt, options or MineOptions(), (), state), state
-
-
-def mine_end(stream: StreamState, *, options: MineOptions | None = None) -> MineResult:
-    """What a stream (`mine_part`) holds open after its last file, mined."""
-    state = copy.deepcopy(stream)
-    state.ended = True
-    return _collect([], state.fmt, options or MineOptions(), (), state)
 
 
 def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) -> MineResult:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
+from mining import mine, synthetic
 from mining.synthetic import support_log
 
 
@@ -60,3 +62,13 @@ def mined_content(result) -> list[str]:
         + c.provenance.label_confidence
         for c in result.cases
     )
+
+
+def interleaved(calls: list[list[dict]], seed: int = 3) -> list[dict]:
+    """The conversations' calls as concurrent customers' are logged: in a random order that
+    keeps each conversation's own."""
+    return list(synthetic.interleaved(iter(calls), random.Random(seed), len(calls)))
+
+
+def chat_of(tmp_path, records):
+    return mine([write_jsonl(tmp_path / "chat.jsonl", records)], "openai-jsonl", redact=False)

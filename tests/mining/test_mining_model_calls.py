@@ -3,17 +3,13 @@ the conversations they belong to: mined as the same conversations logged whole."
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
-import pickle
-import random
-from itertools import pairwise
-from types import SimpleNamespace
 
 import pytest
 from mining_helpers import (
     call_msg,
+    chat_of,
+    interleaved,
     mined_content,
     result_msg,
     sample_records,
@@ -21,20 +17,12 @@ from mining_helpers import (
     write_jsonl,
 )
 
-from casemill.case.model import Case
-from mining import MineOptions, merge_results, mine, mine_end, mine_part, streams, synthetic
+from mining import mine
 from mining.parsers.model_calls import CallJoiner, call_of, fingerprint, shared_id
 from mining.synthetic import model_calls
-from mining.synthetic_otel import otel_export
 
 RECORDS = sample_records(8, seed=5)
 SYSTEM = {"role": "system", "content": "You are a support agent."}
-
-
-def interleaved(calls: list[list[dict]], seed: int = 3) -> list[dict]:
-    """The conversations' calls as concurrent customers' are logged: in a random order that
-    keeps each conversation's own."""
-    return list(synthetic.interleaved(iter(calls), random.Random(seed), len(calls)))
 
 
 def joined(lines: list[dict], joiner: CallJoiner | None = None) -> list:
@@ -43,10 +31,6 @@ def joined(lines: list[dict], joiner: CallJoiner | None = None) -> list:
     for number, line in enumerate(lines, 1):
         got += joiner.add(number, line, call_of(line))
     return got + list(joiner.finish())
-
-
-def chat_of(tmp_path, records):
-    return mine([write_jsonl(tmp_path / "chat.jsonl", records)], "openai-jsonl", redact=False)
 
 
 def test_interleaved_calls_are_mined_as_the_conversations_logged_whole(tmp_path):
@@ -381,112 +365,3 @@ def test_a_system_prompt_new_at_every_call_does_not_part_the_conversation():
     (conversation,) = joined(calls)
     assert conversation.calls == 3
     assert conversation.messages[0]["content"] == "It is 10:02. Be kind."
-
-
-def test_logs_of_model_calls_are_one_stream_other_logs_a_part_a_file(tmp_path):
-    records = [until_last_reply(r) for r in RECORDS[:2]]
-    lines = interleaved([model_calls(r) for r in records])
-    chat = write_jsonl(tmp_path / "chat.jsonl", records)
-    calls = write_jsonl(tmp_path / "calls.jsonl", lines)
-    packed = tmp_path / "calls-2.jsonl.gz"
-    packed.write_bytes(gzip.compress(calls.read_bytes()))
-    # a call log whose first lines are broken or a conversation's is known by a later line
-    mixed = write_jsonl(tmp_path / "mixed.jsonl", [b"{not json", records[0], *lines[:2]])
-    assert streams([chat, tmp_path / "chat2.jsonl"], "openai-jsonl") == [
-        [chat],
-        [tmp_path / "chat2.jsonl"],  # (a file not there holds no calls; mining says so)
-    ]
-    for log in (calls, packed, mixed):
-        assert streams([chat, log, chat], "openai-jsonl") == [[chat, log, chat]]
-    assert streams([calls, chat], "otel") == [[calls, chat]]
-    assert streams([calls, chat], "transcript") == [[calls], [chat]]
-    assert streams([], "otel") == []
-
-
-def _in_parts(files, fmt, **options):
-    """The files mined a part each, each going on from the state the part before left, kept
-    in between as a flow's task results are (pickled)."""
-    results, state = [], None
-    for path in files:
-        result, state = mine_part(path, fmt, state, options=MineOptions(**options))
-        results.append(result)
-        state = pickle.loads(pickle.dumps(state))
-    return merge_results([*results, mine_end(state, options=MineOptions(**options))])
-
-
-def _written(result) -> list[str]:
-    return [c.model_dump_json() for c in result.cases]
-
-
-def test_a_stream_mined_file_by_file_gives_what_its_files_give_at_once(tmp_path):
-    records = [until_last_reply(r) for r in sample_records(12, seed=9)]
-    lines = interleaved([model_calls(r) for r in records])
-    cuts = (0, len(lines) // 3, 2 * len(lines) // 3, len(lines))
-    files = [
-        write_jsonl(tmp_path / f"calls-{n}.jsonl", lines[a:b])
-        for n, (a, b) in enumerate(pairwise(cuts), 1)
-    ]
-    at_once = mine(files, "openai-jsonl")
-    parts = _in_parts(files, "openai-jsonl")
-    assert at_once.summary.conversations_read == len(records)
-    assert _written(parts) == _written(at_once)  # the same cases, in the same order
-    assert parts.quarantined == at_once.quarantined
-    for field in ("conversations_read", "model_calls_joined", "redactions", "duplicates"):
-        assert getattr(parts.summary, field) == getattr(at_once.summary, field), field
-    # a state is not changed by going on from it: the part can be mined again (a retry)
-    first, state = mine_part(files[0], "openai-jsonl")
-    again, _ = mine_part(files[1], "openai-jsonl", state)
-    once_more, _ = mine_part(files[1], "openai-jsonl", state)
-    assert _written(again) == _written(once_more)
-    with pytest.raises(ValueError, match="cannot go on"):
-        mine_part(files[1], "otel", state)
-
-
-def test_an_otel_trace_split_between_two_files_mined_file_by_file_is_mined_whole(tmp_path):
-    doc = otel_export(RECORDS[0], "0af7651916cd43dd8448eb211c80319c", with_responses=False)
-    spans = [s for scope in doc["resourceSpans"][0]["scopeSpans"] for s in scope["spans"]]
-
-    def with_spans(chosen):
-        scope = {**doc["resourceSpans"][0]["scopeSpans"][0], "spans": chosen}
-        return {"resourceSpans": [{**doc["resourceSpans"][0], "scopeSpans": [scope]}]}
-
-    first = write_jsonl(tmp_path / "rotated-1.jsonl", [with_spans(spans[-1:])])
-    second = write_jsonl(tmp_path / "rotated-2.jsonl", [with_spans(spans[:-1])])
-    at_once = mine([first, second], "otel")
-    assert at_once.summary.conversations_read == 1 and not at_once.quarantined
-    assert _written(_in_parts([first, second], "otel")) == _written(at_once)
-
-
-@pytest.mark.slow
-def test_the_mine_logs_flow_mines_a_conversation_a_rotated_log_split_whole(
-    prefect_harness, tmp_path
-):
-    from flows.mine import mine_logs
-
-    records = [until_last_reply(r) for r in RECORDS[:4]]
-    lines = interleaved([model_calls(r) for r in records])
-    half = len(lines) // 2
-    first = write_jsonl(tmp_path / "calls-1.jsonl", lines[:half])
-    write_jsonl(tmp_path / "calls-2.jsonl", lines[half:])
-    out = tmp_path / "mined.jsonl"
-    logs = [str(tmp_path / "calls-*.jsonl")]
-    summary = mine_logs(logs, out=str(out), corpus_dir=None, redact=False)
-    # before: a task a file, the conversations open at the end of the first came out in parts
-    assert summary["summary"]["conversations_read"] == len(records)
-    assert summary["summary"]["model_calls_joined"] == len(lines)
-    got = [Case.model_validate_json(line) for line in out.read_text().splitlines()]
-    assert mined_content(SimpleNamespace(cases=got)) == mined_content(chat_of(tmp_path, records))
-    # the next file of the log: the files before are not mined again (their tasks' results
-    # are cached: the first file's bytes, garbled with its size and time kept, are not read),
-    # and the output is what mining the three files at once gives
-    more = [until_last_reply(r) for r in RECORDS[4:6]]
-    third = write_jsonl(tmp_path / "calls-3.jsonl", interleaved([model_calls(r) for r in more]))
-    expected = mine([first, tmp_path / "calls-2.jsonl", third], "openai-jsonl", redact=False)
-    stat = first.stat()
-    first.write_bytes(b"x" * stat.st_size)
-    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    summary = mine_logs(logs, out=str(out), corpus_dir=None, redact=False)
-    assert summary["quarantined"] == 0
-    got = [Case.model_validate_json(line) for line in out.read_text().splitlines()]
-    assert [c.id for c in got] == [c.id for c in expected.cases]
-    assert summary["summary"]["conversations_read"] == len(records) + len(more)

@@ -1,0 +1,68 @@
+"""Mining the files of a stream one at a time: logs whose traces or conversations go on from one
+file into the next (OTel span exports, logs of model calls: a rotated file splits them).
+
+`mine` reads the files of a run as one stream. A flow that mines a task a file (`mine-logs`)
+mines such files with `mine_part`, one after the other, each going on from the `StreamState`
+the one before left (the traces or conversations still open), then `mine_end` for what is still
+open after the last; merged (`merge_results`), the parts are the cases `mine` gives for all the
+files at once, in the same order. A part depends only on the files up to its own, so a flow
+caches it on them, and a new file of the log mines only itself and what went on into it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mining.parsers.model_calls import holds_calls
+from mining.pipeline import MineOptions, MineResult, collect, shared_state
+
+
+def streams(paths: list[Path], fmt: str) -> list[list[Path]]:
+    """The files in the parts they can be mined in apart and merged after: a file each, but
+    one part of all of them, in their order, when a trace or a conversation may go on from one
+    file into the next: OTel spans, and logs of model calls (told by their first records,
+    `holds_calls`)."""
+    paths = [Path(p) for p in paths]
+    if paths and (fmt == "otel" or (fmt == "openai-jsonl" and any(map(holds_calls, paths)))):
+        return [paths]
+    return [[p] for p in paths]
+
+
+@dataclass
+class StreamState:
+    """What the files of a stream carry from one to the next: the parser's state across files
+    (`pipeline.shared_state`), holding the OTel traces, or the conversations of model calls,
+    still open at the end of the files read so far. `ended` once the last file was read: what
+    was still open is mined then."""
+
+    fmt: str
+    shared: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False
+
+
+def mine_part(
+    path: Path,
+    fmt: str,
+    stream: StreamState | None = None,
+    *,
+    options: MineOptions | None = None,
+) -> tuple[MineResult, StreamState]:
+    """One file of a stream, going on from the files before it (`stream`, as the part before
+    gave it; None for the first): the candidates of the traces or conversations that ended in
+    it, and the state to go on from in the next file (`stream` is left as it is, so a part can
+    be mined again)."""
+    state = StreamState(fmt, shared_state(fmt)) if stream is None else copy.deepcopy(stream)
+    if state.fmt != fmt or state.ended:
+        ended = "an ended" if state.ended else "a"
+        raise ValueError(f"a {fmt} file cannot go on from {ended} {state.fmt} stream")
+    return collect([Path(path)], fmt, options or MineOptions(), (), state), state
+
+
+def mine_end(stream: StreamState, *, options: MineOptions | None = None) -> MineResult:
+    """What a stream holds open after its last file, mined."""
+    state = copy.deepcopy(stream)
+    state.ended = True
+    return collect([], state.fmt, options or MineOptions(), (), state)
