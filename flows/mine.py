@@ -1,14 +1,15 @@
 """The `mine-logs` flow: support logs (paths or globs) into redacted candidate cases.
 
 One task a log file (fan-out; each retried on I/O errors and cached on the file's size and
-modification time, the options and the code), then one merge that deduplicates across files
-and against the corpus and writes the candidates and the quarantine atomically. Files whose
-traces or conversations may go on in the next file (OTel span exports, logs of model calls: a
-rotated file splits them) are one stream (`mining.streams`): their tasks run one after the
-other, each going on from the state the one before left (`mining.mine_part`), and a last task
-mines what is still open after the last file, so what a rotated file split is mined whole, as
-`casemill mine` mines it; each task is cached on the files up to its own, so a new file mines
-only itself and what went on into it.
+modification time, the options and the code), then one merge that deduplicates the files' cases
+together, in order, and against the corpus (the tasks keep every case: near duplicates are not
+transitive, so files deduplicated apart could lose cases `casemill mine` keeps), and writes the
+candidates and the quarantine atomically. Files whose traces or conversations may go on in the
+next file (OTel span exports, logs of model calls: a rotated file splits them) are one stream
+(`mining.streams`): their tasks run one after the other, each going on from the state the one
+before left (`mining.mine_part`), and a last task mines what is still open after the last file,
+so what a rotated file split is mined whole, as `casemill mine` mines it; each task is cached on
+the files up to its own, so a new file mines only itself and what went on into it.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def _options(redact: bool, seed: int, tools: list[dict[str, Any]] | None, worker
     from mining.toolspec import parse_tools
 
     tools_specs = parse_tools(tools) if tools else None
-    return MineOptions(redact=redact, seed=seed, tools=tools_specs, workers=workers)
+    # the parts are deduplicated together, in order, by the merge: as `casemill mine` does
+    return MineOptions(redact=redact, seed=seed, tools=tools_specs, workers=workers, dedup=False)
 
 
 # a stream's tasks: the state carried in is what the files before gave, and `fingerprints`

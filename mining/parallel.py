@@ -24,7 +24,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from casemill.case.model import Case
 from casemill.dedup import case_text
 from casemill.gctune import tune
-from mining.dedup import MinedDeduper, signature
+from mining.dedup import KeepAll, MinedDeduper, signature
 from mining.derive.cases import DeriveOptions
 from mining.model import Conversation, PackedCase, Quarantined
 from mining.pipeline import Item, MineOptions, Tally, Worked, account, counted_as, work
@@ -95,7 +95,7 @@ def mine_in_workers(
     records: Iterable[tuple[DeriveOptions, Conversation | Quarantined]],
     options: MineOptions,
     tally: Tally,
-    deduper: MinedDeduper,
+    deduper: MinedDeduper | KeepAll,
 ) -> Iterator[Item]:
     """`pipeline.iter_mine`'s items for `records`, mined by `options.workers` processes."""
     workers = options.workers

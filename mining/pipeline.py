@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from casemill.case.model import Case
 from casemill.dedup import DEFAULT_THRESHOLD
 from casemill.gctune import fewer_collections
-from mining.dedup import MinedDeduper
+from mining.dedup import KeepAll, MinedDeduper
 from mining.derive.cases import DeriveOptions, derive_cases
 from mining.model import Conversation, PackedCase, Quarantined
 from mining.parsers import get_parser
@@ -85,6 +85,8 @@ class MineOptions:
     dedup_threshold: float = DEFAULT_THRESHOLD
     tools: ToolSpecs | None = None  # for logs that carry no tool specs (a line's own win)
     workers: int = 1  # processes that redact and derive (`mining.parallel`); 1: this one
+    # False: every case kept, for `merge_results` to deduplicate the parts of a run in order
+    dedup: bool = True
 
 
 class MineSummary(BaseModel):
@@ -191,7 +193,7 @@ def iter_mine(
     fmt: str,
     options: MineOptions,
     tally: Tally,
-    deduper: MinedDeduper,
+    deduper: MinedDeduper | KeepAll,
     progress: Callable[[int], None] | None = None,
     stream: StreamState | None = None,
 ) -> Iterator[Item]:
@@ -412,7 +414,7 @@ def _scrubbed(item: Quarantined, options: MineOptions) -> Quarantined:
     return item
 
 
-def account(worked: Worked, tally: Tally, deduper: MinedDeduper) -> Iterator[Item]:
+def account(worked: Worked, tally: Tally, deduper: MinedDeduper | KeepAll) -> Iterator[Item]:
     """Count what one record gave, deduplicate its cases against everything before it, and
     yield what is kept: raw values, quarantined records and cases."""
     if worked.conversation:
@@ -448,7 +450,8 @@ def collect(
 ) -> MineResult:
     tally = Tally()
     cases, quarantined, raw = [], [], []
-    with fewer_collections(), MinedDeduper(existing, options.dedup_threshold) as deduper:
+    deduper = MinedDeduper(existing, options.dedup_threshold) if options.dedup else KeepAll()
+    with fewer_collections(), deduper:
         for item in iter_mine(paths, fmt, options, tally, deduper, stream=stream):
             if isinstance(item, Case):
                 cases.append(item)
@@ -510,7 +513,8 @@ def mine_file(
     options: MineOptions | None = None,
 ) -> MineResult:
     """One file's candidates (deduplicated within the file and against `existing`); merge the
-    results of several files with `merge_results`."""
+    results of several files with `merge_results` (mined with `options.dedup` off, the files'
+    cases are deduplicated there only, together and in order, as `mine` would)."""
     return mine(
         [path],
         fmt,
@@ -523,7 +527,8 @@ def mine_file(
 
 
 def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) -> MineResult:
-    """Several per-file results as one, deduplicated across files."""
+    """Several per-file results as one, deduplicated across files: each case against the
+    corpus (`existing`) and the cases before it, the results taken in order."""
     cases, quarantined, raw = [], [], []
     tally = Tally()
     redacted = True

@@ -98,15 +98,21 @@ def call_of(record: dict[str, Any]) -> Call | None:
     return None
 
 
-def holds_calls(path: str | Path, records: int = 20) -> bool:
-    """Whether one of the first `records` JSON objects of the file logs a model call: a
-    gateway's log, whose conversations may go on in the next file (a file that cannot be read
-    holds none)."""
-    lines = json_objects(str(path), iter_lines(path))
+def holds_calls(path: str | Path, records: int = 20, lines: int = 1000) -> bool:
+    """Whether the file logs model calls (a gateway's log, whose conversations may go on in
+    the next file): one of its first `records` records that hold messages is a call. Other
+    lines (a health check, a line that is not JSON) are passed over, within the first `lines`;
+    a file that cannot be read holds none."""
+    chats = 0
     try:
-        for item in islice(lines, records):
-            if isinstance(item, tuple) and call_of(item[1]) is not None:
+        for item in islice(json_objects(str(path), iter_lines(path)), lines):
+            if not isinstance(item, tuple):
+                continue
+            if call_of(item[1]) is not None:
                 return True
+            chats += isinstance(item[1].get("messages"), list)
+            if chats >= records:
+                break
     except (EOFError, OSError, zlib.error):
         pass
     return False

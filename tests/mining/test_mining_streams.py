@@ -4,9 +4,11 @@ them at once gives; the `mine-logs` flow mines them so, a cached task a file."""
 
 from __future__ import annotations
 
+import copy
 import gzip
 import os
 import pickle
+import random
 from itertools import pairwise
 from types import SimpleNamespace
 
@@ -21,6 +23,7 @@ from mining_helpers import (
 )
 
 from casemill.case.model import Case
+from casemill.dedup import shingles
 from mining import MineOptions, merge_results, mine, mine_end, mine_part, streams
 from mining.synthetic import model_calls
 from mining.synthetic_otel import otel_export
@@ -37,12 +40,16 @@ def test_logs_of_model_calls_are_one_stream_other_logs_a_part_a_file(tmp_path):
     packed.write_bytes(gzip.compress(calls.read_bytes()))
     # a call log whose first lines are broken or a conversation's is known by a later line
     mixed = write_jsonl(tmp_path / "mixed.jsonl", [b"{not json", records[0], *lines[:2]])
+    checked = write_jsonl(tmp_path / "checked.jsonl", [{"event": "health"}] * 50 + lines[:1])
+    late = write_jsonl(tmp_path / "late.jsonl", [*records[:1] * 20, *lines[:1]])
     assert streams([chat, tmp_path / "chat2.jsonl"], "openai-jsonl") == [
         [chat],
         [tmp_path / "chat2.jsonl"],  # (a file not there holds no calls; mining says so)
     ]
-    for log in (calls, packed, mixed):
+    for log in (calls, packed, mixed, checked):
         assert streams([chat, log, chat], "openai-jsonl") == [[chat, log, chat]]
+    # told by the first 20 records that hold messages: a conversation log's own
+    assert streams([late], "openai-jsonl") == [[late]]
     assert streams([calls, chat], "otel") == [[calls, chat]]
     assert streams([calls, chat], "transcript") == [[calls], [chat]]
     assert streams([], "otel") == []
@@ -50,13 +57,18 @@ def test_logs_of_model_calls_are_one_stream_other_logs_a_part_a_file(tmp_path):
 
 def _in_parts(files, fmt, **options):
     """The files mined a part each, each going on from the state the part before left, kept
-    in between as a flow's task results are (pickled)."""
-    results, state = [], None
+    in between as a flow's task results are (pickled), and deduplicated together after."""
+    results, state, options = [], None, MineOptions(dedup=False, **options)
     for path in files:
-        result, state = mine_part(path, fmt, state, options=MineOptions(**options))
+        result, state = mine_part(path, fmt, state, options=options)
         results.append(result)
         state = pickle.loads(pickle.dumps(state))
-    return merge_results([*results, mine_end(state, options=MineOptions(**options))])
+    return merge_results([*results, mine_end(state, options=options)])
+
+
+def jaccard(x: str, y: str) -> float:
+    a, b = shingles(x.lower()), shingles(y.lower())
+    return len(a & b) / len(a | b)
 
 
 def _written(result) -> list[str]:
@@ -135,3 +147,43 @@ def test_the_mine_logs_flow_mines_a_conversation_a_rotated_log_split_whole(
     got = [Case.model_validate_json(line) for line in out.read_text().splitlines()]
     assert [c.id for c in got] == [c.id for c in expected.cases]
     assert summary["summary"]["conversations_read"] == len(records) + len(more)
+
+
+def test_near_duplicates_in_parts_are_dropped_as_in_one_run(tmp_path):
+    """Near duplicates are not transitive: A ~ B and B ~ C, but not A ~ C. One run drops B (a
+    duplicate of A) and keeps C (no duplicate of A); parts deduplicated apart would drop C (of
+    B, in its part) and then B (of A, at the merge)."""
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(5)) for _ in range(600)]
+
+    def changed(ws: list[str], start: int) -> list[str]:
+        return [f"q{i * 7 + start:04d}" if start <= i < start + 25 else w for i, w in enumerate(ws)]
+
+    a, b = words, changed(words, 0)
+    texts = [" ".join(ws) for ws in (a, b, changed(b, 300))]
+    similar = [jaccard(texts[x], texts[y]) for x, y in ((0, 1), (1, 2), (0, 2))]
+    assert similar[0] >= 0.9 and similar[1] >= 0.9 and similar[2] < 0.9
+    base = until_last_reply(sample_records(1, seed=4)[0])
+
+    def record(name: str, text: str) -> dict:
+        out = copy.deepcopy(base)
+        out["conversation_id"] = name
+        said = next(m for m in out["messages"] if m["role"] == "user")
+        said["content"] += " " + text
+        return out
+
+    first = write_jsonl(tmp_path / "log-1.jsonl", [record("a", texts[0])])
+    second = write_jsonl(
+        tmp_path / "log-2.jsonl", [record(n, t) for n, t in zip("bc", texts[1:], strict=True)]
+    )
+    at_once = mine([first, second], "openai-jsonl", redact=False)
+    parts = _in_parts([first, second], "openai-jsonl", redact=False)
+    kept = {c.provenance.source.conversation_id for c in at_once.cases}
+    assert kept == {"a", "c"}  # b is a duplicate of a; c is none
+    assert _written(parts) == _written(at_once)
+    assert parts.summary.duplicates == at_once.summary.duplicates
+    # the flow's tasks of other logs, a file each, keep every case for the merge too
+    from flows.mine import mine_file_task
+
+    files = [mine_file_task.fn(str(f), "", "openai-jsonl", False, 0, "") for f in (first, second)]
+    assert _written(merge_results(files)) == _written(at_once)
