@@ -6,7 +6,7 @@ together, in order, and against the corpus (the tasks keep every case: near dupl
 transitive, so files deduplicated apart could lose cases `casemill mine` keeps), and writes the
 candidates and the quarantine atomically. Files whose traces or conversations may go on in the
 next file (OTel span exports, logs of model calls: a rotated file splits them) are one stream
-(`mining.streams`): their tasks run one after the other, each going on from the state the one
+(`mining.spans_files`): their tasks run one after the other, each going on from the state the one
 before left (`mining.mine_part`), and a last task mines what is still open after the last file,
 so what a rotated file split is mined whole, as `casemill mine` mines it; each task is cached on
 the files up to its own, so a new file mines only itself and what went on into it.
@@ -102,20 +102,24 @@ def _options(redact: bool, seed: int, tools: list[dict[str, Any]] | None, worker
     return MineOptions(redact=redact, seed=seed, tools=tools_specs, workers=workers, dedup=False)
 
 
-# a stream's tasks: the state carried in is what the files before gave, and `fingerprints`
-# (theirs, and this file's) stand for it in the cache key
-STREAM_TASK: dict[str, Any] = {
-    "retries": 2,
-    "retry_delay_seconds": 2,
-    "retry_condition_fn": not_user_error,
-    "cache_policy": (INPUTS - "stream") + TASK_SOURCE,
-    "persist_result": True,
-}
+def _part_name(parameters: dict[str, Any]) -> str:
+    path = parameters["path"]
+    return f"mine-{path}" if path is not None else "mine-what-is-still-open"
 
 
-@task(name="mine-stream-file", task_run_name="mine-{path}", **STREAM_TASK)
-def mine_stream_file_task(
-    path: str,
+@task(
+    name="mine-stream-part",
+    task_run_name=_part_name,
+    retries=2,
+    retry_delay_seconds=2,
+    retry_condition_fn=not_user_error,
+    # the state carried in is what the files before gave: `fingerprints` (theirs, and this
+    # file's) stand for it in the cache key
+    cache_policy=(INPUTS - "stream") + TASK_SOURCE,
+    persist_result=True,
+)
+def mine_stream_part_task(
+    path: str | None,
     fingerprints: list[str],
     stream: Any,
     fmt: str,
@@ -125,39 +129,27 @@ def mine_stream_file_task(
     tools: list[dict[str, Any]] | None = None,
     workers: int = 1,
 ) -> Any:
-    """One file of a stream, going on from the state of the files before: (its candidates,
-    the state for the next file)."""
-    from mining import mine_part
+    """A part of a stream, going on from the state the files before left: a file (its
+    candidates, the state for the next file), or with no `path` what is still open after the
+    last file (those candidates, None)."""
+    from mining import mine_end, mine_part
 
-    return mine_part(Path(path), fmt, stream, options=_options(redact, seed, tools, workers))
-
-
-@task(name="mine-stream-end", **STREAM_TASK)
-def mine_stream_end_task(
-    fingerprints: list[str],
-    stream: Any,
-    fmt: str,
-    redact: bool,
-    seed: int,
-    code: str,
-    tools: list[dict[str, Any]] | None = None,
-    workers: int = 1,
-) -> Any:
-    """What the stream holds open after its last file, mined."""
-    from mining import mine_end
-
-    return mine_end(stream, options=_options(redact, seed, tools, workers))
+    options = _options(redact, seed, tools, workers)
+    if path is None:
+        return mine_end(stream, options=options), None
+    return mine_part(Path(path), fmt, stream, options=options)
 
 
 def _mine_stream(files: list[Path], fmt: str, *args: Any) -> list[Any]:
     """The results of a stream's tasks, run one after the other (each needs the state the one
     before left)."""
     results, state, prints = [], None, []
-    for path in files:
-        prints.append(file_fingerprint(path))
-        result, state = mine_stream_file_task(str(path), list(prints), state, fmt, *args)
+    for path in [*files, None]:
+        if path is not None:
+            prints.append(file_fingerprint(path))
+        part = str(path) if path is not None else None
+        result, state = mine_stream_part_task(part, list(prints), state, fmt, *args)
         results.append(result)
-    results.append(mine_stream_end_task(prints, state, fmt, *args))
     return results
 
 
@@ -197,9 +189,9 @@ def mine_logs(
     `tools` is a JSON file of the agent's tool specs for logs that carry none; `workers`
     processes mine each task's files (the same candidates as one; on the Dask runner, whose
     worker processes cannot start their own, they are mined in the task's process). A task a
-    file; the files of a stream (`mining.streams`) one after the other."""
+    file; the files of a stream (`mining.spans_files`) one after the other."""
     from casemill.corpus import existing_store
-    from mining import streams
+    from mining import spans_files
     from mining.toolspec import load_tools_file
 
     files = expand_paths(logs)
@@ -210,7 +202,7 @@ def mine_logs(
     logger = get_run_logger()
     specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
     redaction = "on" if redact else "OFF"
-    stream = len(streams(files, fmt)) < len(files)
+    stream = spans_files(files, fmt)
     logger.info(
         "mining %s (%s, redaction %s) %s",
         count(len(files), "log file"),

@@ -14,7 +14,7 @@ surrogate throughout a conversation; states and countries are kept.
 """
 
 from mining.model import Conversation, LoggedCall, Message, Quarantined
-from mining.parsers import FORMATS
+from mining.parsers import FORMATS, spans_files
 from mining.pipeline import (
     MineOptions,
     MineResult,
@@ -24,7 +24,7 @@ from mining.pipeline import (
     mine,
     mine_file,
 )
-from mining.streams import StreamState, mine_end, mine_part, streams
+from mining.streams import StreamState, mine_end, mine_part
 
 __all__ = [
     "FORMATS",
@@ -42,5 +42,5 @@ __all__ = [
     "mine_end",
     "mine_file",
     "mine_part",
-    "streams",
+    "spans_files",
 ]

@@ -27,7 +27,7 @@ from casemill.gctune import fewer_collections
 from mining.dedup import KeepAll, MinedDeduper
 from mining.derive.cases import DeriveOptions, derive_cases
 from mining.model import Conversation, PackedCase, Quarantined
-from mining.parsers import get_parser
+from mining.parsers import carried, finish_carried, get_parser
 from mining.reading import file_size
 from mining.redact.redactor import RawValue, redact_conversation, scrub_text
 from mining.toolspec import ToolSpecs
@@ -85,7 +85,8 @@ class MineOptions:
     dedup_threshold: float = DEFAULT_THRESHOLD
     tools: ToolSpecs | None = None  # for logs that carry no tool specs (a line's own win)
     workers: int = 1  # processes that redact and derive (`mining.parallel`); 1: this one
-    # False: every case kept, for `merge_results` to deduplicate the parts of a run in order
+    # False: every case kept (none checked against `existing` either), for `merge_results` to
+    # deduplicate the parts of a run together, in order
     dedup: bool = True
 
 
@@ -219,20 +220,6 @@ def _can_start_workers() -> bool:
     return True
 
 
-def shared_state(fmt: str) -> dict[str, Any]:
-    """What the parser of `fmt` keeps across the files of a run: the OTel parser one `Carry`,
-    the OpenAI JSONL parser one joiner of model calls (nothing for the others)."""
-    if fmt == "otel":
-        from mining.parsers.otel import Carry
-
-        return {"carry": Carry()}
-    if fmt == "openai-jsonl":
-        from mining.parsers.model_calls import CallJoiner
-
-        return {"calls": CallJoiner()}
-    return {}
-
-
 def _derive_options(options: MineOptions, file: str) -> DeriveOptions:
     return DeriveOptions(
         domain_label=options.domain_label or label_from_path(Path(file)),
@@ -252,12 +239,12 @@ def parsed(
     stream: StreamState | None = None,
 ) -> Iterator[tuple[DeriveOptions, Conversation | Quarantined]]:
     """Each record the parser reads from `paths`, with the derivation options of its file. The
-    OTel parser gets one `Carry` for all the files, the OpenAI JSONL parser one joiner of model
-    calls: a trace or a conversation split between two files (a rotated file) is mined whole,
-    after the last file when it is still open then. With `stream` (not ended), the files go on
-    from those it has read before, and what is still open after them stays in it."""
+    parser carries its state from file to file (`carried`: a trace or a conversation split
+    between two files, by a rotated file, is mined whole), and what is still open after the
+    last file is mined then. With `stream` (not ended), the files go on from those it has read
+    before, and what is still open after them stays in it."""
     parser = get_parser(fmt)
-    shared = shared_state(fmt) if stream is None else stream.shared
+    shared = carried(fmt) if stream is None else stream.carried
     taken = shared["calls"].taken if "calls" in shared else 0
     derives: dict[str, DeriveOptions] = {}
 
@@ -292,14 +279,8 @@ def parsed(
             counted(file_size(path) - (tally.bytes_read - started))
             yield derive, unreadable(path, exc)
     if stream is None or stream.ended:
-        if "carry" in shared:
-            for item in shared["carry"].finish(options.max_turns):
-                yield derive_of(item.file), item
-        if "calls" in shared:
-            from mining.parsers.openai_jsonl import finish
-
-            for item in finish(shared["calls"], options.max_turns):
-                yield derive_of(item.file), item
+        for item in finish_carried(shared, options.max_turns):
+            yield derive_of(item.file), item
     if "calls" in shared:
         tally.model_calls += shared["calls"].taken - taken
 

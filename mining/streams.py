@@ -1,5 +1,6 @@
 """Mining the files of a stream one at a time: logs whose traces or conversations go on from one
-file into the next (OTel span exports, logs of model calls: a rotated file splits them).
+file into the next (OTel span exports, logs of model calls: a rotated file splits them;
+`mining.parsers.spans_files` tells them).
 
 `mine` reads the files of a run as one stream. A flow that mines a task a file (`mine-logs`)
 mines such files with `mine_part`, one after the other, each going on from the `StreamState`
@@ -16,30 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mining.parsers.model_calls import holds_calls
-from mining.pipeline import MineOptions, MineResult, collect, shared_state
-
-
-def streams(paths: list[Path], fmt: str) -> list[list[Path]]:
-    """The files in the parts they can be mined in apart and merged after: a file each, but
-    one part of all of them, in their order, when a trace or a conversation may go on from one
-    file into the next: OTel spans, and logs of model calls (told by their first records,
-    `holds_calls`)."""
-    paths = [Path(p) for p in paths]
-    if paths and (fmt == "otel" or (fmt == "openai-jsonl" and any(map(holds_calls, paths)))):
-        return [paths]
-    return [[p] for p in paths]
+from mining.parsers import carried
+from mining.pipeline import MineOptions, MineResult, collect
 
 
 @dataclass
 class StreamState:
     """What the files of a stream carry from one to the next: the parser's state across files
-    (`pipeline.shared_state`), holding the OTel traces, or the conversations of model calls,
+    (`mining.parsers.carried`), holding the OTel traces, or the conversations of model calls,
     still open at the end of the files read so far. `ended` once the last file was read: what
     was still open is mined then."""
 
     fmt: str
-    shared: dict[str, Any] = field(default_factory=dict)
+    carried: dict[str, Any] = field(default_factory=dict)
     ended: bool = False
 
 
@@ -54,7 +44,7 @@ def mine_part(
     gave it; None for the first): the candidates of the traces or conversations that ended in
     it, and the state to go on from in the next file (`stream` is left as it is, so a part can
     be mined again)."""
-    state = StreamState(fmt, shared_state(fmt)) if stream is None else copy.deepcopy(stream)
+    state = StreamState(fmt, carried(fmt)) if stream is None else copy.deepcopy(stream)
     if state.fmt != fmt or state.ended:
         ended = "an ended" if state.ended else "a"
         raise ValueError(f"a {fmt} file cannot go on from {ended} {state.fmt} stream")

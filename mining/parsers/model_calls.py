@@ -229,6 +229,7 @@ class Joined:
     first_line: int
     first: dict[str, Any]  # the first call's line: the conversation's id
     last: dict[str, Any]  # the latest call's line: its flag, its specs
+    call: Call  # the latest call, as `call_of` found it on that line
     messages: list[Any]  # the latest call's history and answer
     last_file: str
     last_line: int
@@ -287,6 +288,7 @@ class CallJoiner:
                 first_line=line,
                 first=record,
                 last=record,
+                call=call,
                 messages=[],
                 last_file=self.file,
                 last_line=line,
@@ -295,7 +297,7 @@ class CallJoiner:
         else:
             self._leave(slot, joined)
             joined.calls += 1
-        joined.last, joined.messages = record, [*history, *answer]
+        joined.last, joined.call, joined.messages = record, call, [*history, *answer]
         joined.last_file, joined.last_line, joined.last_at = self.file, line, at
         joined.asked, joined.state = asked, key
         self._open[slot] = joined

@@ -112,8 +112,7 @@ def _joined(joined: Joined, max_turns: int, specs: SpecCache):
     (a problem is reported at that line, named by the line's field), its id the one all its
     calls share (LiteLLM's `trace_id` holds its session id) or else its first call's, its place
     its first call's."""
-    call = call_of(joined.last)
-    assert call is not None  # (the joiner took the line for one)
+    call = joined.call
     record = {**call.request, "messages": joined.messages}
     tools_at = f"{call.request_at}tools"
     if "tools" not in call.request and isinstance(

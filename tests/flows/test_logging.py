@@ -111,15 +111,10 @@ def calls_the_retried_task(kind: type[Exception]) -> None:
 def test_a_user_error_is_not_retried_other_errors_are(prefect_harness, run_logs):
     from flows.evaluate import run_batch
     from flows.expand import write_outputs
-    from flows.mine import (
-        merge_and_write,
-        mine_file_task,
-        mine_stream_end_task,
-        mine_stream_file_task,
-    )
+    from flows.mine import merge_and_write, mine_file_task, mine_stream_part_task
 
     retried_tasks = (run_batch, write_outputs, merge_and_write, mine_file_task)
-    for retried in (*retried_tasks, mine_stream_file_task, mine_stream_end_task):
+    for retried in (*retried_tasks, mine_stream_part_task):
         assert retried.retries > 0 and retried.retry_condition_fn is not_user_error
     ATTEMPTS.clear()
     _failed_on(calls_the_retried_task(UserError, return_state=True), UserError)

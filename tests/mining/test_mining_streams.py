@@ -24,14 +24,14 @@ from mining_helpers import (
 
 from casemill.case.model import Case
 from casemill.dedup import shingles
-from mining import MineOptions, merge_results, mine, mine_end, mine_part, streams
+from mining import MineOptions, merge_results, mine, mine_end, mine_part, spans_files
 from mining.synthetic import model_calls
 from mining.synthetic_otel import otel_export
 
 RECORDS = sample_records(8, seed=5)
 
 
-def test_logs_of_model_calls_are_one_stream_other_logs_a_part_a_file(tmp_path):
+def test_otel_exports_and_logs_of_model_calls_span_files_other_logs_do_not(tmp_path):
     records = [until_last_reply(r) for r in RECORDS[:2]]
     lines = interleaved([model_calls(r) for r in records])
     chat = write_jsonl(tmp_path / "chat.jsonl", records)
@@ -42,17 +42,14 @@ def test_logs_of_model_calls_are_one_stream_other_logs_a_part_a_file(tmp_path):
     mixed = write_jsonl(tmp_path / "mixed.jsonl", [b"{not json", records[0], *lines[:2]])
     checked = write_jsonl(tmp_path / "checked.jsonl", [{"event": "health"}] * 50 + lines[:1])
     late = write_jsonl(tmp_path / "late.jsonl", [*records[:1] * 20, *lines[:1]])
-    assert streams([chat, tmp_path / "chat2.jsonl"], "openai-jsonl") == [
-        [chat],
-        [tmp_path / "chat2.jsonl"],  # (a file not there holds no calls; mining says so)
-    ]
+    # (a file not there holds no calls; mining says so)
+    assert not spans_files([chat, tmp_path / "chat2.jsonl"], "openai-jsonl")
     for log in (calls, packed, mixed, checked):
-        assert streams([chat, log, chat], "openai-jsonl") == [[chat, log, chat]]
+        assert spans_files([chat, log, chat], "openai-jsonl")
     # told by the first 20 records that hold messages: a conversation log's own
-    assert streams([late], "openai-jsonl") == [[late]]
-    assert streams([calls, chat], "otel") == [[calls, chat]]
-    assert streams([calls, chat], "transcript") == [[calls], [chat]]
-    assert streams([], "otel") == []
+    assert not spans_files([late], "openai-jsonl")
+    assert spans_files([calls, chat], "otel")
+    assert not spans_files([calls, chat], "transcript")
 
 
 def _in_parts(files, fmt, **options):
