@@ -34,10 +34,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _report import description, figure  # noqa: E402
 
 from casemill.case.model import Case, Turn, derive  # noqa: E402
+from casemill.evaluation.agents import RetryPolicy  # noqa: E402
+from casemill.evaluation.agents.openai_agent import OpenAIAgent  # noqa: E402
+from casemill.evaluation.runner import run  # noqa: E402
 from casemill.llm import LLMEndpoint  # noqa: E402
-from evaluation.agents import RetryPolicy  # noqa: E402
-from evaluation.agents.openai_agent import OpenAIAgent  # noqa: E402
-from evaluation.runner import run  # noqa: E402
 from tests.support.aio_openai_server import AioOpenAIServer  # noqa: E402
 
 SEEDS = ROOT / "seeds" / "support.jsonl"

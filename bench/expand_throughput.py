@@ -28,11 +28,11 @@ from _report import description, figure  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
 from casemill.dedup import NearDuplicateIndex  # noqa: E402
+from casemill.generators import DETERMINISTIC_CHAINS, apply_operator, get_operator, parse_chain  # noqa: E402
+from casemill.generators.framework import NotApplicable  # noqa: E402
+from casemill.generators.quality import Gate  # noqa: E402
+from casemill.generators.seeds import load_seeds  # noqa: E402
 from casemill.io.jsonl import atomic_write_jsonl  # noqa: E402
-from generators import DETERMINISTIC_CHAINS, apply_operator, get_operator, parse_chain  # noqa: E402
-from generators.framework import NotApplicable  # noqa: E402
-from generators.quality import Gate  # noqa: E402
-from generators.seeds import load_seeds  # noqa: E402
 
 
 def bench_seeds(count: int) -> list[Case]:

@@ -1,6 +1,6 @@
 """Fault-detection score of a case set: the share of the reference agent's faulty variants it
 catches. A variant is caught by a case set when at least one case there is passed by the
-reference agent and failed by the variant (task success as `evaluation.scoring.score` says).
+reference agent and failed by the variant (task success as `casemill.evaluation.scoring.score` says).
 
     uv run python bench/fault_detection.py [--seeds seeds/support.jsonl] [--cases generated.jsonl]
     uv run python bench/fault_detection.py --generate   # expand the seeds first (default config)
@@ -27,10 +27,10 @@ from _report import description, figure  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from casemill.case.model import Case  # noqa: E402
+from casemill.evaluation.reference import VARIANTS  # noqa: E402
+from casemill.evaluation.runner import run  # noqa: E402
+from casemill.evaluation.scoring import score  # noqa: E402
 from casemill.io.jsonl import read_jsonl  # noqa: E402
-from evaluation.reference import VARIANTS  # noqa: E402
-from evaluation.runner import run  # noqa: E402
-from evaluation.scoring import score  # noqa: E402
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -54,8 +54,8 @@ def load_cases(path: Path) -> list[Case]:
 
 
 def generated(seeds: list[Case]) -> list[Case]:
-    """The candidates `generators.expand` makes from `seeds` with the default config."""
-    from generators import ExpandConfig, expand
+    """The candidates `casemill.generators.expand` makes from `seeds` with the default config."""
+    from casemill.generators import ExpandConfig, expand
 
     started = time.perf_counter()
     result = expand(seeds, ExpandConfig(), 0, existing=seeds)
@@ -84,7 +84,7 @@ def main() -> None:
     group.add_argument(
         "--generate",
         action="store_true",
-        help="generate the candidates: `generators.expand` on the seeds, default config, seed 0",
+        help="generate the candidates: `casemill.generators.expand` on the seeds, default config, seed 0",
     )
     args = parser.parse_args()
 

@@ -42,9 +42,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _report import description, figure  # noqa: E402
 
-from mining import MineOptions, mine  # noqa: E402
-from mining.derive.common import is_read  # noqa: E402
-from mining.toolspec import load_tools_file  # noqa: E402
+from casemill.mining import MineOptions, mine  # noqa: E402
+from casemill.mining.derive.common import is_read  # noqa: E402
+from casemill.mining.toolspec import load_tools_file  # noqa: E402
 
 IGNORED = {"transfer_to_human_agents"}
 TOOLS = ROOT / "bench" / "data" / "tau_bench_airline_tools.json"

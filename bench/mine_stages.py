@@ -1,7 +1,7 @@
 """Where one core's time goes when mining: CPU time per conversation of each stage of the
 pipeline, against the budget a conversation has at the 20 MB/s target.
 
-Generates a support log as `mine_throughput.py` does (`mining.synthetic.support_log`, the
+Generates a support log as `mine_throughput.py` does (`casemill.mining.synthetic.support_log`, the
 agent's instructions opening each conversation; 20 MB by default) or reads `--log`, then mines
 it in this process the way `casemill mine` does (redaction on, semantic checks on, dedup on,
 the collector tuned by `fewer_collections`), one conversation at a time, timing each stage with
@@ -37,13 +37,13 @@ STAGES = ("parse", "redact", "derive", "dedup", "write")
 def mine_timed(log: Path, out: Path) -> tuple[Counter, int]:
     """CPU nanoseconds per stage over one pass of `log`, and the conversations mined."""
     from casemill.gctune import fewer_collections
-    from mining.dedup import MinedDeduper
-    from mining.derive.cases import DeriveOptions
-    from mining.derive.cases import derive_cases as derive
-    from mining.model import Conversation
-    from mining.parsers.openai_jsonl import parse
-    from mining.pipeline import label_from_path
-    from mining.redact.redactor import redact_conversation
+    from casemill.mining.dedup import MinedDeduper
+    from casemill.mining.derive.cases import DeriveOptions
+    from casemill.mining.derive.cases import derive_cases as derive
+    from casemill.mining.model import Conversation
+    from casemill.mining.parsers.openai_jsonl import parse
+    from casemill.mining.pipeline import label_from_path
+    from casemill.mining.redact.redactor import redact_conversation
 
     clock, spent, count = time.process_time_ns, Counter(), 0
     options = DeriveOptions(domain_label=label_from_path(log))

@@ -1,6 +1,6 @@
 """Mining throughput and memory on a generated OpenAI-format support log.
 
-Generates support conversations (`mining.synthetic.support_log`: played out on the support
+Generates support conversations (`casemill.mining.synthetic.support_log`: played out on the support
 simulator, opening with the agent's instructions as production logs do, fake people with
 personal data of every kind) into a temporary folder with streaming writes, up to the size asked
 (1 GB by default, and a 100 MB one to compare peaks), then mines each file in a fresh process
@@ -12,7 +12,7 @@ With `--source airline` the log is made of variants of the real tau-bench airlin
 instead (real shapes and sizes, about 17 KiB a conversation, `generic:` cases).
 
 With `--source calls` the support conversations are logged as a gateway logs model calls: a
-line a call, each repeating the history (`mining.synthetic.model_calls`), 16 conversations in
+line a call, each repeating the history (`casemill.mining.synthetic.model_calls`), 16 conversations in
 flight at a time, their calls interleaved; mining joins them back into conversations.
 
 With `--workers N ...` each log is also mined with N worker processes (`casemill mine --workers`):
@@ -54,8 +54,8 @@ from pathlib import Path
 import psutil
 sys.path.insert(0, "bench")
 from _common import peak_rss_mb
-from mining.output import mine_to_files
-from mining.pipeline import MineOptions
+from casemill.mining.output import mine_to_files
+from casemill.mining.pipeline import MineOptions
 log, out, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 me, tree_peak, done = psutil.Process(), [0], threading.Event()
 
@@ -87,8 +87,8 @@ def airline_variants(data: Path):
     person in them (names, emails, user ids, addresses, dates of birth) with the redactor's
     surrogates under a new seed, so the shapes and sizes are the real ones and no two
     conversations are alike."""
-    from mining.parsers.openai_jsonl import parse
-    from mining.redact.redactor import redact_conversation
+    from casemill.mining.parsers.openai_jsonl import parse
+    from casemill.mining.redact.redactor import redact_conversation
 
     convs = list(parse(data / "support_logs.jsonl", max_turns=10_000))
     round_ = 0
@@ -122,7 +122,7 @@ def airline_variants(data: Path):
 def generate(path: Path, size_mb: int, source: str, seed: int = 0) -> tuple[int, int, float]:
     import orjson
 
-    from mining.synthetic import support_log
+    from casemill.mining.synthetic import support_log
 
     target = size_mb * 1024 * 1024
     written = count = 0
@@ -132,7 +132,7 @@ def generate(path: Path, size_mb: int, source: str, seed: int = 0) -> tuple[int,
     else:
         records = support_log(seed=seed, instructions=True)
     if source == "calls":
-        from mining.synthetic import interleaved, model_calls
+        from casemill.mining.synthetic import interleaved, model_calls
 
         records = interleaved(map(model_calls, records), random.Random(seed), CALLS_AT_ONCE)
     with path.open("wb", buffering=1024 * 1024) as fh:

@@ -27,13 +27,13 @@ from _report import description, figure  # noqa: E402
 
 def plain(work: Path) -> int:
     from casemill.corpus import CorpusStore
-    from evaluation.runner import run
-    from evaluation.scoring.pipeline import evaluate_run
-    from generators import ExpandConfig, expand
-    from generators.seeds import load_seeds
-    from mining import mine
-    from review.export import export_batch
-    from review.store import ReviewStore
+    from casemill.evaluation.runner import run
+    from casemill.evaluation.scoring.pipeline import evaluate_run
+    from casemill.generators import ExpandConfig, expand
+    from casemill.generators.seeds import load_seeds
+    from casemill.mining import mine
+    from casemill.review.export import export_batch
+    from casemill.review.store import ReviewStore
 
     corpus = CorpusStore(work / "corpus")
     mined = mine([ROOT / "samples" / "support_logs.jsonl"], "openai-jsonl", existing=corpus.cases())
@@ -53,7 +53,7 @@ def plain(work: Path) -> int:
 
 def with_flows(work: Path) -> int:
     from casemill.corpus import CorpusStore
-    from flows.pipeline import full_pipeline
+    from casemill.flows.pipeline import full_pipeline
 
     full_pipeline(
         seeds=str(ROOT / "seeds"),
@@ -80,7 +80,7 @@ def main() -> None:
     argparse.ArgumentParser(description=description(__doc__)).parse_args()
     base = Path(tempfile.mkdtemp(prefix="casemill-overhead-"))
     os.environ.setdefault("PREFECT_HOME", str(base / "prefect"))
-    from flows._runtime import configure_prefect_env
+    from casemill.flows._runtime import configure_prefect_env
 
     configure_prefect_env()
     from prefect import flow

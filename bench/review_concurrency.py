@@ -24,8 +24,8 @@ from review_factory import child_case, seed_case  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import description, figure  # noqa: E402
 
-from review.schema import make_engine  # noqa: E402
-from review.store import ReviewStore  # noqa: E402
+from casemill.review.schema import make_engine  # noqa: E402
+from casemill.review.store import ReviewStore  # noqa: E402
 
 
 def run(url: str, reviewers: int, decisions: int) -> dict:

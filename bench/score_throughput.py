@@ -7,7 +7,7 @@ write, wrong parameters, an extra escalation, a reply without the required phras
 Then it times, separately:
 
 - the per-case preparation (replaying each case's expected calls once, cached by case id);
-- scoring every trajectory (`evaluation.scoring.score`), default and chapter modes;
+- scoring every trajectory (`casemill.evaluation.scoring.score`), default and chapter modes;
 - the run summary (`summarize`: bootstrap intervals, slices, pass^k).
 
     uv run python bench/score_throughput.py [--cases 5000] [--trials 4] [--seed 0] [--profile]
@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import generate_cases  # noqa: E402
 from _report import description, figure  # noqa: E402
 
-from evaluation import similarity  # noqa: E402
-from evaluation.scoring import clear_cache, score, summarize  # noqa: E402
-from evaluation.scoring.context import context_for  # noqa: E402
-from evaluation.scoring.synthetic import synthetic_trajectory  # noqa: E402
+from casemill.evaluation import similarity  # noqa: E402
+from casemill.evaluation.scoring import clear_cache, score, summarize  # noqa: E402
+from casemill.evaluation.scoring.context import context_for  # noqa: E402
+from casemill.evaluation.scoring.synthetic import synthetic_trajectory  # noqa: E402
 
 MIX = (
     ("correct", 0.7),

@@ -8,7 +8,7 @@ pauses of up to 100 ms that stall every request in flight. `fewer_collections()`
 alive on entry out of the collector's way (`gc.freeze`) and collects the young generation every
 50,000 allocations instead of 700, then puts both back. Nested and concurrent uses (threads of
 one process) share one tuning: the first to enter sets it, the last to leave restores it. The
-runner (`evaluation.runner.run`) and mining (`mining.pipeline`, `mining.output`) run inside it.
+runner (`casemill.evaluation.runner.run`) and mining (`casemill.mining.pipeline`, `casemill.mining.output`) run inside it.
 
 `bulk_allocation()` is the variant for a load that builds its long-lived objects as it goes (the
 validator reading a corpus): it raises the same threshold and, through `checkpoint(count)`,

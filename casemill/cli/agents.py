@@ -25,7 +25,7 @@ def agents_list(as_json: bool = typer.Option(False, "--json", help="print a JSON
 
     Your own agent is named by a spec instead: python:package.module:function, http(s)://URL
     or openai:MODEL (see docs/agents.md)."""
-    from evaluation.agents import builtin_agents
+    from casemill.evaluation.agents import builtin_agents
 
     infos = builtin_agents()
     if as_json:

@@ -103,7 +103,7 @@ def validate(
     no_batch: bool = typer.Option(False, "--no-batch", help="skip the Great Expectations suite"),
 ) -> None:
     """Validate case files through every layer; exit 0 when every case is valid, 1 otherwise."""
-    from mining.output import check_targets
+    from casemill.mining.output import check_targets
 
     files = expand_paths(paths)
     if not files:  # a mistyped or empty folder would pass as "all cases valid"

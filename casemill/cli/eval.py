@@ -124,7 +124,7 @@ def eval_command(
 
 
 def _say_interrupted(output: Path) -> None:
-    from evaluation.run_store import RunStore
+    from casemill.evaluation.run_store import RunStore
 
     try:
         saved = f"{len(RunStore(output).load()):,} trajectories are"
@@ -138,7 +138,7 @@ def _say_interrupted(output: Path) -> None:
 
 
 def _print_errors(scores: Any) -> None:
-    from evaluation.scoring.errors import describe_errors, describe_faults, unscored
+    from casemill.evaluation.scoring.errors import describe_errors, describe_faults, unscored
 
     described = describe_errors(scores)
     if described is not None and unscored(scores) is None:  # the whole run failing is said last
@@ -150,7 +150,7 @@ def _print_errors(scores: Any) -> None:
 
 def _fail_unscored(scores: Any, output: Path) -> None:
     """Exit 1 with the errors when no trial could be scored (a gate cannot pass such a run)."""
-    from evaluation.scoring.errors import NothingScored, check_scored, what_to_check
+    from casemill.evaluation.scoring.errors import NothingScored, check_scored, what_to_check
 
     hint = (
         f"{what_to_check(scores)}; every trial is in {output / 'results.jsonl'}, and "
@@ -187,10 +187,15 @@ class EvalOptions:
 
 def _check_gate(opts: EvalOptions) -> Any:
     """The gate, if any, with its rules checked against what the run will measure."""
-    from evaluation.gate import load_gate
-    from evaluation.gate_checks import check_embeddings, check_judge, check_mode, check_trials
-    from evaluation.judge import DEFAULT_RUBRIC, load_rubric
-    from evaluation.similarity import embeddings_available
+    from casemill.evaluation.gate import load_gate
+    from casemill.evaluation.gate_checks import (
+        check_embeddings,
+        check_judge,
+        check_mode,
+        check_trials,
+    )
+    from casemill.evaluation.judge import DEFAULT_RUBRIC, load_rubric
+    from casemill.evaluation.similarity import embeddings_available
 
     if opts.gate is None:
         return None
@@ -208,10 +213,10 @@ def _check_gate(opts: EvalOptions) -> Any:
 
 def _check_inputs(opts: EvalOptions) -> tuple[Any, Any, Any]:
     """Everything that can be wrong with the input, checked before the agent runs."""
-    from evaluation.gate_checks import check_trials
-    from evaluation.report.results import load_baseline, load_run
-    from evaluation.scoring.inputs import load_eval_cases, quarantine
-    from evaluation.scoring.registry import ScoringConfig, load_scoring_config
+    from casemill.evaluation.gate_checks import check_trials
+    from casemill.evaluation.report.results import load_baseline, load_run
+    from casemill.evaluation.scoring.inputs import load_eval_cases, quarantine
+    from casemill.evaluation.scoring.registry import ScoringConfig, load_scoring_config
 
     if opts.mode not in ("casemill", "chapter"):
         raise UserError(f"--mode {opts.mode!r}: use 'casemill' or 'chapter'")
@@ -246,10 +251,10 @@ def _check_inputs(opts: EvalOptions) -> tuple[Any, Any, Any]:
 
 
 def _eval(opts: EvalOptions) -> Any:
-    from evaluation.agents import agent_settings, load_agent
-    from evaluation.gate_checks import check_judge
-    from evaluation.runner import run
-    from evaluation.scoring.pipeline import evaluate_run
+    from casemill.evaluation.agents import agent_settings, load_agent
+    from casemill.evaluation.gate_checks import check_judge
+    from casemill.evaluation.runner import run
+    from casemill.evaluation.scoring.pipeline import evaluate_run
 
     loaded, config, gate = _check_inputs(opts)
     agent = load_agent(opts.agent, temperature=opts.temperature)
@@ -281,8 +286,14 @@ def _judge(wanted: bool, labels: Path | None, rubric: Path | None) -> tuple[Any,
     if not wanted:
         return None, ()
     from casemill.errors import EndpointNotConfigured
+    from casemill.evaluation.judge import (
+        DEFAULT_RUBRIC,
+        Judge,
+        load_human_labels,
+        load_rubric,
+        skipped_note,
+    )
     from casemill.llm import LLMEndpoint
-    from evaluation.judge import DEFAULT_RUBRIC, Judge, load_human_labels, load_rubric, skipped_note
 
     criteria = load_rubric(rubric) if rubric is not None else DEFAULT_RUBRIC
     names = [c.name for c in criteria]

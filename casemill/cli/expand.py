@@ -14,10 +14,10 @@ from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.cli.help import Typer
 from casemill.errors import EndpointNotConfigured, UserError
+from casemill.generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
+from casemill.generators.seeds import check_threshold
 from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
 from casemill.text import count
-from generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
-from generators.seeds import check_threshold
 
 ops_app = Typer(help="The generator operators.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
@@ -50,7 +50,7 @@ def _quotas(values: list[str]) -> dict[str, int]:
 
 def _load_seeds(seeds: Path) -> tuple[list, list]:
     """The valid seeds, and the rejection records of the skipped ones (each printed)."""
-    from generators.seeds import load_seeds, seed_rejections
+    from casemill.generators.seeds import load_seeds, seed_rejections
 
     cases, skipped = load_seeds(seeds)
     for finding in skipped:
@@ -61,7 +61,7 @@ def _load_seeds(seeds: Path) -> tuple[list, list]:
 def _endpoint(config: ExpandConfig):  # noqa: ANN202 - LLMEndpoint or None
     """The configured endpoint when `--llm` is given or `--operators` names an LLM-backed
     operator (naming one asks for it), else None (the operators say they were skipped)."""
-    from generators.expand import parse_chain
+    from casemill.generators.expand import parse_chain
 
     wanted = config.llm or any(
         spec.needs_llm for chain in config.chains for spec in parse_chain(chain)
@@ -156,7 +156,7 @@ def expand_cmd(
         llm=llm,
         strict_lints=strict,
     )
-    from generators.seeds import check_outputs, check_quotas, expand_outputs
+    from casemill.generators.seeds import check_outputs, check_quotas, expand_outputs
 
     files = expand_outputs(out)
     rejects, summary_path = files["rejects"], files["summary"]

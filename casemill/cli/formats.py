@@ -47,7 +47,7 @@ def _run_import(
 
 def _check_targets(sources: list[Path | None], targets: dict[str, Path | None]) -> None:
     """The checks `casemill mine` makes of its outputs: no folder, no input, not each other."""
-    from mining.output import check_targets
+    from casemill.mining.output import check_targets
 
     check_targets([p for p in sources if p is not None], targets, inputs="an input")
 
@@ -90,7 +90,7 @@ def import_cmd(
 ) -> None:
     """Import cases from another format. Exit 1 when any record was quarantined, 0 otherwise."""
     if out is not None and quarantine is None:
-        from mining.output import quarantine_path
+        from casemill.mining.output import quarantine_path
 
         quarantine = quarantine_path(out)
     _check_targets([src, environment], {"--out": out, "--quarantine": quarantine})

@@ -120,11 +120,11 @@ def mine_command(
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Mine support logs into candidate cases (review status pending)."""
-    from mining.output import mine_to_files, quarantine_path
-    from mining.parsers import FORMATS
-    from mining.pipeline import MineOptions
-    from mining.reading import file_size
-    from mining.toolspec import load_tools_file
+    from casemill.mining.output import mine_to_files, quarantine_path
+    from casemill.mining.parsers import FORMATS
+    from casemill.mining.pipeline import MineOptions
+    from casemill.mining.reading import file_size
+    from casemill.mining.toolspec import load_tools_file
 
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -203,7 +203,7 @@ def _nothing_read(summary, fmt: str, quarantine: Path) -> None:
 def _csv_mapping(path: Path):
     from pydantic import ValidationError
 
-    from mining.parsers.csv_tickets import CsvMapping
+    from casemill.mining.parsers.csv_tickets import CsvMapping
 
     try:
         return CsvMapping.model_validate_json(path.read_text(encoding="utf-8"))

@@ -45,7 +45,7 @@ def demo(
     if review not in ("auto", "human"):
         raise UserError(f"--review {review!r}: use 'auto' or 'human'")
     started = time.monotonic()
-    from flows._runtime import configure_prefect_env
+    from casemill.flows._runtime import configure_prefect_env
 
     configure_prefect_env(home=_prefect_home())
     seeds, sample_log, corpus_src = (
@@ -64,7 +64,7 @@ def demo(
         f"[bold]Casemill demo[/]: working in {workdir}/ (the corpus starts as a copy of corpus/)"
     )
     console.print("Starting Prefect (its local server takes 20-60 s to start the first time) ...")
-    from flows.pipeline import full_pipeline
+    from casemill.flows.pipeline import full_pipeline
 
     state = full_pipeline(
         seeds=str(seeds),
@@ -99,7 +99,7 @@ def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None: 
     db = f"sqlite:///{workdir}/review.db"
     waiting = ""
     if result:
-        from review.store import ReviewStore
+        from casemill.review.store import ReviewStore
 
         status = ReviewStore.open(db).batch_status(result["batch_id"])
         waiting = f": {status.approved} approved, {status.rejected} rejected, {status.pending} waiting for a person"
@@ -131,7 +131,7 @@ def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None: 
 def _check_team_server(api_url: str, served: list) -> None:
     """Refuse to serve on a server that does not answer, or whose workers run deployments of
     the names `serve` would take over."""
-    from flows.server import check_reachable, pooled_deployments, shown_url
+    from casemill.flows.server import check_reachable, pooled_deployments, shown_url
 
     check_reachable(api_url)
     taken = pooled_deployments(served)
@@ -155,8 +155,8 @@ def serve(
 
     With PREFECT_API_URL set, they are registered on that server; otherwise a local Prefect
     server is started first (cron schedules do not fire on the ephemeral one)."""
-    from flows._runtime import configure_prefect_env
-    from flows.deployments import DEFAULT_CRONS
+    from casemill.flows._runtime import configure_prefect_env
+    from casemill.flows.deployments import DEFAULT_CRONS
 
     unknown = [name for name in only if name not in DEFAULT_CRONS]
     if unknown:  # checked before a server starts: it would serve nothing, for ever
@@ -167,7 +167,7 @@ def serve(
     configure_prefect_env(home=_prefect_home())
     server = None
     if not os.environ.get("PREFECT_API_URL"):
-        from flows.server import LocalPrefectServer
+        from casemill.flows.server import LocalPrefectServer
 
         console.print(f"starting a local Prefect server on 127.0.0.1:{port} ...")
         server = LocalPrefectServer(Path(os.environ["PREFECT_HOME"]), port=port).start()
@@ -177,7 +177,7 @@ def serve(
         from prefect import serve as prefect_serve
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
-        from flows.deployments import deployments
+        from casemill.flows.deployments import deployments
 
         served = deployments(only or None)
         if server is None:

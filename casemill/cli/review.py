@@ -31,7 +31,7 @@ FILTER_HELP = "KEY=VALUE, repeatable: status, batch, origin, operator, intent, v
 
 
 def _store(db: str | None):  # noqa: ANN202
-    from review.store import ReviewStore
+    from casemill.review.store import ReviewStore
 
     return ReviewStore.open(db or Settings().review_db)
 
@@ -40,7 +40,7 @@ def _filter(store, filters: list[str] | None):  # noqa: ANN001, ANN202
     """The `--filter` options as an ItemFilter; a batch the queue does not have is an error
     (`NotFound`), and so is an origin, operator or intent no case in the queue has (a typo such
     as `operator=typos` for `keyboard_typo`), not a filter that quietly matches nothing."""
-    from review.items import ItemFilter
+    from casemill.review.items import ItemFilter
 
     flt = ItemFilter.parse(filters or [])
     if flt.batch_id is not None:
@@ -86,7 +86,7 @@ def enqueue(
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
     """Put the candidates of FILE in the queue (bad lines go to a quarantine file)."""
-    from review.intake import enqueue_file
+    from casemill.review.intake import enqueue_file
 
     settings = Settings()
     missing = [str(p) for p in parents or [] if not p.exists()]
@@ -162,7 +162,7 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="print the batches as JSON"),
 ) -> None:
     """Batches in the queue with their counts."""
-    from review.agreement import agreement
+    from casemill.review.agreement import agreement
 
     store = _store(db)
     rows = [b.as_dict() for b in store.batches()]
@@ -212,7 +212,7 @@ def _status_table(rows: list[dict]) -> Table:
 
 def _summary(item) -> dict:  # noqa: ANN001 - a review.items.Item
     """One item as `list --json` and `show --json` give it (the case itself only in `show`)."""
-    from review.present import needs_label
+    from casemill.review.present import needs_label
 
     return {
         "case_id": item.case_id,
@@ -283,8 +283,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="print the case and its review as JSON"),
 ) -> None:
     """One case as a reviewer sees it (read only: no lease is taken)."""
-    from review.present import item_view
-    from review.terminal import render
+    from casemill.review.present import item_view
+    from casemill.review.terminal import render
 
     item = _store(db).get(case_id)
     if as_json:
@@ -332,7 +332,7 @@ def next_(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Review pending cases one at a time in the terminal (single keys)."""
-    from review.terminal import TtyKeys, run
+    from casemill.review.terminal import TtyKeys, run
 
     store = _store(db)
     flt = _filter(store, filters)
@@ -405,7 +405,7 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Write the approved, not yet exported cases as a new corpus version."""
-    from review.export import export_batch
+    from casemill.review.export import export_batch
 
     corpus_store = _corpus(corpus)
     result = export_batch(_store(db), corpus_store, batch, actor=_reviewer(None))
@@ -450,7 +450,7 @@ def serve(
     """Serve the web review app."""
     import uvicorn
 
-    from review.web import create_app
+    from casemill.review.web import create_app
 
     store = _store(db)
     app_ = create_app(
@@ -500,7 +500,7 @@ def resume(
             f"batch {batch} still has {count(status.pending, 'pending case')}; nothing resumed"
         )
         raise typer.Exit(1)
-    from review.flow import resume_waiting
+    from casemill.flows.review import resume_waiting
 
     resumed = resume_waiting(store, batch, decided_by=_reviewer(None))
     console.print(
@@ -515,7 +515,7 @@ def token_create(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Make a sign-in token for REVIEWER (shown once; only its hash is stored)."""
-    from review.auth import create_token
+    from casemill.review.auth import create_token
 
     token = create_token(_store(db), reviewer)
     console.print(token, soft_wrap=True)
@@ -527,7 +527,7 @@ def token_revoke(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Revoke every token and session of REVIEWER."""
-    from review.auth import revoke_tokens
+    from casemill.review.auth import revoke_tokens
 
     console.print(f"{revoke_tokens(_store(db), reviewer)} token(s) revoked")
 
@@ -536,7 +536,7 @@ def _resume_quietly(store, batch_id: str, who: str) -> None:  # noqa: ANN001
     """Resume flows waiting on a decided batch when a Prefect API is configured."""
     if not os.environ.get("PREFECT_API_URL"):
         return  # a waiting flow's own watcher notices the decision
-    from review.flow import resume_waiting
+    from casemill.flows.review import resume_waiting
 
     try:
         resume_waiting(store, batch_id, decided_by=who)

@@ -11,10 +11,10 @@ from rich.text import Text
 
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
+from casemill.evaluation.report.markdown import HEADLINE
+from casemill.evaluation.scoring.caseset import describe
+from casemill.evaluation.scoring.model import Comparison, RunSummary
 from casemill.text import count
-from evaluation.report.markdown import HEADLINE
-from evaluation.scoring.caseset import describe
-from evaluation.scoring.model import Comparison, RunSummary
 
 SHOWN = HEADLINE  # the metrics the Markdown summary leads with
 FLAKIEST = 5  # flaky cases named in the printed summary (passes/trials), the flakiest first

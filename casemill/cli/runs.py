@@ -23,9 +23,9 @@ from casemill.cli.run_view import (
     warn,
 )
 from casemill.errors import UserError
+from casemill.evaluation.scoring.caseset import corpus_name, describe, difference_note
+from casemill.evaluation.scoring.model import CaseSet
 from casemill.text import count
-from evaluation.scoring.caseset import corpus_name, describe, difference_note
-from evaluation.scoring.model import CaseSet
 
 runs_app = Typer(help="Evaluated runs: list, show, compare.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
@@ -43,7 +43,7 @@ def runs_list(
     as_json: bool = typer.Option(False, "--json", help="print the runs as JSON"),
 ) -> None:
     """List evaluated runs under a folder (default runs/)."""
-    from evaluation.report.results import read_summary
+    from casemill.evaluation.report.results import read_summary
 
     if not root.is_dir() and root != Path("runs"):  # a mistyped --root lists nothing, silently
         raise UserError(f"--root {root}: no such folder")
@@ -108,8 +108,8 @@ def runs_show(
     as_json: bool = typer.Option(False, "--json", help="print the run's summary as JSON"),
 ) -> None:
     """Show a run's summary (metrics, gate, weakest slices)."""
-    from evaluation.report.results import RESULTS, read_summary
-    from evaluation.scoring.errors import counted, counted_faults, split_kinds
+    from casemill.evaluation.report.results import RESULTS, read_summary
+    from casemill.evaluation.scoring.errors import counted, counted_faults, split_kinds
 
     try:
         summary = read_summary(run_dir / "summary.json")
@@ -149,9 +149,9 @@ def runs_compare(
     as_json: bool = typer.Option(False, "--json", help="print the comparison as JSON"),
 ) -> None:
     """Compare run B with run A: paired per-metric deltas with 95% CIs, and flipped cases."""
-    from evaluation.report.results import load_run
-    from evaluation.scoring.compare import compare
-    from evaluation.scoring.pipeline import settings_differ
+    from casemill.evaluation.report.results import load_run
+    from casemill.evaluation.scoring.compare import compare
+    from casemill.evaluation.scoring.pipeline import settings_differ
 
     try:
         base, cur = load_run(a), load_run(b)

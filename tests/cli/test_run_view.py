@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from casemill.cli.console import console
 from casemill.cli.run_view import print_gate
-from evaluation.scoring.model import GateFailure, GateVerdict, RuleResult, RunSummary
+from casemill.evaluation.scoring.model import GateFailure, GateVerdict, RuleResult, RunSummary
 
 SMALL = "75 cases in the slice, fewer than min_cases=100"
 

@@ -14,7 +14,7 @@ from casemill.cli import app
 from casemill.cli.console import console
 from casemill.corpus.store import CorpusStore
 from casemill.errors import UserError
-from evaluation.scoring.caseset import digest
+from casemill.evaluation.scoring.caseset import digest
 from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case, variant_of
 
 runner = CliRunner()
@@ -444,7 +444,7 @@ def test_ctrl_c_exits_130_saying_what_is_saved_and_how_to_go_on(tmp_path):
     import sys
     import time
 
-    from evaluation.run_store import TRAJECTORIES_FILE
+    from casemill.evaluation.run_store import TRAJECTORIES_FILE
 
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "CASEMILL_TEST_AGENT_DELAY": "0.3"}
@@ -553,8 +553,8 @@ def test_an_api_key_in_a_tool_call_or_a_message_part_is_masked_in_every_file_of_
 
 
 def test_masking_finds_a_key_that_json_escapes_and_leaves_a_trajectory_without_one():
-    from evaluation.runner import _masked
-    from evaluation.trajectory import Trajectory
+    from casemill.evaluation.runner import _masked
+    from casemill.evaluation.trajectory import Trajectory
 
     key = 'sk-"quoted"\\key'
     said = Trajectory(case_id="c_1", agent="a", agent_fingerprint="f", final_reply=f"key {key}")

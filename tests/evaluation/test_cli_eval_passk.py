@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from casemill.cli import app
-from evaluation.report.results import load_run
+from casemill.evaluation.report.results import load_run
 from tests.evaluation.scoring.casebuild import cancel_case, refund_case
 
 runner = CliRunner()
@@ -141,7 +141,7 @@ def test_the_default_gate_in_chapter_mode_is_refused_not_passed_unchecked(tmp_pa
 
 
 def test_an_embedding_rule_without_the_semantic_extra_is_refused(tmp_path, inputs, monkeypatch):
-    monkeypatch.setattr("evaluation.similarity.embeddings_available", lambda: False)
+    monkeypatch.setattr("casemill.evaluation.similarity.embeddings_available", lambda: False)
     cases, _ = inputs
     gate = tmp_path / "emb.toml"
     gate.write_text('[[rule]]\nmetric = "embedding_similarity"\nmin = 0.8\n')

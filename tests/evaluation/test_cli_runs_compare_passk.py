@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from casemill.cli import app
-from evaluation.report import load_run
-from evaluation.scoring.pipeline import evaluate_run
+from casemill.evaluation.report import load_run
+from casemill.evaluation.scoring.pipeline import evaluate_run
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
     GOOD_REFUND_REPLY,

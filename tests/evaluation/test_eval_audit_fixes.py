@@ -25,10 +25,10 @@ from typer.testing import CliRunner
 from casemill.cli import app
 from casemill.domains import registry
 from casemill.errors import UserError
-from evaluation.agents import AgentError, AgentReply, Episode, RetryPolicy
-from evaluation.agents.http_agent import HTTPAgent
-from evaluation.runner import run
-from evaluation.scoring.inputs import load_eval_cases
+from casemill.evaluation.agents import AgentError, AgentReply, Episode, RetryPolicy
+from casemill.evaluation.agents.http_agent import HTTPAgent
+from casemill.evaluation.runner import run
+from casemill.evaluation.scoring.inputs import load_eval_cases
 from tests.evaluation.agents.support_cases import mug_case
 from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from casemill.errors import UserError
-from evaluation.gate import check_gate, load_gate, parse_gate
-from evaluation.scoring import score, summarize
+from casemill.evaluation.gate import check_gate, load_gate, parse_gate
+from casemill.evaluation.scoring import score, summarize
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
     GOOD_REFUND_REPLY,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from casemill.errors import UserError
-from evaluation.gate import parse_gate
-from evaluation.gate_checks import check_embeddings, check_judge, check_mode, check_trials
-from evaluation.scoring.model import RunSummary
+from casemill.evaluation.gate import parse_gate
+from casemill.evaluation.gate_checks import check_embeddings, check_judge, check_mode, check_trials
+from casemill.evaluation.scoring.model import RunSummary
 
 
 def test_pass_k_rules_are_refused_up_front_when_the_run_has_too_few_trials():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from casemill.errors import UserError
-from evaluation.gate import check_gate, parse_gate
-from evaluation.scoring import score, summarize
+from casemill.evaluation.gate import check_gate, parse_gate
+from casemill.evaluation.scoring import score, summarize
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
     GOOD_REFUND_REPLY,

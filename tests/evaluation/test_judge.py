@@ -9,9 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from casemill.errors import EndpointNotConfigured, RecordError
-from casemill.llm import LLMEndpoint
-from casemill.settings import Settings
-from evaluation.judge import (
+from casemill.evaluation.judge import (
     DEFAULT_RUBRIC,
     PROMPT_VERSION,
     Judge,
@@ -21,8 +19,10 @@ from evaluation.judge import (
     cohen_kappa,
     load_human_labels,
 )
-from evaluation.scoring import score
-from evaluation.scoring.pipeline import evaluate_run
+from casemill.evaluation.scoring import score
+from casemill.evaluation.scoring.pipeline import evaluate_run
+from casemill.llm import LLMEndpoint
+from casemill.settings import Settings
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
     GOOD_REFUND_REPLY,
@@ -205,7 +205,7 @@ def test_without_an_endpoint_the_judge_says_how_to_configure_one(no_llm_endpoint
 
 
 def test_custom_rubric_from_toml_changes_criteria_and_prompt_hash(tmp_path):
-    from evaluation.judge import load_rubric
+    from casemill.evaluation.judge import load_rubric
 
     path = tmp_path / "rubric.toml"
     path.write_text('[[criterion]]\nname = "apologises"\nquestion = "Does the agent apologise?"\n')
@@ -229,7 +229,7 @@ def test_custom_rubric_from_toml_changes_criteria_and_prompt_hash(tmp_path):
 )
 def test_bad_rubric_names_the_criterion_and_field(tmp_path, text, expected):
     from casemill.errors import UserError
-    from evaluation.judge import load_rubric
+    from casemill.evaluation.judge import load_rubric
 
     path = tmp_path / "rubric.toml"
     path.write_text(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from evaluation.agents import load_agent
+from casemill.evaluation.agents import load_agent
 
 _REFERENCE = load_agent("reference")
 version = "1"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from casemill.flows.expand import expand_corpus, llm_target
+from casemill.generators import ExpandConfig
 from casemill.io.jsonl import atomic_write_jsonl, read_jsonl
-from flows.expand import expand_corpus, llm_target
-from generators import ExpandConfig
 from tests.generators.conftest import support_case
 from tests.support.openai_server import OpenAIServer
 
@@ -78,7 +78,7 @@ def test_flow_runs_llm_chains_against_the_configured_endpoint(
 def test_the_batches_of_a_run_read_and_check_the_seeds_once(tmp_path, monkeypatch):
     """Every batch task needs all the seeds (and the corpus) to know what is a duplicate: they
     are read and checked once a process for a run's inputs, not once a batch."""
-    import flows.expand as expand_flow
+    import casemill.flows.expand as expand_flow
 
     seeds = tmp_path / "seeds.jsonl"
     cases = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 5)]

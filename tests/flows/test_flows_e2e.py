@@ -33,7 +33,7 @@ def _keys(path: Path) -> Counter:
 def test_full_pipeline_mines_expands_reviews_evaluates(
     prefect_harness, tmp_path, small_seeds, small_corpus, monkeypatch
 ):
-    from flows.pipeline import full_pipeline
+    from casemill.flows.pipeline import full_pipeline
     from tests.support.openai_server import OpenAIServer
 
     before = CorpusStore(small_corpus).latest()
@@ -83,8 +83,8 @@ def test_full_pipeline_mines_expands_reviews_evaluates(
 
 
 def test_evaluation_batches_run_on_a_local_dask_cluster(prefect_harness, tmp_path, small_corpus):
-    from flows._runtime import task_runner
-    from flows.evaluate import evaluate_agent
+    from casemill.flows._runtime import task_runner
+    from casemill.flows.evaluate import evaluate_agent
 
     on_dask = evaluate_agent.with_options(task_runner=task_runner("dask", 2))
     result = on_dask(
@@ -111,7 +111,7 @@ def test_evaluation_batches_run_on_a_local_dask_cluster(prefect_harness, tmp_pat
 def test_evaluation_records_its_cases_and_warns_on_a_baseline_of_other_cases(
     prefect_harness, tmp_path, small_corpus, monkeypatch
 ):
-    from flows.evaluate import evaluate_agent
+    from casemill.flows.evaluate import evaluate_agent
 
     monkeypatch.chdir(tmp_path)
     full = evaluate_agent(agent="reference", cases="corpus", run_dir="runs/full", gate=None)
@@ -138,7 +138,7 @@ def test_evaluation_records_its_cases_and_warns_on_a_baseline_of_other_cases(
 
 KILLABLE = """
 import sys
-from flows.evaluate import evaluate_agent
+from casemill.flows.evaluate import evaluate_agent
 evaluate_agent(agent="python:slow_agent:slow", cases=sys.argv[1], run_dir=sys.argv[2], batch_size=4, concurrency=1, trials=2, gate=None)
 """
 
@@ -148,7 +148,7 @@ def test_a_killed_evaluation_resumes_without_loss_or_duplicates(
 ):
     from prefect.settings import PREFECT_API_URL
 
-    from flows.evaluate import evaluate_agent
+    from casemill.flows.evaluate import evaluate_agent
 
     run_dir = tmp_path / "killed"
     env = {
@@ -204,8 +204,8 @@ def test_an_evaluation_in_which_no_trial_was_scored_fails(
 ):
     """The agent's endpoint answers every request with a 500: the flow run ends Failed with the
     error kinds and the first message, not Completed with a task success of 0."""
-    from evaluation.scoring.errors import NothingScored
-    from flows.evaluate import evaluate_agent
+    from casemill.evaluation.scoring.errors import NothingScored
+    from casemill.flows.evaluate import evaluate_agent
     from tests.support.openai_server import OpenAIServer, Reply
 
     def broken(body: dict) -> Reply:
@@ -233,8 +233,8 @@ def test_an_evaluation_run_again_with_rerun_failed_redoes_the_trials_that_errore
 ):
     """The endpoint was down, then is back: the same run again keeps the errored trials (and
     fails again), with `rerun_failed` it redoes them and every trial is scored."""
-    from evaluation.scoring.errors import NothingScored
-    from flows.evaluate import evaluate_agent
+    from casemill.evaluation.scoring.errors import NothingScored
+    from casemill.flows.evaluate import evaluate_agent
     from tests.support.openai_server import OpenAIServer, Reply
 
     down = [True]
@@ -266,7 +266,7 @@ def test_the_evaluate_flow_runs_an_openai_agent_at_the_temperature_given(
     prefect_harness, tmp_path, small_corpus, monkeypatch
 ):
     """`temperature` reaches every request of every batch and the run's summary."""
-    from flows.evaluate import evaluate_agent
+    from casemill.flows.evaluate import evaluate_agent
     from tests.support.openai_server import OpenAIServer
 
     with OpenAIServer(lambda body: {"content": "Which order do you mean?"}) as server:

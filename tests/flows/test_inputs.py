@@ -9,9 +9,14 @@ from pathlib import Path
 import pytest
 
 from casemill.errors import UserError
-from flows.evaluate import check_agent, check_run_inputs, dated_run_dir, load_cases_for_eval
-from flows.mine import expand_paths, mine_logs
-from generators.seeds import load_seeds
+from casemill.flows.evaluate import (
+    check_agent,
+    check_run_inputs,
+    dated_run_dir,
+    load_cases_for_eval,
+)
+from casemill.flows.mine import expand_paths, mine_logs
+from casemill.generators.seeds import load_seeds
 
 
 def test_missing_log_path_names_it(tmp_path: Path):
@@ -127,7 +132,7 @@ def test_unknown_log_format_fails_before_mining(tmp_path: Path):
 def test_a_corpus_that_is_not_there_fails_mining_and_expanding_before_any_work(tmp_path: Path):
     """Read as an empty corpus, a mistyped or unmounted corpus_dir let every nightly run queue
     the corpus's own cases for review again; `casemill mine` and `expand` refuse it."""
-    from flows.expand import expand_corpus
+    from casemill.flows.expand import expand_corpus
 
     log = tmp_path / "a.jsonl"
     log.write_text("{}\n")
@@ -142,7 +147,7 @@ def test_a_corpus_that_is_not_there_fails_mining_and_expanding_before_any_work(t
 
 
 def test_expand_outputs_get_the_checks_of_casemill_expand(tmp_path: Path):
-    from flows.expand import expand_corpus
+    from casemill.flows.expand import expand_corpus
 
     seeds = tmp_path / "seeds"
     seeds.mkdir()
@@ -185,7 +190,7 @@ def test_run_dir_with_another_placeholder_is_refused(run_dir):
     ],
 )
 def test_expand_settings_get_the_checks_of_casemill_expand(tmp_path: Path, kwargs, message):
-    from flows.expand import expand_corpus
+    from casemill.flows.expand import expand_corpus
 
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "out.jsonl"
@@ -216,8 +221,8 @@ def test_evaluate_refuses_a_judge_gate_rule_it_cannot_measure(tmp_path: Path):
 
 
 def test_the_gate_artifact_says_what_failed_not_a_bare_value():
-    from evaluation.scoring.model import GateFailure, GateVerdict
-    from flows.evaluate import gate_markdown
+    from casemill.evaluation.scoring.model import GateFailure, GateVerdict
+    from casemill.flows.evaluate import gate_markdown
 
     failure = GateFailure(
         rule="steady refunds",
@@ -238,8 +243,8 @@ def test_the_gate_artifact_says_what_failed_not_a_bare_value():
 
 
 def test_the_gate_artifact_names_ten_cases_and_says_there_are_more():
-    from evaluation.scoring.model import GateFailure, GateVerdict
-    from flows.evaluate import gate_markdown
+    from casemill.evaluation.scoring.model import GateFailure, GateVerdict
+    from casemill.flows.evaluate import gate_markdown
 
     ids = tuple(f"c_{n}" for n in range(12))
     failure = GateFailure(

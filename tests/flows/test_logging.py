@@ -11,7 +11,7 @@ import pytest
 from prefect import flow, task
 
 from casemill.errors import UserError
-from flows._logging import RUN_LOGGERS, not_user_error
+from casemill.flows._logging import RUN_LOGGERS, not_user_error
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +82,7 @@ def test_a_user_error_is_logged_once_without_traceback_other_errors_keep_theirs(
 def test_a_failed_subflow_fails_the_pipeline_and_says_so_once(
     prefect_harness, run_logs, tmp_path: Path
 ):
-    from flows.pipeline import full_pipeline
+    from casemill.flows.pipeline import full_pipeline
 
     missing = tmp_path / "nowhere.jsonl"
     state = full_pipeline(logs=[str(missing)], workdir=str(tmp_path / "work"), return_state=True)
@@ -109,9 +109,9 @@ def calls_the_retried_task(kind: type[Exception]) -> None:
 
 
 def test_a_user_error_is_not_retried_other_errors_are(prefect_harness, run_logs):
-    from flows.evaluate import run_batch
-    from flows.expand import write_outputs
-    from flows.mine import merge_and_write, mine_file_task, mine_stream_part_task
+    from casemill.flows.evaluate import run_batch
+    from casemill.flows.expand import write_outputs
+    from casemill.flows.mine import merge_and_write, mine_file_task, mine_stream_part_task
 
     retried_tasks = (run_batch, write_outputs, merge_and_write, mine_file_task)
     for retried in (*retried_tasks, mine_stream_part_task):
@@ -126,8 +126,8 @@ def test_a_user_error_is_not_retried_other_errors_are(prefect_harness, run_logs)
 
 def test_the_evaluate_flow_logs_counts_singular_for_one(prefect_harness, run_logs, tmp_path):
     """One case, one trial, one batch, one result read so in the run's log, not '1 trials'."""
+    from casemill.flows.evaluate import evaluate_agent
     from casemill.io.jsonl import atomic_write_jsonl
-    from flows.evaluate import evaluate_agent
     from tests.flows.conftest import seed_cases
 
     cases = tmp_path / "one.jsonl"
@@ -139,8 +139,8 @@ def test_the_evaluate_flow_logs_counts_singular_for_one(prefect_harness, run_log
 
 
 def test_the_expand_flow_logs_counts_singular_for_one(prefect_harness, run_logs, tmp_path):
+    from casemill.flows.expand import expand_corpus
     from casemill.io.jsonl import atomic_write_jsonl
-    from flows.expand import expand_corpus
     from tests.flows.conftest import seed_cases
 
     seeds = tmp_path / "seeds.jsonl"
@@ -161,8 +161,8 @@ def test_agent_names_with_emoji_codes_are_logged_as_they_are(
 
     from prefect.logging.handlers import PrefectConsoleHandler
 
+    from casemill.flows.evaluate import evaluate_agent
     from casemill.io.jsonl import atomic_write_jsonl
-    from flows.evaluate import evaluate_agent
     from tests.flows.conftest import seed_cases
     from tests.support.openai_server import OpenAIServer
 

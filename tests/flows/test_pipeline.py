@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.pipeline import review_db_url
+from casemill.flows.pipeline import review_db_url
 
 
 def test_review_db_given_wins(tmp_path: Path, monkeypatch):
@@ -34,7 +34,7 @@ def test_the_pipelines_inputs_are_checked_before_any_stage(tmp_path, kwargs, mes
     """A typo in review or agents was found after mining and expanding, an agent's after the
     corpus got a new version; a missing corpus was made anew."""
     from casemill.errors import UserError
-    from flows.pipeline import check_inputs
+    from casemill.flows.pipeline import check_inputs
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()

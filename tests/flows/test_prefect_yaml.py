@@ -25,7 +25,7 @@ def test_entrypoints_load_and_take_the_parameters(deployment, monkeypatch):
 
 
 def test_serve_deployments_match_prefect_yaml(monkeypatch):
-    from flows.deployments import deployments
+    from casemill.flows.deployments import deployments
 
     served = {d.name: d for d in deployments()}
     declared = {d["name"]: d for d in DEPLOYMENTS}

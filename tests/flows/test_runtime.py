@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from casemill.errors import UserError
-from flows._runtime import batches, configure_prefect_env, task_runner
+from casemill.flows._runtime import batches, configure_prefect_env, task_runner
 
 
 def test_batches_cut_in_order_without_loss():

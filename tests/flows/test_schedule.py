@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from flows.server import LocalPrefectServer
+from casemill.flows.server import LocalPrefectServer
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.errors import UserError
-from flows.server import free_port
+from casemill.flows.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,8 +112,8 @@ def test_serve_leaves_the_work_pool_deployments_of_a_team_server_alone(tmp_path)
     from prefect.client.schemas.actions import WorkPoolCreate
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from flows.expand import expand_corpus
-    from flows.server import LocalPrefectServer
+    from casemill.flows.expand import expand_corpus
+    from casemill.flows.server import LocalPrefectServer
 
     with LocalPrefectServer(tmp_path / "prefect-home", port=free_port(), ui=False) as server:
         with temporary_settings(updates={PREFECT_API_URL: server.api_url}):

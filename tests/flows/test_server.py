@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from casemill.errors import UserError
-from flows.server import LocalPrefectServer, free_port, port_in_use
+from casemill.flows.server import LocalPrefectServer, free_port, port_in_use
 
 
 def test_a_taken_port_is_refused_before_anything_starts(tmp_path):

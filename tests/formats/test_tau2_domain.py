@@ -162,8 +162,8 @@ def test_spec_inference_records_names_types_and_required() -> None:
 
 def test_scoring_says_the_replay_check_is_missing_not_the_simulator() -> None:
     """The pack's sandbox runs agents; what it lacks is the replay check, and the note says so."""
-    from evaluation.scoring import score
-    from evaluation.trajectory import Trajectory
+    from casemill.evaluation.scoring import score
+    from casemill.evaluation.trajectory import Trajectory
 
     case = _case([{"tool": "get_order_details", "params": {"order_id": "#W1000001"}}])
     trajectory = Trajectory(case_id=case.id, agent="a", agent_fingerprint="f", final_reply="ok")

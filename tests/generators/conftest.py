@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from casemill.case.model import Case, ForbiddenCall, Tags
 from casemill.domains.support.policy import Intent, decide
 from casemill.domains.support.state import SupportState
+from casemill.generators import apply_operator, get_operator
+from casemill.generators.facts import WRITE_FOR_INTENT, make_expected, phrases, refund_amount
+from casemill.generators.framework import NotApplicable
 from casemill.validation.lints import lint_findings
 from casemill.validation.semantic import semantic_findings
-from generators import apply_operator, get_operator
-from generators.facts import WRITE_FOR_INTENT, make_expected, phrases, refund_amount
-from generators.framework import NotApplicable
 
 ITEMS = [
     ("Ceramic mug 12oz", "mug"),

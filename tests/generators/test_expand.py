@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from casemill.case.model import Case, derive
 from casemill.cli import app
 from casemill.errors import UserError
+from casemill.generators import KINDS, ExpandConfig, expand
+from casemill.generators.framework import REGISTRY, operator
 from casemill.validation.semantic import semantic_findings
-from generators import KINDS, ExpandConfig, expand
-from generators.framework import REGISTRY, operator
 
 ROOT = Path(__file__).resolve().parents[2]
 

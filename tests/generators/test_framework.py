@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.errors import UserError
-from generators import (
+from casemill.generators import (
     KINDS,
     all_operators,
     apply_operator,
@@ -19,7 +19,7 @@ from generators import (
     get_operator,
     operator,
 )
-from generators.framework import stable_int
+from casemill.generators.framework import stable_int
 
 
 def test_every_kind_has_operators_and_a_label_rule():
@@ -41,7 +41,7 @@ def test_arguments_resolve_with_defaults_and_unknown_ones_are_refused():
 
 def test_stable_hash_is_the_same_in_another_process():
     here = stable_int(7, "c_x", "slang", 3)
-    code = "from generators.framework import stable_int; print(stable_int(7, 'c_x', 'slang', 3))"
+    code = "from casemill.generators.framework import stable_int; print(stable_int(7, 'c_x', 'slang', 3))"
     there = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -119,4 +119,4 @@ def test_an_operator_name_taken_by_another_function_is_refused():
 
     with pytest.raises(ValueError, match="'slang' is registered twice, by generators.noise.slang"):
         operator(kind="noise", name="slang", version="9", label_rule="r")(my_slang)
-    assert get_operator("slang").fn.__module__ == "generators.noise"
+    assert get_operator("slang").fn.__module__ == "casemill.generators.noise"

@@ -8,7 +8,7 @@ import pytest
 from fixtures.casebuild import approved
 
 from casemill.errors import UserError
-from generators.seeds import check_outputs, expand_outputs, load_seeds
+from casemill.generators.seeds import check_outputs, expand_outputs, load_seeds
 
 
 def test_an_empty_corpus_folder_is_checked_without_a_warning(tmp_path, caplog):

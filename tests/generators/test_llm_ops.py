@@ -8,8 +8,8 @@ import re
 import pytest
 from pydantic import SecretStr
 
+from casemill.generators import ExpandConfig, expand
 from casemill.llm import NOT_CONFIGURED, LLMEndpoint, prompt_hash
-from generators import ExpandConfig, expand
 from tests.generators.conftest import problems, support_case
 from tests.support.openai_server import OpenAIServer, Reply
 

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from casemill.case.model import Case
-from generators import apply_operator, get_operator
-from generators.slots import (
+from casemill.generators import apply_operator, get_operator
+from casemill.generators.slots import (
     case_literals,
     case_protector,
     protected_pattern,
@@ -77,8 +77,8 @@ slots = st.sampled_from(
 def test_rewrite_never_alters_a_protected_slot(parts, name, seed):
     text = " ".join(f"{w} {s}" for w, s in parts)
     pattern = protected_pattern(["Ceramic mug 12oz", "mug", "Springfield", "cracked", "not"])
-    from generators.framework import candidate_rng
-    from generators.noise import _augmenter, _nlpaug
+    from casemill.generators.framework import candidate_rng
+    from casemill.generators.noise import _augmenter, _nlpaug
 
     kind = {
         "keyboard_typo": "keyboard",
@@ -98,7 +98,7 @@ def test_spelling_noise_does_not_depend_on_the_hash_seed(refund_case):
     code = (
         "import sys, json\n"
         "from tests.generators.conftest import support_case\n"
-        "from generators import apply_operator, get_operator\n"
+        "from casemill.generators import apply_operator, get_operator\n"
         "c = support_case('refund', 'delivered', second_item=True)\n"
         "out = apply_operator(get_operator('spelling_noise'), c, seed=1, index=0, "
         "args={'p': 0.6})\n"
@@ -207,7 +207,7 @@ def test_noise_keeps_the_values_of_a_generic_cases_records(name):
 
 
 def test_expand_says_only_noise_applies_outside_the_support_domain():
-    from generators import ExpandConfig, expand
+    from casemill.generators import ExpandConfig, expand
 
     case = _calendar_case("Please move my meeting to Thursday 10am, meeting id M-4411.")
     result = expand([case], ExpandConfig(chains=("keyboard_typo", "swap_order_id")), 0)

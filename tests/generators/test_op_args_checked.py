@@ -10,8 +10,8 @@ import pytest
 
 from casemill.case.model import Case, derive
 from casemill.errors import UserError
-from generators import ExpandConfig, apply_operator, expand, get_operator
-from generators.framework import REGISTRY, operator
+from casemill.generators import ExpandConfig, apply_operator, expand, get_operator
+from casemill.generators.framework import REGISTRY, operator
 
 
 @pytest.fixture

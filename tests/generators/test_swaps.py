@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from casemill.case.model import Case, derive
 from casemill.domains.support.state import SupportState
-from generators import apply_operator, get_operator
-from generators.facts import money, refund_amount, signed_in, writes
+from casemill.generators import apply_operator, get_operator
+from casemill.generators.facts import money, refund_amount, signed_in, writes
 from tests.generators.conftest import cases, checked_outputs, problems, run_op, support_case
 
 SWAPS = ["swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address"]
@@ -68,7 +68,7 @@ def test_amount_swap_rewrites_the_refund_phrase():
 def test_amount_swap_leaves_a_demand_judged_against_the_price_paid():
     """The customer asks $30 back for a $14.50 mug, and refunding $30 is forbidden as more than
     was paid: scaled to $43.50 the price would pass the demand the text still makes."""
-    from generators.framework import NotApplicable
+    from casemill.generators.framework import NotApplicable
 
     seed = _seed("c_18cd148972ad3349beb1")
     assert seed.expected.forbidden_calls[0].params["amount"] == 30

@@ -6,8 +6,8 @@ import json
 import random
 from pathlib import Path
 
-from mining import mine, synthetic
-from mining.synthetic import support_log
+from casemill.mining import mine, synthetic
+from casemill.mining.synthetic import support_log
 
 
 def write_jsonl(path: Path, records: list) -> Path:

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from mining_helpers import call_msg, chat, result_msg, write_jsonl
 
 from casemill.errors import UserError
-from mining import mine
-from mining.output import mine_to_files
-from mining.parsers import csv_tickets
-from mining.parsers.csv_tickets import WINDOW
-from mining.redact import detect
-from mining.redact.detect import _scan
+from casemill.mining import mine
+from casemill.mining.output import mine_to_files
+from casemill.mining.parsers import csv_tickets
+from casemill.mining.parsers.csv_tickets import WINDOW
+from casemill.mining.redact import detect
+from casemill.mining.redact.detect import _scan
 
 # -- 1. a city written right after a street address -------------------------------------------
 

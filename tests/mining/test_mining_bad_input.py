@@ -8,8 +8,8 @@ from pathlib import Path
 
 from mining_helpers import call_msg, chat, result_msg, sample_records, write_jsonl
 
-from mining import mine
-from mining.parsers.openai_jsonl import parse
+from casemill.mining import mine
+from casemill.mining.parsers.openai_jsonl import parse
 
 GOOD = sample_records(3)
 
@@ -150,7 +150,7 @@ def test_a_byte_order_mark_and_crlf_endings_are_read_as_the_plain_log(tmp_path):
 
 
 def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path):
-    from mining import reading
+    from casemill.mining import reading
 
     log = tmp_path / "huge.jsonl"
     log.write_bytes(

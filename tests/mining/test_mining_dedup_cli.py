@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from casemill.cli import app
 from casemill.corpus import CorpusStore
 from casemill.errors import UserError
-from mining import dedup, merge_results, mine, mine_file
+from casemill.mining import dedup, merge_results, mine, mine_file
 
 RECORDS = sample_records(4, seed=9)
 
@@ -86,7 +86,7 @@ def test_without_a_corpus_no_minhash_index_is_loaded(tmp_path):
     with a corpus; mining logs alone deduplicates without it."""
     log = write_jsonl(tmp_path / "a.jsonl", RECORDS)
     code = (
-        "import sys; from pathlib import Path; from mining import mine; "
+        "import sys; from pathlib import Path; from casemill.mining import mine; "
         f"r = mine([Path({str(log)!r})], 'openai-jsonl'); "
         "print(len(r.cases), 'datasketch' in sys.modules)"
     )
@@ -237,7 +237,7 @@ def test_ctrl_c_leaves_no_output_and_says_so(tmp_path, workers):
 
     import orjson
 
-    from mining.synthetic import support_log
+    from casemill.mining.synthetic import support_log
 
     log = tmp_path / "log.jsonl"
     with log.open("wb") as fh:

@@ -10,12 +10,12 @@ from mining_helpers import call_msg, chat, result_msg, write_jsonl
 from casemill.case.model import Environment
 from casemill.domains.support.sandbox import SupportSandbox
 from casemill.domains.support.state import SupportState
+from casemill.mining import mine
+from casemill.mining.derive import support
+from casemill.mining.derive.common import bursts, successful_writes
+from casemill.mining.model import Conversation
+from casemill.mining.parsers import get_parser
 from casemill.validation.semantic import semantic_findings
-from mining import mine
-from mining.derive import support
-from mining.derive.common import bursts, successful_writes
-from mining.model import Conversation
-from mining.parsers import get_parser
 
 STATE = {
     "customers": {"C1001": {"id": "C1001", "name": "Ana Diaz", "email": "ana@example.com"}},
@@ -256,8 +256,8 @@ def test_generic_logs_keep_the_calls_as_made_and_the_records_read(tmp_path):
 
 
 def test_generic_drafts_share_their_reads_and_keep_the_answers_each_sees(tmp_path):
-    from mining.derive import generic
-    from mining.parsers.openai_jsonl import parse
+    from casemill.mining.derive import generic
+    from casemill.mining.parsers.openai_jsonl import parse
 
     messages = [
         {"role": "user", "content": "look up ABC123 twice, then cancel it"},

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from mining_helpers import mined_content, until_last_reply, write_jsonl
 
-from mining import mine
-from mining.synthetic import interleaved, model_calls
+from casemill.mining import mine
+from casemill.mining.synthetic import interleaved, model_calls
 
 LOGS = Path(__file__).parent / "gateway_logs"
 

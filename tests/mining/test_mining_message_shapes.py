@@ -8,8 +8,8 @@ import json
 import pytest
 from mining_helpers import mined_content, sample_records, write_jsonl
 
-from mining import mine
-from mining.parsers.openai_jsonl import parse
+from casemill.mining import mine
+from casemill.mining.parsers.openai_jsonl import parse
 
 RECORDS = sample_records(8, seed=5)
 

@@ -17,9 +17,9 @@ from mining_helpers import (
     write_jsonl,
 )
 
-from mining import mine
-from mining.parsers.model_calls import CallJoiner, call_of, fingerprint, shared_id
-from mining.synthetic import model_calls
+from casemill.mining import mine
+from casemill.mining.parsers.model_calls import CallJoiner, call_of, fingerprint, shared_id
+from casemill.mining.synthetic import model_calls
 
 RECORDS = sample_records(8, seed=5)
 SYSTEM = {"role": "system", "content": "You are a support agent."}

@@ -9,9 +9,9 @@ import json
 
 from mining_helpers import sample_records, write_jsonl
 
-from mining import mine
-from mining.parsers import otel
-from mining.synthetic_otel import otel_export
+from casemill.mining import mine
+from casemill.mining.parsers import otel
+from casemill.mining.synthetic_otel import otel_export
 
 RECORDS = sample_records(6, seed=5)
 TRACE = "a" * 32

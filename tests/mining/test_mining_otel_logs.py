@@ -1,4 +1,4 @@
-"""GenAI events sent as OTLP log records, read among the spans (`mining.parsers.otel_logs`), on
+"""GenAI events sent as OTLP log records, read among the spans (`casemill.mining.parsers.otel_logs`), on
 the export the OpenTelemetry OpenAI instrumentation 2.3b0 wrote (`otel_exports/`)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 from test_mining_otel_real import CONVERSATIONS, EXPORTS, heard
 
-from mining import mine
-from mining.parsers import otel
+from casemill.mining import mine
+from casemill.mining.parsers import otel
 
 LEGACY = EXPORTS / "openai-v2-legacy-logs.jsonl"
 

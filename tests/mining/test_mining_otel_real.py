@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from mining import mine
-from mining.parsers import otel
+from casemill.mining import mine
+from casemill.mining.parsers import otel
 
 EXPORTS = Path(__file__).parent / "otel_exports"
 FILES = sorted(

@@ -9,9 +9,9 @@ import json
 import pytest
 from mining_helpers import mined_content, sample_records, until_last_reply, write_jsonl
 
-from mining import mine
-from mining.parsers import otel, otel_forms
-from mining.synthetic_otel import _kv, _parts
+from casemill.mining import mine
+from casemill.mining.parsers import otel, otel_forms
+from casemill.mining.synthetic_otel import _kv, _parts
 
 RECORDS = sample_records(8, seed=5)
 

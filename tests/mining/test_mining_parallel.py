@@ -1,4 +1,4 @@
-"""mining.parallel: worker processes give byte for byte the output of one process."""
+"""casemill.mining.parallel: worker processes give byte for byte the output of one process."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from mining_helpers import chat, sample_records, write_jsonl
 
-from mining import MineOptions, mine, parallel
-from mining.output import mine_to_files
-from mining.parallel import BATCH, _batches
-from mining.pipeline import Tally, parsed
+from casemill.mining import MineOptions, mine, parallel
+from casemill.mining.output import mine_to_files
+from casemill.mining.parallel import BATCH, _batches
+from casemill.mining.pipeline import Tally, parsed
 
 
 def _logs(tmp_path: Path) -> list[Path]:
@@ -90,7 +90,7 @@ def test_mine_in_memory_with_workers_gives_the_same_cases(tmp_path):
 
 def test_workers_started_by_spawn_give_the_same_cases(tmp_path, monkeypatch):
     """Where there is no fork server (Windows), workers are spawned: fresh interpreters that
-    import mining themselves and get the run's options through the initializer."""
+    import casemill.mining themselves and get the run's options through the initializer."""
     monkeypatch.setattr(parallel.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert parallel._context().get_start_method() == "spawn"
     logs = _logs(tmp_path)[1:]

@@ -9,9 +9,9 @@ import pytest
 from mining_helpers import mined_content, sample_records, write_jsonl
 
 from casemill.errors import UserError
-from mining import mine
-from mining.parsers.csv_tickets import CsvMapping
-from mining.synthetic_otel import otel_export
+from casemill.mining import mine
+from casemill.mining.parsers.csv_tickets import CsvMapping
+from casemill.mining.synthetic_otel import otel_export
 
 RECORDS = sample_records(6, seed=5)
 
@@ -71,8 +71,8 @@ def test_a_plain_transcript_line_over_the_size_limit_quarantines_its_conversatio
 ):
     from functools import partial
 
-    from mining import reading
-    from mining.parsers import transcript
+    from casemill.mining import reading
+    from casemill.mining.parsers import transcript
 
     monkeypatch.setattr(transcript, "iter_lines", partial(reading.iter_lines, max_bytes=20_000))
     log = tmp_path / "t.txt"
@@ -407,8 +407,8 @@ def test_a_carriage_return_alone_in_an_unquoted_csv_cell_quarantines_its_row(tmp
 def test_a_csv_line_over_the_size_limit_quarantines_its_ticket(tmp_path, monkeypatch):
     from functools import partial
 
-    from mining import reading
-    from mining.parsers import csv_tickets
+    from casemill.mining import reading
+    from casemill.mining.parsers import csv_tickets
 
     monkeypatch.setattr(csv_tickets, "iter_lines", partial(reading.iter_lines, max_bytes=20_000))
     log = _csv(tmp_path / "t.csv", RECORDS[:2])

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from casemill.case.model import Case, Environment
 from casemill.cli import app
 from casemill.domains.support.sandbox import SupportSandbox
+from casemill.mining.output import mine_to_files
+from casemill.mining.pipeline import MineOptions
+from casemill.mining.synthetic import model_calls
 from casemill.validation.semantic import semantic_findings
-from mining.output import mine_to_files
-from mining.pipeline import MineOptions
-from mining.synthetic import model_calls
 
 NAME, FIRST, LAST = "Ingrid Vasquez", "Ingrid", "Vasquez"
 EMAIL = "ingrid.vasquez77@example.com"

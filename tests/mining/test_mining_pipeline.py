@@ -10,9 +10,9 @@ import pytest
 from mining_helpers import sample_records, write_jsonl
 
 from casemill.errors import UserError
-from mining import MineOptions, mine
-from mining.output import mine_to_files
-from mining.pipeline import label_from_path
+from casemill.mining import MineOptions, mine
+from casemill.mining.output import mine_to_files
+from casemill.mining.pipeline import label_from_path
 
 
 def test_same_seed_same_bytes_other_seed_other_surrogates(tmp_path):
@@ -116,7 +116,7 @@ def test_a_conversation_whose_mining_fails_is_set_aside_and_the_run_goes_on(
 ):
     """A record of a shape nobody foresaw raises inside redaction or derivation: it is
     quarantined as `mining_error`, naming where, and the other conversations are mined."""
-    from mining import pipeline
+    from casemill.mining import pipeline
 
     records = sample_records(4, seed=3)
     derive = pipeline.derive_cases

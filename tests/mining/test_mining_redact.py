@@ -8,11 +8,11 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mining.model import Conversation, LoggedCall, Message
-from mining.redact import detect
-from mining.redact.detect import luhn_ok, scan
-from mining.redact.redactor import redact_conversation, scrub_text
-from mining.redact.surrogates import SHIPPED, draw, pools
+from casemill.mining.model import Conversation, LoggedCall, Message
+from casemill.mining.redact import detect
+from casemill.mining.redact.detect import luhn_ok, scan
+from casemill.mining.redact.redactor import redact_conversation, scrub_text
+from casemill.mining.redact.surrogates import SHIPPED, draw, pools
 
 
 def conv(messages: list[Message], conv_id: str = "c-1") -> Conversation:
@@ -639,7 +639,7 @@ def test_long_texts_seen_again_are_searched_for_the_needles_they_hold():
 
 def test_shipped_pools_are_what_faker_draws():
     """The pools shipped for the default seed are Faker's draw; after a Faker upgrade changes
-    it, `mining.redact.surrogates.write_shipped()` writes them afresh."""
+    it, `casemill.mining.redact.surrogates.write_shipped()` writes them afresh."""
     for seed in SHIPPED:
         assert pools(seed) == draw(seed)
     assert pools(7) == draw(7) != pools(0)
@@ -665,7 +665,7 @@ def test_drawn_pools_do_not_change_with_the_calendar(monkeypatch):
 
 def test_surrogate_zip_codes_start_with_0_only_where_the_raw_ones_do():
     """So that a zip code written as a JSON number stays a valid number once replaced."""
-    from mining.redact.surrogates import Surrogates
+    from casemill.mining.redact.surrogates import Surrogates
 
     s = Surrogates(0, "c-zip")
     raws = [f"{n:05d}" for n in range(10000, 10300)]
@@ -686,7 +686,7 @@ def test_a_street_surrogate_never_holds_a_raw_unit_of_the_conversation(monkeypat
     the pool, the clean one is picked for every raw street line."""
     import dataclasses
 
-    from mining.redact import surrogates
+    from casemill.mining.redact import surrogates
 
     shipped = surrogates.pools(0)
     street = ("3028 Thompson Vista Suite 494", "7 Elm Row")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from mining.model import Conversation, LoggedCall, Message, Quarantined
-from mining.pipeline import MineOptions, _scrubbed
-from mining.redact.detect import scan
-from mining.redact.redactor import redact_conversation
+from casemill.mining.model import Conversation, LoggedCall, Message, Quarantined
+from casemill.mining.pipeline import MineOptions, _scrubbed
+from casemill.mining.redact.detect import scan
+from casemill.mining.redact.redactor import redact_conversation
 
 
 def conv(messages: list[Message], conv_id: str = "c-1") -> Conversation:
@@ -162,7 +162,7 @@ def test_card_numbers_after_a_dot_or_hyphen_and_across_lines():
 
 
 def test_a_card_wrapped_across_lines_is_not_rebuilt_in_clear_by_the_case():
-    from mining.derive.cases import derive_cases
+    from casemill.mining.derive.cases import derive_cases
 
     said = "Refund W1 to card 4111 1111 1111\n1111 please"
     call = LoggedCall("k1", "refund", {"order_id": "W1"}, '{"ok": true}')
@@ -243,7 +243,7 @@ def test_the_street_types_cover_fakers_us_street_suffixes():
     detector knows (the common ones in any case, the others capitalised)."""
     from faker.providers.address.en_US import Provider
 
-    from mining.redact import detect
+    from casemill.mining.redact import detect
 
     known = {t.lower() for t in detect._STREET_TYPES.split("|")}
     titled = set(detect._TITLED_STREET_TYPES.split("|"))

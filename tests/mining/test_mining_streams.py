@@ -24,9 +24,9 @@ from mining_helpers import (
 
 from casemill.case.model import Case
 from casemill.dedup import shingles
-from mining import MineOptions, merge_results, mine, mine_end, mine_part, spans_files
-from mining.synthetic import model_calls
-from mining.synthetic_otel import otel_export
+from casemill.mining import MineOptions, merge_results, mine, mine_end, mine_part, spans_files
+from casemill.mining.synthetic import model_calls
+from casemill.mining.synthetic_otel import otel_export
 
 RECORDS = sample_records(8, seed=5)
 
@@ -115,7 +115,7 @@ def test_an_otel_trace_split_between_two_files_mined_file_by_file_is_mined_whole
 def test_the_mine_logs_flow_mines_a_conversation_a_rotated_log_split_whole(
     prefect_harness, tmp_path
 ):
-    from flows.mine import mine_logs
+    from casemill.flows.mine import mine_logs
 
     records = [until_last_reply(r) for r in RECORDS[:4]]
     lines = interleaved([model_calls(r) for r in records])
@@ -180,7 +180,7 @@ def test_near_duplicates_in_parts_are_dropped_as_in_one_run(tmp_path):
     assert _written(parts) == _written(at_once)
     assert parts.summary.duplicates == at_once.summary.duplicates
     # the flow's tasks of other logs, a file each, keep every case for the merge too
-    from flows.mine import mine_file_task
+    from casemill.flows.mine import mine_file_task
 
     files = [mine_file_task.fn(str(f), "", "openai-jsonl", False, 0, "") for f in (first, second)]
     assert _written(merge_results(files)) == _written(at_once)

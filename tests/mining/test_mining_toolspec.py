@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from casemill.cli import app
 from casemill.errors import UserError
-from mining import MineOptions, mine
-from mining.toolspec import ToolSpecError, conform, load_tools_file, parse_tools
+from casemill.mining import MineOptions, mine
+from casemill.mining.toolspec import ToolSpecError, conform, load_tools_file, parse_tools
 
 
 def fn(name: str, parameters: dict | None = None) -> dict:
@@ -281,7 +281,7 @@ def test_the_responses_apis_and_anthropics_tool_entries_are_read_as_openais():
 
 
 def test_the_mine_flow_task_takes_the_specs(tmp_path):
-    from flows.mine import mine_file_task
+    from casemill.flows.mine import mine_file_task
 
     log = write_jsonl(tmp_path / "log.jsonl", [conversation("flow", GOOD)])
     specs = list(load_tools_file(written(tmp_path, TOOLS)).by_name.values())

@@ -13,8 +13,8 @@ import pytest
 from review_factory import child_case, seed_case
 from sqlalchemy import create_engine, text
 
-from review.schema import make_engine
-from review.store import ReviewStore
+from casemill.review.schema import make_engine
+from casemill.review.store import ReviewStore
 
 PG_URL = os.environ.get("CASEMILL_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 

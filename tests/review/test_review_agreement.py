@@ -6,8 +6,14 @@ import random
 
 import pytest
 
-from review.agreement import agreement, claim_second, cohen_kappa, sample_double, second_opinion
-from review.errors import DecisionBlocked
+from casemill.review.agreement import (
+    agreement,
+    claim_second,
+    cohen_kappa,
+    sample_double,
+    second_opinion,
+)
+from casemill.review.errors import DecisionBlocked
 
 
 def test_kappa_known_values():

@@ -15,11 +15,11 @@ import pytest
 from review_factory import SYSTEM, child_case, seed_case
 
 from casemill.case.model import Case, Turn
-from review import auth
-from review.items import ItemFilter
-from review.schema import make_engine
-from review.store import ReviewStore
-from review.web import create_app
+from casemill.review import auth
+from casemill.review.items import ItemFilter
+from casemill.review.schema import make_engine
+from casemill.review.store import ReviewStore
+from casemill.review.web import create_app
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

@@ -17,9 +17,9 @@ from casemill.cli import app
 from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 from casemill.io.jsonl import dumps_line
-from review import auth
-from review.errors import NotFound
-from review.store import ReviewStore
+from casemill.review import auth
+from casemill.review.errors import NotFound
+from casemill.review.store import ReviewStore
 
 runner = CliRunner()
 

@@ -10,10 +10,10 @@ from collections import Counter
 import pytest
 from review_factory import child_case, seed_case
 
-from review.errors import LeaseHeld, StaleWrite
-from review.items import ItemFilter
-from review.schema import make_engine
-from review.store import ReviewStore
+from casemill.review.errors import LeaseHeld, StaleWrite
+from casemill.review.items import ItemFilter
+from casemill.review.schema import make_engine
+from casemill.review.store import ReviewStore
 
 REVIEWERS = 10
 DECISIONS = 1000

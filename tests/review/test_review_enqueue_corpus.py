@@ -20,7 +20,7 @@ from casemill.cli import app
 from casemill.corpus import CorpusStore
 from casemill.errors import UserError
 from casemill.io.jsonl import dumps_line
-from review.store import ReviewStore
+from casemill.review.store import ReviewStore
 
 runner = CliRunner()
 

@@ -8,9 +8,9 @@ import pytest
 from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
-from review.errors import DecisionBlocked
-from review.export import export_batch
-from review.items import ItemFilter
+from casemill.review.errors import DecisionBlocked
+from casemill.review.export import export_batch
+from casemill.review.items import ItemFilter
 
 
 def test_export_writes_approved_once_with_review_stamp(sqlite_store, parent, children, tmp_path):
@@ -228,8 +228,8 @@ def test_closing_waits_for_a_decision_in_flight_and_counts_it(pg_url, parent, ch
 
     from sqlalchemy import select, update
 
-    from review.schema import items, make_engine
-    from review.store import ReviewStore
+    from casemill.review.schema import items, make_engine
+    from casemill.review.store import ReviewStore
 
     store = ReviewStore(make_engine(pg_url))
     store.enqueue(children[:2], "b1", parents={parent.id: parent})

@@ -16,10 +16,7 @@ from review_factory import invalid_case
 
 from casemill.corpus import CorpusStore
 from casemill.errors import UserError
-from casemill.io.jsonl import atomic_write_jsonl
-from review.errors import NotFound
-from review.export import export_batch
-from review.flow import (
+from casemill.flows.review import (
     BatchTimeout,
     enqueue_batch,
     enqueue_message,
@@ -32,9 +29,12 @@ from review.flow import (
     summary_rows,
     wait_for_batch,
 )
-from review.items import BatchStatus
-from review.present import item_view
-from review.store import ReviewStore
+from casemill.io.jsonl import atomic_write_jsonl
+from casemill.review.errors import NotFound
+from casemill.review.export import export_batch
+from casemill.review.items import BatchStatus
+from casemill.review.present import item_view
+from casemill.review.store import ReviewStore
 
 
 def new_corpus(tmp_path) -> Path:

@@ -7,8 +7,8 @@ from review_factory import GUESS_NOTE, SYSTEM, child_case, guessed_case, seed_ca
 
 from casemill.case.model import Case
 from casemill.domains.support.policy import cancel_call
-from review.diff import json_changes, side_by_side, word_diff
-from review.present import first_change, item_view
+from casemill.review.diff import json_changes, side_by_side, word_diff
+from casemill.review.present import first_change, item_view
 
 
 def test_json_changes_and_word_diff():

@@ -12,10 +12,10 @@ from sqlalchemy import text
 
 from casemill.case.model import derive
 from casemill.errors import UserError
-from review.errors import DecisionBlocked, EditRefused, LeaseHeld, StaleWrite
-from review.items import BulkResult, ItemFilter
-from review.schema import MIGRATIONS, batches, make_engine, schema_version
-from review.store import ReviewStore
+from casemill.review.errors import DecisionBlocked, EditRefused, LeaseHeld, StaleWrite
+from casemill.review.items import BulkResult, ItemFilter
+from casemill.review.schema import MIGRATIONS, batches, make_engine, schema_version
+from casemill.review.store import ReviewStore
 
 
 def test_migrations_are_recorded_and_idempotent(store: ReviewStore):

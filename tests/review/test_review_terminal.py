@@ -15,8 +15,8 @@ import pytest
 from review_factory import GUESS_NOTE, child_case, guessed_case
 from rich.console import Console
 
-from review.items import ItemFilter
-from review.terminal import Tally, TerminalIO, _undo_last, run
+from casemill.review.items import ItemFilter
+from casemill.review.terminal import Tally, TerminalIO, _undo_last, run
 
 
 def scripted(keys: str, answers: list[str], edits: list) -> TerminalIO:
@@ -90,7 +90,7 @@ def _read_until(fd: int, needle: bytes, timeout: float = 60.0) -> bytes:
 @pytest.mark.slow
 def test_review_next_in_a_real_pty(tmp_path: Path, parent, children):
     db = f"sqlite:///{tmp_path / 'q.db'}"
-    from review.store import ReviewStore
+    from casemill.review.store import ReviewStore
 
     store = ReviewStore.open(db)
     store.enqueue(children[:2], "b1", parents={parent.id: parent})
@@ -216,8 +216,8 @@ def test_a_case_taken_over_after_the_lease_lapsed_does_not_trap_the_reviewer(
     out."""
     from datetime import UTC, datetime, timedelta
 
-    from review.schema import make_engine
-    from review.store import ReviewStore
+    from casemill.review.schema import make_engine
+    from casemill.review.store import ReviewStore
 
     moment = [datetime(2026, 1, 1, tzinfo=UTC)]
     engine = make_engine(f"sqlite:///{tmp_path / 'q.db'}")

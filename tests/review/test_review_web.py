@@ -11,10 +11,10 @@ from fastapi.testclient import TestClient
 from review_factory import GUESS_NOTE, SYSTEM, child_case, guessed_case, invalid_case
 
 from casemill.case.model import Turn
-from review import auth
-from review.items import ItemFilter
-from review.web import create_app
-from review.web_context import COOKIE
+from casemill.review import auth
+from casemill.review.items import ItemFilter
+from casemill.review.web import create_app
+from casemill.review.web_context import COOKIE
 
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
 
@@ -254,8 +254,8 @@ def test_bulk_without_a_filter_is_refused_with_the_rule(client, sqlite_store, ch
 
 
 def test_server_restart_keeps_decisions_and_sessions(tmp_path, parent, children):
-    from review.schema import make_engine
-    from review.store import ReviewStore
+    from casemill.review.schema import make_engine
+    from casemill.review.store import ReviewStore
 
     url = f"sqlite:///{tmp_path / 'restart.db'}"
     first = ReviewStore(make_engine(url))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from casemill.case.model import ToolCall, Turn
-from evaluation.agents import StepLimitReached, case_messages, new_episode
+from casemill.evaluation.agents import StepLimitReached, case_messages, new_episode
 from tests.evaluation.agents.support_cases import mug_case
 
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from casemill.errors import UserError
-from evaluation.agents import AgentReply, RetryPolicy, load_agent
-from evaluation.agents.http_agent import HTTPAgent
-from evaluation.agents.python_agent import PythonAgent
-from evaluation.runner import run
+from casemill.evaluation.agents import AgentReply, RetryPolicy, load_agent
+from casemill.evaluation.agents.http_agent import HTTPAgent
+from casemill.evaluation.agents.python_agent import PythonAgent
+from casemill.evaluation.runner import run
 from tests.evaluation.agents.support_cases import mug_case
 
 FAST = RetryPolicy(attempts=3, base_s=0.01, max_s=0.02)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import openai
 
+from casemill.evaluation.agents import RetryPolicy
+from casemill.evaluation.agents.episode import new_episode
+from casemill.evaluation.agents.openai_agent import OpenAIAgent
+from casemill.evaluation.runner import run
 from casemill.llm import LLMEndpoint
-from evaluation.agents import RetryPolicy
-from evaluation.agents.episode import new_episode
-from evaluation.agents.openai_agent import OpenAIAgent
-from evaluation.runner import run
 from tests.evaluation.agents.support_cases import many_cases, mug_case
 from tests.support.aio_openai_server import AioOpenAIServer
 from tests.support.openai_server import OpenAIServer, Reply

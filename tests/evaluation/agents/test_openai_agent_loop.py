@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from casemill.evaluation.agents import RetryPolicy, load_agent
+from casemill.evaluation.agents.openai_agent import OpenAIAgent
+from casemill.evaluation.runner import run
 from casemill.llm import LLMEndpoint
-from evaluation.agents import RetryPolicy, load_agent
-from evaluation.agents.openai_agent import OpenAIAgent
-from evaluation.runner import run
 from tests.evaluation.agents.support_cases import mug_case
 from tests.support.openai_server import OpenAIServer, Reply, completion
 
@@ -107,7 +107,7 @@ def test_a_trial_that_recovers_from_an_unknown_tool_succeeds_and_loses_efficienc
     """design.md: task success is judged on calls, final state and reply. A call to a tool the
     domain does not have changed nothing; the model read the error and did the right thing, so
     the trial succeeds. The fault stays noted on the trial, and the wasted step costs efficiency."""
-    from evaluation.scoring.scorer import score
+    from casemill.evaluation.scoring.scorer import score
 
     def respond(body):
         if not tool_messages(body):
@@ -127,7 +127,7 @@ def test_a_trial_that_recovers_from_an_unknown_tool_succeeds_and_loses_efficienc
 
 
 def test_an_unknown_tool_call_without_recovery_fails_on_what_was_not_done(tmp_path: Path):
-    from evaluation.scoring.scorer import score
+    from casemill.evaluation.scoring.scorer import score
 
     def respond(body):
         if not tool_messages(body):

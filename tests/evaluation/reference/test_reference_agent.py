@@ -9,10 +9,10 @@ import pytest
 
 from casemill.case.model import Case, ToolFault
 from casemill.domains.support.policy import cancel_call, escalate_call, refund_call
-from evaluation.agents import RetryPolicy
-from evaluation.reference import VARIANTS, reference_agent
-from evaluation.runner import run
-from evaluation.scoring import score
+from casemill.evaluation.agents import RetryPolicy
+from casemill.evaluation.reference import VARIANTS, reference_agent
+from casemill.evaluation.runner import run
+from casemill.evaluation.scoring import score
 from tests.conftest import ROOT
 from tests.evaluation.agents.support_cases import mug_case, order, support_case
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluation.reference.extract import order_ids_in, read_request
-from evaluation.reference.slots import (
+from casemill.evaluation.reference.extract import order_ids_in, read_request
+from casemill.evaluation.reference.slots import (
     address_in,
     asked_amount,
     asked_fraction,
@@ -15,8 +15,8 @@ from evaluation.reference.slots import (
     match_items,
     wanted_variant,
 )
-from evaluation.reference.text import fix_typos
-from evaluation.reference.variants import MisreadsOrderId
+from casemill.evaluation.reference.text import fix_typos
+from casemill.evaluation.reference.variants import MisreadsOrderId
 
 SYSTEM = {
     "role": "system",

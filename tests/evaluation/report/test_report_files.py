@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from casemill.errors import RecordError, UserError
-from evaluation.report import load_run, read_results, render_markdown
-from evaluation.report.diff import state_diff
-from evaluation.scoring.caseset import case_set as case_set_of
-from evaluation.scoring.caseset import digest
-from evaluation.scoring.model import SUMMARY_FORMAT
-from evaluation.scoring.pipeline import evaluate_run
+from casemill.evaluation.report import load_run, read_results, render_markdown
+from casemill.evaluation.report.diff import state_diff
+from casemill.evaluation.scoring.caseset import case_set as case_set_of
+from casemill.evaluation.scoring.caseset import digest
+from casemill.evaluation.scoring.model import SUMMARY_FORMAT
+from casemill.evaluation.scoring.pipeline import evaluate_run
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
     GOOD_REFUND_REPLY,
@@ -165,7 +165,7 @@ def test_state_diff_lists_changed_and_missing_paths():
 
 def test_a_trajectory_that_cannot_be_scored_becomes_an_error_record(tmp_path):
     from casemill.case.model import Case, Expected, Turn
-    from evaluation.trajectory import Trajectory
+    from casemill.evaluation.trajectory import Trajectory
 
     odd = Case(
         domain="no-such-domain",

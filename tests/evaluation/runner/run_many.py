@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evaluation.runner import run
+from casemill.evaluation.runner import run
 from tests.evaluation.agents.support_cases import many_cases
 
 if __name__ == "__main__":

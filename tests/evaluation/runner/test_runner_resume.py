@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.agents import EpisodeClosed, RetryPolicy
-from evaluation.agents.python_agent import PythonAgent
-from evaluation.run_store import TRAJECTORIES_FILE, RunStore
-from evaluation.runner import run
+from casemill.evaluation.agents import EpisodeClosed, RetryPolicy
+from casemill.evaluation.agents.python_agent import PythonAgent
+from casemill.evaluation.run_store import TRAJECTORIES_FILE, RunStore
+from casemill.evaluation.runner import run
 from tests.conftest import ROOT
 from tests.evaluation.agents.support_cases import many_cases, mug_case
 

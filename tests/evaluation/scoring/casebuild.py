@@ -17,7 +17,7 @@ from casemill.case.model import (
 )
 from casemill.domains import get_domain
 from casemill.domains.support.policy import cancel_call, refund_call
-from evaluation.trajectory import RecordedCall, Trajectory
+from casemill.evaluation.trajectory import RecordedCall, Trajectory
 
 SYSTEM = "Authenticated customer: C1001 (Ana Diaz, ana.diaz@example.com)"
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import hashlib
 
-from evaluation.scoring.caseset import case_set, describe, difference_note, digest, shown_path
-from evaluation.scoring.model import CaseSet
+from casemill.evaluation.scoring.caseset import (
+    case_set,
+    describe,
+    difference_note,
+    digest,
+    shown_path,
+)
+from casemill.evaluation.scoring.model import CaseSet
 from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case
 
 

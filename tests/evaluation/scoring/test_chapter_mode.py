@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.scoring import score
+from casemill.evaluation.scoring import score
 from tests.evaluation.scoring.casebuild import clarify_case, refund_case, trajectory
 
 GOLDEN = json.loads((Path(__file__).parent / "chapter_golden.json").read_text())
@@ -44,7 +44,7 @@ def test_modes_disagree_where_the_matching_rules_and_forbidden_calls_matter():
 
 
 def test_chapter_summary_records_chapter_metric_versions():
-    from evaluation.scoring import summarize
+    from casemill.evaluation.scoring import summarize
 
     case = refund_case()
     s = score(case, trajectory(case, [], "no"), mode="chapter")
@@ -56,7 +56,7 @@ def test_chapter_summary_records_chapter_metric_versions():
 
 def test_the_chapter_mode_gives_exactly_the_metrics_the_registry_says():
     """The gate refuses rules on other metrics in this mode, from the registry's lists."""
-    from evaluation.scoring.registry import CHAPTER_METRICS, OPERATIONAL_METRICS
+    from casemill.evaluation.scoring.registry import CHAPTER_METRICS, OPERATIONAL_METRICS
 
     case = refund_case()
     s = score(case, trajectory(case, [], "no"), mode="chapter")

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from casemill.case.model import Case
-from evaluation import similarity
-from evaluation.scoring import SEMANTIC_LABEL, score
+from casemill.evaluation import similarity
+from casemill.evaluation.scoring import SEMANTIC_LABEL, score
 from tests.evaluation.scoring.casebuild import GOOD_REFUND, refund_case, trajectory
 
 CONCEPTS = {"refund": 0, "money": 0, "back": 0, "reimbursed": 0, "mug": 1, "cup": 1, "14.50": 2}

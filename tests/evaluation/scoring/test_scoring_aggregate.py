@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.scoring import score, summarize
-from evaluation.scoring.compare import compare
-from evaluation.scoring.stats import convergence, flakiness, mean_ci, pass_hat_k
+from casemill.evaluation.scoring import score, summarize
+from casemill.evaluation.scoring.compare import compare
+from casemill.evaluation.scoring.stats import convergence, flakiness, mean_ci, pass_hat_k
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
     GOOD_REFUND_REPLY,

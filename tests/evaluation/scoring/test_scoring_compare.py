@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.scoring.compare import compare, paired_delta
-from evaluation.scoring.model import RunSummary
-from evaluation.scoring.stats import pass_hat_k
+from casemill.evaluation.scoring.compare import compare, paired_delta
+from casemill.evaluation.scoring.model import RunSummary
+from casemill.evaluation.scoring.stats import pass_hat_k
 
 T, F = True, False
 

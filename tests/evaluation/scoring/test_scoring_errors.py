@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.scoring.errors import (
+from casemill.evaluation.scoring.errors import (
     NothingScored,
     check_scored,
     describe_errors,
@@ -12,7 +12,7 @@ from evaluation.scoring.errors import (
     unscored,
     what_to_check,
 )
-from evaluation.scoring.model import CaseScore
+from casemill.evaluation.scoring.model import CaseScore
 
 
 def _score(case_id: str, kind: str | None, error: str | None = None) -> CaseScore:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from fixtures.casebuild import approved
 
 from casemill.corpus.store import CorpusStore
-from evaluation.scoring.caseset import digest
-from evaluation.scoring.inputs import load_eval_cases
+from casemill.evaluation.scoring.caseset import digest
+from casemill.evaluation.scoring.inputs import load_eval_cases
 from tests.evaluation.scoring.casebuild import cancel_case, clarify_case, refund_case
 
 

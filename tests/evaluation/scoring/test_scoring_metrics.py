@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from casemill.case.model import Case, Expected, ExpectedCall, Tags, Turn
-from evaluation import similarity
-from evaluation.scoring import SEMANTIC_LABEL, ScoringConfig, score
+from casemill.evaluation import similarity
+from casemill.evaluation.scoring import SEMANTIC_LABEL, ScoringConfig, score
 from tests.evaluation.scoring.casebuild import (
     GOOD_REFUND,
     GOOD_REFUND_REPLY,
@@ -160,7 +160,7 @@ def test_generic_domain_counts_writes_by_name_and_skips_state():
             optimal_steps=2,
         ),
     )
-    from evaluation.trajectory import RecordedCall, Trajectory
+    from casemill.evaluation.trajectory import RecordedCall, Trajectory
 
     calls = (
         RecordedCall(tool="get_order", params={"order_id": "A1"}),
@@ -225,7 +225,7 @@ def test_the_missing_extra_notes_say_to_install_a_cpu_torch_first():
 
 
 def test_scoring_is_deterministic_and_caches_the_replay():
-    from evaluation.scoring.context import context_for
+    from casemill.evaluation.scoring.context import context_for
 
     case = refund_case(difficulty="hard")
     first = context_for(case)

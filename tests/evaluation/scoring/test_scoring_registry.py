@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from casemill.errors import UserError
-from evaluation.scoring.registry import (
+from casemill.evaluation.scoring.registry import (
     DEFAULT_WEIGHTS,
     METRICS,
     higher_is_better,

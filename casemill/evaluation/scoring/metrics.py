@@ -1,0 +1,112 @@
+"""Casemill's per-trial metrics (mode "casemill").
+
+What tool recall and precision count on: the *tools* the case expects against the tools the
+agent called and the environment executed (`ok` calls). A read tool (get_order,
+list_customer_orders, ...) counts among the called tools only when the case expects it: looking
+an order up before acting is never a wrong call, while an unexpected write is. A call the
+environment refused or failed (a policy refusal, an injected timeout) changed nothing and is not
+counted; a retry after a timeout is therefore not a repeat. Set-based metrics count each tool
+once; the multiset variants count repeats (a refund issued twice halves multiset precision).
+
+Parameter accuracy looks at every call the agent sent, executed or not, and matches expected
+calls to calls one-to-one (a call satisfies one expected call), in order, under the case's
+matching rules. Forbidden calls count every attempt, also one the tools refused: trying to
+cancel a delivered order is the violation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from casemill.case.matching import forbidden_hit, params_match
+from casemill.evaluation.scoring.context import CaseContext, is_read_tool
+from casemill.evaluation.trajectory import RecordedCall, Trajectory
+
+
+def write_set(ctx: CaseContext, calls: Sequence[RecordedCall]) -> frozenset[str]:
+    if ctx.write_tools is not None:
+        return ctx.write_tools
+    return frozenset(c.tool for c in calls if not is_read_tool(c.tool))
+
+
+def tool_metrics(ctx: CaseContext, calls: Sequence[RecordedCall], writes: frozenset[str]) -> dict:
+    expected = ctx.expected_tools
+    counted = [c.tool for c in calls if c.ok and (c.tool in expected or c.tool in writes)]
+    called = set(counted)
+    hit = len(expected & called)
+    out: dict[str, float | None] = {
+        "tool_recall": hit / len(expected) if expected else None,
+        "tool_precision": hit / len(called) if called else None,
+    }
+    want = ctx.expected_counts
+    n_expected = len(ctx.expected_calls)
+    if counted:
+        if len(counted) == len(called):  # no repeats: each expected tool matched at most once
+            overlap = hit
+        else:
+            got = Counter(counted)
+            overlap = sum(min(n, got.get(t, 0)) for t, n in want.items())
+        out["tool_precision_multiset"] = overlap / len(counted)
+    else:
+        overlap = 0
+        out["tool_precision_multiset"] = None
+    out["tool_recall_multiset"] = overlap / n_expected if n_expected else None
+    return out
+
+
+def param_accuracy(ctx: CaseContext, calls: Sequence[RecordedCall]) -> float | None:
+    expected = ctx.expected_calls
+    if not expected:
+        return None
+    used = [False] * len(calls)
+    matched = 0
+    for want in expected:
+        for index, call in enumerate(calls):
+            if not used[index] and call.tool == want.tool and params_match(want, call.params):
+                used[index] = True
+                matched += 1
+                break
+    return matched / len(expected)
+
+
+def forbidden_violations(
+    ctx: CaseContext, calls: Sequence[RecordedCall], writes: frozenset[str]
+) -> list[str]:
+    out = []
+    for call in calls:
+        for rule in ctx.forbidden:
+            if forbidden_hit(rule, call, writes):  # type: ignore[arg-type]  # duck-typed call
+                why = f" ({rule.reason})" if rule.reason else ""
+                out.append(f"forbidden call {call.tool}{_short(call.params)}{why}")
+                break
+    return out
+
+
+def _short(params: dict) -> str:
+    inner = ", ".join(f"{k}={v!r}" for k, v in params.items() if k not in ("summary",))
+    return f"({inner[:160]})"
+
+
+def phrase_hits(ctx: CaseContext, reply_lower: str) -> list[bool]:
+    return [p in reply_lower for p in ctx.phrases_lower]
+
+
+def excluded_found(ctx: CaseContext, reply_lower: str) -> list[str]:
+    return [
+        p for p, low in zip(ctx.excludes, ctx.excludes_lower, strict=True) if low in reply_lower
+    ]
+
+
+def efficiency(ctx: CaseContext, trajectory: Trajectory) -> float | None:
+    if trajectory.steps <= 0:
+        return None
+    return min(1.0, ctx.optimal_steps / trajectory.steps)
+
+
+def state_success(ctx: CaseContext, trajectory: Trajectory) -> float | None:
+    if ctx.expected_state is None:
+        return None
+    if trajectory.final_state is None:
+        return 0.0
+    return 1.0 if trajectory.final_state == ctx.expected_state else 0.0

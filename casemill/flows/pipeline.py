@@ -1,0 +1,165 @@
+"""The `full-pipeline` flow: mine logs, expand seeds, review, evaluate; and the demo's plan.
+
+Each stage is its own flow (a subflow here), so a stage can also run alone or on its own
+schedule. The first agent is the agent under test: the pipeline fails when its gate fails. The
+others (for example faulty variants of the reference agent) are evaluated beside it, so their
+reports show what the corpus catches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from casemill.evaluation.agents import takes_temperature
+from casemill.flows._runtime import default_task_runner
+from casemill.flows.evaluate import GateFailed, dated_run_dir, evaluate_agent
+from casemill.flows.expand import expand_corpus
+from casemill.flows.mine import mine_logs
+from casemill.io.jsonl import atomic_write_text, read_jsonl
+from casemill.text import count
+
+
+@task(name="gather-candidates", cache_policy=NO_CACHE)
+def gather_candidates(files: list[str], out: str) -> tuple[str, int]:
+    """Concatenate candidate files into one review batch file; the batch id is a hash of it."""
+    lines: list[str] = []
+    for path in files:
+        for line in read_jsonl(path):
+            if line.error is None:
+                lines.append(line.raw.decode("utf-8") + "\n")
+    atomic_write_text(out, lines)
+    digest = hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()[:12]
+    return f"batch-{digest}", len(lines)
+
+
+def review_db_url(review_db: str | None, work: Path) -> str | None:
+    """The review queue the pipeline's batch goes to, as the review subflow's `db_url`:
+    `review_db`, else None for the configured queue (`CASEMILL_REVIEW_DB`, shared with the web
+    app, the CLI and every worker), which the subflow reads from the settings itself, so its URL
+    and password are never a flow-run parameter stored on the server; else a SQLite file in the
+    work folder."""
+    from casemill.settings import Settings
+
+    if review_db:
+        return review_db
+    if "review_db" in Settings().model_fields_set:
+        return None
+    return f"sqlite:///{(work / 'review.db').resolve()}"
+
+
+def check_inputs(review: str, agents: list[str], corpus_dir: str, temperature: float | None):
+    """The review policy, the agents and the corpus, checked before any stage runs: a typo
+    found after mining and expanding (and, for an agent, after the corpus got a new version)
+    costs the run and changes the corpus."""
+    from casemill.corpus import writable_corpus
+    from casemill.errors import UserError
+    from casemill.evaluation.agents import load_agent
+    from casemill.flows.review import POLICIES
+
+    if review not in POLICIES:
+        raise UserError(f"review must be one of {', '.join(POLICIES)}, not {review!r}")
+    for agent in agents:
+        load_agent(agent, temperature=temperature if takes_temperature(agent) else None)
+    writable_corpus(corpus_dir, "corpus_dir")
+
+
+@flow(name="full-pipeline", task_runner=default_task_runner())
+def full_pipeline(
+    seeds: str = "seeds",
+    logs: list[str] | None = None,
+    log_format: str = "openai-jsonl",
+    log_tools: str | None = None,
+    mine_workers: int = 1,
+    workdir: str = ".casemill/pipeline",
+    corpus_dir: str = "corpus",
+    review: str = "human",
+    review_timeout_s: int = 86_400,
+    review_db: str | None = None,
+    agents: list[str] | None = None,
+    gate: str | None = "gates/default.toml",
+    per_seed: int = 2,
+    chains: list[str] | None = None,
+    trials: int = 1,
+    concurrency: int = 16,
+    temperature: float | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    from casemill.flows.review import review_batch
+
+    logger = get_run_logger()
+    work = Path(workdir)
+    agents = agents or ["reference"]
+    check_inputs(review, agents, corpus_dir, temperature)
+    candidate_files = []
+    mined = None
+    if logs:
+        mined = mine_logs(
+            logs,
+            fmt=log_format,
+            out=str(work / "candidates" / "mined.jsonl"),
+            corpus_dir=corpus_dir,
+            seed=seed,
+            tools=log_tools,
+            workers=mine_workers,
+        )
+        candidate_files.append(mined["candidates"])
+    expanded = expand_corpus(
+        seeds=seeds,
+        out=str(work / "candidates" / "expanded.jsonl"),
+        corpus_dir=corpus_dir,
+        chains=chains,
+        per_seed=per_seed,
+        seed=seed,
+    )
+    candidate_files.append(expanded["candidates"])
+    batch_id, gathered = gather_candidates(
+        candidate_files, str(work / "candidates" / "batch.jsonl")
+    )
+    logger.info("review batch %s: %s, policy %s", batch_id, count(gathered, "candidate"), review)
+    reviewed = review_batch(
+        batch_id=batch_id,
+        cases_path=str(work / "candidates" / "batch.jsonl"),
+        corpus_dir=corpus_dir,
+        policy=review,
+        timeout_s=review_timeout_s,
+        db_url=review_db_url(review_db, work),
+        wait=review != "auto",
+        seeds=seeds,
+    )
+    evaluations = []
+    # one folder per pipeline run (by its scheduled start, which a retry of the run keeps, so a
+    # retried run resumes its own trajectories): a later run evaluates the grown corpus afresh
+    runs = work / "runs" / dated_run_dir("{datetime}")
+    for agent in agents:
+        name = agent.replace(":", "-").replace("/", "_")
+        state = evaluate_agent(
+            agent=agent,
+            cases=corpus_dir,
+            run_dir=str(runs / name),
+            trials=trials,
+            concurrency=concurrency,
+            gate=gate,
+            fail_on_gate=False,
+            seed=seed,
+            temperature=temperature if takes_temperature(agent) else None,
+            return_state=True,
+        )
+        evaluations.append(state.result())
+    under_test = evaluations[0]
+    result = {
+        "mined": mined,
+        "expanded": expanded,
+        "review": reviewed,
+        "batch_id": batch_id,
+        "evaluations": evaluations,
+    }
+    if under_test["gate_passed"] is False:
+        raise GateFailed(
+            f"gate failed for the agent under test {agents[0]}: see {under_test['run_dir']}/report.html"
+        )
+    return result

@@ -1,0 +1,138 @@
+"""Cases of a `generic:<name>` domain: logs of tools Casemill has no simulator for.
+
+The environment is what the log's read tools returned, keyed by tool and by what was asked
+(`{"records": {"user_details": {"mia_li_3668": {...}}}}`), plus the tools the log shows, each
+with its kind (read or write, by the shared naming rule) and the parameter names seen. Expected
+calls are the logged writes as they were made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from casemill.case.ids import canonical_json
+from casemill.case.model import ExpectedCall
+from casemill.mining.derive.common import is_read
+from casemill.mining.model import LoggedCall, Message
+
+SKIP_READS = ("think", "calculate")
+VERBS = ("get_", "find_", "list_", "search_")
+
+
+def collection(tool: str) -> str:
+    for verb in VERBS:
+        if tool.startswith(verb):
+            return tool[len(verb) :] or tool
+    return tool
+
+
+def record_key(arguments: dict[str, Any]) -> str:
+    values = [v for v in arguments.values() if isinstance(v, str | int)]
+    if len(arguments) == 1 and len(values) == 1:
+        return str(values[0])
+    return canonical_json(arguments) if arguments else "-"
+
+
+def records(
+    messages: list[Message], *, latest: bool, answers: Answers | None = None
+) -> dict[str, dict[str, Any]]:
+    """What read calls returned: the first answer to each question, or the latest one."""
+    answers = answers or Answers()
+    out: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        for call in m.calls:
+            if not is_read(call.tool) or call.tool.startswith(SKIP_READS) or call.error:
+                continue
+            if call.result is None:
+                continue
+            name, key, value = answers(call)
+            bucket = out.setdefault(name, {})
+            if latest or key not in bucket:
+                bucket[key] = value
+    return out
+
+
+class Answers:
+    """(collection, record key, parsed result) of read calls, each worked out once: the drafts
+    of one conversation share them (keyed by the call's `id()`, which the conversation keeps
+    alive; the parsed values are shared, never changed). Also the tools the conversation shows,
+    the same for all its drafts."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[str, str, Any]] = {}
+        self._tools: dict[int, dict[str, dict[str, Any]]] = {}
+
+    def __call__(self, call: LoggedCall) -> tuple[str, str, Any]:
+        found = self._seen.get(id(call))
+        if found is None:
+            try:
+                value: Any = orjson.loads(call.result)
+            except orjson.JSONDecodeError:
+                value = call.result
+            found = (collection(call.tool), record_key(call.arguments), value)
+            self._seen[id(call)] = found
+        return found
+
+    def tools(self, messages: list[Message]) -> dict[str, dict[str, Any]]:
+        if id(messages) not in self._tools:
+            self._tools[id(messages)] = observed_tools(messages)
+        return self._tools[id(messages)]
+
+
+def observed_tools(messages: list[Message]) -> dict[str, dict[str, Any]]:
+    tools: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        for call in m.calls:
+            entry = tools.setdefault(
+                call.tool, {"kind": "read" if is_read(call.tool) else "write", "params": []}
+            )
+            entry["params"] = sorted(set(entry["params"]) | set(call.arguments))
+    return dict(sorted(tools.items()))
+
+
+def observed_results(messages: list[Message]) -> list[Any]:
+    """Tool results of a log that shows no calls, in order (parsed when JSON)."""
+    out = []
+    for m in messages:
+        if m.role == "tool" and m.content.strip():
+            try:
+                out.append(orjson.loads(m.content))
+            except orjson.JSONDecodeError:
+                out.append(m.content)
+    return out
+
+
+def state(
+    messages: list[Message],
+    upto: int | None,
+    all_messages: list[Message],
+    answers: Answers | None = None,
+) -> dict[str, Any]:
+    seen = messages if upto is None else messages[:upto]
+    if not any(m.calls for m in all_messages):
+        return {"records": {"observed": observed_results(seen)}}
+    answers = answers or Answers()
+    return {
+        "records": records(seen, latest=upto is not None, answers=answers),
+        "tools": answers.tools(all_messages),
+    }
+
+
+def expected_call(call: LoggedCall) -> ExpectedCall:
+    return ExpectedCall(tool=call.tool, params=dict(call.arguments))
+
+
+def intents(calls: list[LoggedCall]) -> list[str]:
+    return sorted({c.tool for c in calls})
+
+
+def reads_needed(messages: list[Message]) -> int:
+    seen = {
+        (c.tool, canonical_json(c.arguments))
+        for m in messages
+        for c in m.calls
+        if is_read(c.tool) and not c.tool.startswith(SKIP_READS) and not c.error
+    }
+    return len(seen)
