@@ -34,6 +34,11 @@ class ExportResult:
     already_in_corpus: tuple[str, ...]
     closed: bool
 
+    @classmethod
+    def nothing(cls, batch_id: str | None) -> ExportResult:
+        """The result of an export with nothing to export: no version made, no batch closed."""
+        return cls(batch_id, None, (), (), False)
+
     def as_dict(self) -> dict:
         return {
             **self.__dict__,
