@@ -328,12 +328,7 @@ class ReviewStore(EnqueueOps, BatchOps):
         new_case, findings = parse_edited_case(edited, self.validator)
         if new_case is None or any(f.severity == "error" for f in findings):
             raise EditRefused(case_id, findings)
-        changes = json_changes(item.case.model_dump(mode="json"), new_case.model_dump(mode="json"))
-        edits = [
-            ReviewEdit(path=c.path, before=c.before, after=c.after)
-            for c in changes
-            if c.path != "id" and not c.path.startswith("review")
-        ]
+        edits = _edits(item.case, new_case)
         if not edits:
             raise UserError(f"the edit of case {case_id} changes nothing")
         with self.engine.begin() as conn:
@@ -421,6 +416,16 @@ class ReviewStore(EnqueueOps, BatchOps):
                 return {"lease_holder": reviewer, "lease_expires": expires}
 
             return self._write(conn, case_id, reviewer, None, "claim", change)
+
+
+def _edits(before: Case, after: Case) -> list[ReviewEdit]:
+    """What an edit changed, path by path (not the id, which follows, nor the review)."""
+    changes = json_changes(before.model_dump(mode="json"), after.model_dump(mode="json"))
+    return [
+        ReviewEdit(path=c.path, before=c.before, after=c.after)
+        for c in changes
+        if c.path != "id" and not c.path.startswith("review")
+    ]
 
 
 def _check_reviewer_name(reviewer: str) -> None:
