@@ -37,6 +37,7 @@ def _store(db: str | None):  # noqa: ANN202
 
 
 def _filter(store, filters: list[str] | None):  # noqa: ANN001, ANN202
+    """The `--filter` options, checked against the queue (`checked_filter`)."""
     from casemill.review.items import checked_filter
 
     return checked_filter(store, filters)
