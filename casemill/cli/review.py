@@ -37,27 +37,10 @@ def _store(db: str | None):  # noqa: ANN202
 
 
 def _filter(store, filters: list[str] | None):  # noqa: ANN001, ANN202
-    """The `--filter` options as an ItemFilter; a batch the queue does not have is an error
-    (`NotFound`), and so is an origin, operator or intent no case in the queue has (a typo such
-    as `operator=typos` for `keyboard_typo`), not a filter that quietly matches nothing."""
-    from casemill.review.items import ItemFilter
+    """The `--filter` options, checked against the queue (`checked_filter`)."""
+    from casemill.review.items import checked_filter
 
-    flt = ItemFilter.parse(filters or [])
-    if flt.batch_id is not None:
-        store.batch_status(flt.batch_id)
-    named = {k: getattr(flt, k) for k in ("origin", "operator", "intent")}
-    if any(v is not None for v in named.values()):
-        facets = store.facets()
-        for key, value in named.items():
-            if value is not None and value not in facets[key]:
-                raise UserError(_unknown_value(key, value, facets[key]))
-    return flt
-
-
-def _unknown_value(key: str, value: str, known: list[str]) -> str:
-    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
-    has = f"the queue has {shown}" if known else "the queue is empty"
-    return f"filter {key}={value}: no case in the queue has {key} {value!r}; {has}"
+    return checked_filter(store, filters)
 
 
 def _reviewer(name: str | None) -> str:
@@ -86,57 +69,44 @@ def enqueue(
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
     """Put the candidates of FILE in the queue (bad lines go to a quarantine file)."""
-    from casemill.review.intake import enqueue_file
+    from casemill.review.stage import EnqueueRequest, run_enqueue
 
-    settings = Settings()
-    missing = [str(p) for p in parents or [] if not p.exists()]
-    if missing:  # a mistyped path would look parents up in nothing, silently
-        raise UserError(f"--parents {', '.join(missing)}: no such file or folder")
-    sources = list(parents or []) or [s for s in [settings.seeds_dir] if s.exists()]
-    corpus_store = _corpus(corpus)  # checked as `review export` checks it, before the queue
-    store = _store(db)
-    result, loaded = enqueue_file(
-        store,
-        file,
-        batch,
-        sources,
-        corpus_store,
+    request = EnqueueRequest(
+        db_url=db or Settings().review_db,
+        cases_path=file,
+        batch_id=batch,
+        parents=tuple(parents or ()),
+        corpus_dir=corpus,
         policy=policy,
         actor=_reviewer(None),  # the audit says who queued the cases, as it says who exported
     )
-    auto = store.auto_decide(result.batch_id) if policy == "auto" else None
-    summary = {
-        "batch": result.batch_id,
-        "added": len(result.added),
-        "already_queued": len(result.already_queued),
-        "failing_validation": len(result.invalid),
-        "bad_lines": len(loaded.errors),
-        "auto_approved": len(auto.changed) if auto else 0,
-        "batch_made": result.batch_exists,
-        "queued_in": list(result.queued_in),
-    }
+    with err_console.status("enqueueing") as status:
+        outcome = run_enqueue(request, progress=status.update)
     if as_json:
-        console.print_json(json.dumps(summary))
+        console.print_json(json.dumps(outcome.summary()))
     else:
-        if not result.batch_exists:
-            console.print(_nothing_enqueued(result, len(loaded.errors)), highlight=False)
-        else:
-            console.print(
-                f"batch [bold]{escape(result.batch_id)}[/]: {summary['added']} added, "
-                f"{summary['already_queued']} already queued, "
-                f"{summary['failing_validation']} failing validation, "
-                f"{summary['bad_lines']} bad lines"
-                + (
-                    f"; {summary['auto_approved']} auto-approved, the other "
-                    f"{len(auto.skipped)} wait for a person"
-                    if auto
-                    else ""
-                )
-            )
-        for error in loaded.errors[:10]:
+        console.print(_enqueued_line(outcome), highlight=False)
+        for error in outcome.bad_lines[:10]:
             err_console.print(f"[yellow]skipped[/] {escape(str(error))}", highlight=False)
-    if loaded.errors and not result.added:
+    if outcome.bad_lines and not outcome.result.added:
         raise typer.Exit(2)
+
+
+def _enqueued_line(outcome) -> str:  # noqa: ANN001 - an EnqueueOutcome
+    """What `review enqueue` prints of its counts (and of the auto policy's decisions)."""
+    if not outcome.result.batch_exists:
+        return _nothing_enqueued(outcome.result, len(outcome.bad_lines))
+    s, auto = outcome.summary(), outcome.auto
+    line = (
+        f"batch [bold]{escape(s['batch'])}[/]: {s['added']} added, "
+        f"{s['already_queued']} already queued, {s['failing_validation']} failing validation, "
+        f"{s['bad_lines']} bad lines"
+    )
+    if auto:
+        line += (
+            f"; {s['auto_approved']} auto-approved, the other {len(auto.skipped)} wait for a person"
+        )
+    return line
 
 
 def _nothing_enqueued(result, bad_lines: int) -> str:  # noqa: ANN001 - an EnqueueResult
@@ -210,30 +180,6 @@ def _status_table(rows: list[dict]) -> Table:
     return table
 
 
-def _summary(item) -> dict:  # noqa: ANN001 - a review.items.Item
-    """One item as `list --json` and `show --json` give it (the case itself only in `show`)."""
-    from casemill.review.present import needs_label
-
-    return {
-        "case_id": item.case_id,
-        "current_id": item.case.id,
-        "batch_id": item.batch_id,
-        "status": item.status,
-        "valid": item.valid,
-        "needs_label": needs_label(item.case),
-        "origin": item.origin,
-        "operator": item.operator,
-        "intents": list(item.intents),
-        "outcome": item.case.expected.outcome,
-        "reviewer": item.reviewer,
-        "decided_at": item.decided_at,
-        "reason": item.reason,
-        "lease_holder": item.lease_holder,
-        "version": item.version,
-        "exported_at": item.exported_at,
-    }
-
-
 @review_app.command("list")
 def list_(
     filters: list[str] = typer.Option(None, "--filter", help=FILTER_HELP),
@@ -242,10 +188,11 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="print the cases as JSON"),
 ) -> None:
     """Cases in the queue matching the filters, in queue order."""
+    from casemill.review.present import item_summary
 
     store = _store(db)
     flt = _filter(store, filters)
-    rows = [_summary(i) for i in store.list(flt, limit=limit or None)]
+    rows = [item_summary(i) for i in store.list(flt, limit=limit or None)]
     total = store.count(flt) if limit and len(rows) == limit else len(rows)
     cut = f"{len(rows)} of {total} shown; --limit 0 lists all" if total > len(rows) else ""
     if as_json:
@@ -283,13 +230,13 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="print the case and its review as JSON"),
 ) -> None:
     """One case as a reviewer sees it (read only: no lease is taken)."""
-    from casemill.review.present import item_view
+    from casemill.review.present import item_summary, item_view
     from casemill.review.terminal import render
 
     item = _store(db).get(case_id)
     if as_json:
         out = {
-            **_summary(item),
+            **item_summary(item),
             "findings": [f.as_dict() for f in item.findings],
             "edits": [e.model_dump(mode="json") for e in item.edits],
             "case": item.case.model_dump(mode="json"),
@@ -405,39 +352,19 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Write the approved, not yet exported cases as a new corpus version."""
-    from casemill.review.export import export_batch
+    from casemill.review.stage import ExportRequest, run_export
 
-    corpus_store = _corpus(corpus)
-    result = export_batch(_store(db), corpus_store, batch, actor=_reviewer(None))
+    request = ExportRequest(
+        db_url=db or Settings().review_db, batch_id=batch, corpus_dir=corpus, actor=_reviewer(None)
+    )
+    with err_console.status("exporting") as status:
+        result = run_export(request, progress=status.update)
     if as_json:
         console.print_json(json.dumps(result.as_dict()))
     elif result.corpus_version is None:
         console.print("nothing new to export")
     else:
         console.print(f"corpus version {result.corpus_version}: {len(result.added)} cases added")
-
-
-def _corpus(corpus: Path | None):  # noqa: ANN202 - a CorpusStore
-    """The corpus of `review enqueue` (parents are looked up in it; its cases will be exported
-    to it) and of `review export` (written to): `--corpus`, else the settings' corpus_dir
-    (CASEMILL_CORPUS_DIR, default ./corpus). It must exist and be a corpus, or an empty folder the
-    user made to start one (`writable_corpus`). Checked before anything is enqueued or marked
-    exported: an enqueue run from the wrong folder would otherwise find no parent (reviewers see
-    no operator diff) and queue a batch that its export then refuses."""
-    from casemill.corpus import writable_corpus
-
-    root = corpus if corpus is not None else Settings().corpus_dir
-    option = "--corpus" if corpus is not None else "corpus_dir (settings)"
-    start = f"to start a new corpus there, create the folder first (mkdir -p {root})"
-    if not root.is_dir():
-        if corpus is not None:
-            raise UserError(f"--corpus {root}: no such corpus folder; {start}")
-        raise UserError(
-            f"{option} {root}: no such corpus folder (looked in {root.resolve()}); run from the "
-            f"folder that holds the corpus, or name it with --corpus DIR or CASEMILL_CORPUS_DIR; "
-            f"{start}"
-        )
-    return writable_corpus(root, option)
 
 
 @review_app.command("serve")

@@ -27,22 +27,45 @@ from prefect import flow, get_run_logger, task
 from prefect.exceptions import FlowPauseTimeout
 from prefect.input import RunInput
 
-from casemill.corpus import CorpusStore, writable_corpus
 from casemill.errors import UserError
 from casemill.flows import _artifacts as artifacts
 from casemill.flows._runtime import fill_dates
-from casemill.review.errors import NotFound
-from casemill.review.export import ExportResult, export_batch
-from casemill.review.intake import enqueue_file, find_parents
+from casemill.review.export import ExportResult
 from casemill.review.items import BatchStatus
+from casemill.review.stage import (
+    POLICIES,
+    EnqueueRequest,
+    ExportRequest,
+    check_enqueue,
+    enqueue_message,
+    enqueue_part,
+    export_message,
+    nothing_to_review_message,
+    run_export,
+    summary_rows,
+)
 from casemill.review.store import ReviewStore
 from casemill.settings import Settings
-from casemill.text import count
 
 log = logging.getLogger(__name__)
 
 FLOW_NAME = "review-batch"
-POLICIES = ("human", "auto")
+__all__ = [  # with the stage's helpers the flow logs with (imported from here before)
+    "POLICIES",
+    "BatchDecided",
+    "BatchTimeout",
+    "enqueue_batch",
+    "enqueue_message",
+    "enqueue_task",
+    "export_message",
+    "export_task",
+    "paused_runs",
+    "resume_waiting",
+    "review_batch",
+    "run_batch_id",
+    "summary_rows",
+    "wait_for_batch",
+]
 
 
 class BatchDecided(RunInput):
@@ -175,75 +198,6 @@ class _Watcher:
                 log.debug("watcher: resume of %s not possible yet", self.run_id, exc_info=True)
 
 
-def summary_rows(status: BatchStatus, exported: dict) -> list[dict[str, str]]:
-    """The review flow's summary artifact: the batch's decisions and what the export added."""
-    return [
-        {"figure": "total", "value": str(status.total)},
-        {"figure": "approved", "value": str(status.approved)},
-        {"figure": "rejected", "value": str(status.rejected)},
-        {"figure": "pending", "value": str(status.pending)},
-        {"figure": "exported", "value": str(len(exported.get("added", ())))},
-        {"figure": "corpus_version", "value": str(exported.get("corpus_version") or "unchanged")},
-    ]
-
-
-def check_open(store: ReviewStore, batch_id: str) -> None:
-    """Refuse a batch that was closed (decided and exported; its decisions are final): the new
-    cases would join it pending, no reviewer could decide them, and the flow would wait for
-    them until its timeout."""
-    try:
-        closed = store.batch_status(batch_id).closed
-    except NotFound:  # a new batch
-        return
-    if closed:
-        raise UserError(
-            f"review batch {batch_id!r} is closed (decided and exported): new cases cannot join "
-            "it. Give each run a batch of its own: batch_id 'review-{datetime}' (or '{date}') "
-            "is filled in with the run's scheduled start"
-        )
-
-
-def enqueue_message(batch_id: str, counts: dict) -> str:
-    """What the flow logs of its enqueue, in words (it logged the counts' dict repr)."""
-    parts = [
-        f"{counts['added']} queued",
-        f"{counts['already_queued']} already queued",
-        f"{counts['invalid']} failing validation",
-        f"{counts['quarantined']} bad lines quarantined",
-    ]
-    if counts.get("auto_approved"):
-        parts.append(f"{counts['auto_approved']} approved by the auto policy")
-    return f"batch {batch_id}: " + ", ".join(parts)
-
-
-def export_message(batch_id: str, exported: dict) -> str:
-    """What the flow logs of its export: the cases added and the new version, or that the
-    corpus is unchanged (not 'corpus version None')."""
-    added, already = len(exported.get("added", ())), len(exported.get("already_in_corpus", ()))
-    if added:
-        version = exported["corpus_version"]
-        return (
-            f"batch {batch_id} exported: {count(added, 'case')} added to corpus version {version}"
-        )
-    return (
-        f"batch {batch_id}: no approved case to add ({already} already in the corpus); "
-        "the corpus is unchanged"
-    )
-
-
-def parent_lookup(
-    corpus_dir: str | Path | None, seeds: str | Path | None
-) -> tuple[list[Path], CorpusStore | None]:
-    """Where the flow looks up the parents of the cases it enqueues, as `casemill review enqueue`
-    does: the seeds (a file or folder; default the configured seeds folder), when they exist,
-    and the corpus. Without them a reviewer sees no parent and no operator diff for the cases
-    the nightly expansion made of the seeds."""
-    seeds_path = Path(seeds) if seeds else Settings().seeds_dir
-    sources = [seeds_path] if seeds_path.exists() else []
-    corpus = CorpusStore(corpus_dir) if corpus_dir and Path(corpus_dir).is_dir() else None
-    return sources, corpus
-
-
 def enqueue_batch(
     store: ReviewStore,
     batch_id: str,
@@ -253,31 +207,37 @@ def enqueue_batch(
     corpus_dir: str | Path | None = None,
     seeds_dir: str | Path | None = None,
 ) -> dict:
-    """Enqueue the flow's cases with their parents, looked up as `casemill review enqueue`
-    does (the same file, the seeds folder, the corpus), so that reviewers see what each
-    operator changed; then apply the `auto` policy. Returns the counts."""
-    from casemill.case.model import Case
+    """The flow's enqueue (`casemill.review.stage.enqueue_part`): the cases with their parents,
+    looked up as `casemill review enqueue` does (the same file, the seeds folder, the corpus),
+    then the `auto` policy. Returns the counts."""
+    return enqueue_part(
+        _enqueue_request(batch_id, cases_path, cases, policy, corpus_dir, seeds_dir), store
+    ).counts()
 
-    sources, corpus = parent_lookup(corpus_dir, seeds_dir)
-    if cases_path:
-        result, loaded = enqueue_file(
-            store, cases_path, batch_id, sources, corpus, policy=policy, actor="flow"
-        )
-        bad = len(loaded.errors)
-    else:
-        models = [Case.model_validate(c) for c in cases or []]
-        parents = find_parents(models, sources, corpus)
-        result = store.enqueue(models, batch_id, parents=parents, policy=policy, actor="flow")
-        bad = 0
-    auto = store.auto_decide(batch_id) if policy == "auto" else None
-    return {
-        "added": len(result.added),
-        "already_queued": len(result.already_queued),
-        "invalid": len(result.invalid),
-        "quarantined": bad,
-        "auto_approved": len(auto.changed) if auto else 0,
-        "batch_made": result.batch_exists,
-    }
+
+def _enqueue_request(
+    batch_id: str,
+    cases_path: str | None,
+    cases: list[dict] | None,
+    policy: str,
+    corpus_dir: str | Path | None,
+    seeds: str | Path | None,
+    db_url: str = "",
+) -> EnqueueRequest:
+    """The flow's parameters as the stage's request: errors name the corpus `corpus_dir`, a
+    closed batch is refused (the flow would wait on it), and the audit says "flow"."""
+    return EnqueueRequest(
+        db_url=db_url,
+        cases_path=Path(cases_path) if cases_path is not None else None,
+        cases=tuple(cases) if cases is not None else None,
+        batch_id=batch_id,
+        seeds_dir=Path(seeds) if seeds else None,
+        corpus_dir=Path(corpus_dir) if corpus_dir else None,
+        corpus_option="corpus_dir",
+        refuse_closed=True,
+        policy=policy,
+        actor="flow",
+    )
 
 
 @task(name="review-enqueue")
@@ -296,8 +256,10 @@ def enqueue_task(
 
 @task(name="review-export")
 def export_task(db_url: str, batch_id: str, corpus_dir: str) -> dict:
-    result = export_batch(ReviewStore.open(db_url), CorpusStore(corpus_dir), batch_id, actor="flow")
-    return result.as_dict()
+    request = ExportRequest(
+        db_url, batch_id, Path(corpus_dir), corpus_option="corpus_dir", actor="flow"
+    )
+    return run_export(request).as_dict()
 
 
 @flow(name=FLOW_NAME, log_prints=False)
@@ -323,45 +285,43 @@ def review_batch(
     With `wait=False` (for unattended runs, usually with `policy="auto"`) the flow does not
     wait: it exports what is approved now and leaves the rest pending for reviewers (a later
     `casemill review export --batch ID` adds them)."""
+    logger = get_run_logger()
+    url = db_url or Settings().review_db
+    batch_id = fill_dates(batch_id, "batch_id")
+    # checked before anything is enqueued or exported
+    check_enqueue(_enqueue_request(batch_id, cases_path, cases, policy, corpus_dir, seeds, url))
+    cases_path = str(Path(cases_path)) if cases_path else None
+    counts = enqueue_task(url, batch_id, cases_path, cases, policy, corpus_dir, seeds)
+    logger.info(enqueue_message(batch_id, counts))
+    if not counts["batch_made"]:  # no batch to wait for: nothing to review, nothing to export
+        logger.info(nothing_to_review_message(batch_id, counts))
+        return ExportResult.nothing(batch_id).as_dict()
+    store = ReviewStore.open(url)
+    if wait:
+        _wait_decided(store, batch_id, timeout_s, watch_s, logger)
+    exported = export_task(url, batch_id, corpus_dir)
+    artifacts.table(
+        f"review-{batch_id}",
+        summary_rows(store.batch_status(batch_id), exported),
+        f"review batch {batch_id}: decisions and export",
+    )
+    logger.info(export_message(batch_id, exported))
+    return exported
+
+
+def _wait_decided(
+    store: ReviewStore, batch_id: str, timeout_s: int, watch_s: float | None, logger: Any
+) -> None:
+    """Pause the run (a typed `BatchDecided` input resumes it) until no case of the batch is
+    pending, re-reading the queue after every resume; `BatchTimeout` after `timeout_s`. With
+    `watch_s`, a `_Watcher` polls the queue meanwhile and resumes the run itself."""
     from prefect.context import get_run_context
     from prefect.flow_runs import pause_flow_run
 
-    logger = get_run_logger()
-    if policy not in POLICIES:
-        raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
-    if (cases_path is None) == (cases is None):
-        raise UserError("give exactly one of cases_path or cases")
-    if cases_path is not None and not Path(cases_path).is_file():
-        raise UserError(f"cases_path {cases_path}: no such file of candidate cases")
-    writable_corpus(corpus_dir, "corpus_dir")  # before anything is enqueued or exported
-    settings = Settings()
-    url = db_url or settings.review_db
-    batch_id = fill_dates(batch_id, "batch_id")
-    check_open(ReviewStore.open(url), batch_id)
-    counts = enqueue_task(
-        url,
-        batch_id,
-        str(Path(cases_path)) if cases_path else None,
-        cases,
-        policy,
-        corpus_dir,
-        seeds or str(settings.seeds_dir),
-    )
-    logger.info(enqueue_message(batch_id, counts))
-    store = ReviewStore.open(url)
-    if not counts["batch_made"]:  # no batch to wait for: nothing to review, nothing to export
-        logger.info(
-            "batch %s: nothing to review, so no batch made (%d cases already queued in other "
-            "batches, which export them, %d bad lines); not waiting",
-            batch_id,
-            counts["already_queued"],
-            counts["quarantined"],
-        )
-        return ExportResult(batch_id, None, (), (), False).as_dict()
     run_id = get_run_context().flow_run.id
     deadline = time.monotonic() + timeout_s
     status, rounds = store.batch_status(batch_id), 0
-    while wait and status.pending:
+    while status.pending:
         remaining = int(deadline - time.monotonic())
         if remaining <= 0:
             raise _timeout(status, timeout_s)
@@ -390,11 +350,3 @@ def review_batch(
         status = store.batch_status(batch_id)
         if timed_out and status.pending:
             raise _timeout(status, timeout_s)
-    exported = export_task(url, batch_id, corpus_dir)
-    artifacts.table(
-        f"review-{batch_id}",
-        summary_rows(store.batch_status(batch_id), exported),
-        f"review batch {batch_id}: decisions and export",
-    )
-    logger.info(export_message(batch_id, exported))
-    return exported

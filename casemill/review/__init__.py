@@ -1,5 +1,6 @@
 """Human review: the queue store, terminal and web review, export into the corpus, and the flow
-that waits for a batch to be decided.
+that waits for a batch to be decided. The stage API (`run_enqueue`, `run_export` with their
+typed requests and outcomes) is what `casemill review` and the review flow call.
 
 The web app (`casemill.review.web.create_app`) and the Prefect flow (`casemill.flows.review.review_batch`) are
 imported from their modules, so that using the store does not import FastAPI or Prefect.
@@ -15,6 +16,14 @@ from casemill.review.errors import (
 )
 from casemill.review.export import ExportResult, export_batch, reviewed_case
 from casemill.review.items import BatchStatus, BulkResult, EnqueueResult, Item, ItemFilter
+from casemill.review.stage import (
+    EnqueueOutcome,
+    EnqueueRequest,
+    ExportOutcome,
+    ExportRequest,
+    run_enqueue,
+    run_export,
+)
 from casemill.review.store import AUTO_REVIEWER, AuditEntry, ReviewStore
 
 __all__ = [
@@ -24,7 +33,11 @@ __all__ = [
     "BulkResult",
     "DecisionBlocked",
     "EditRefused",
+    "EnqueueOutcome",
+    "EnqueueRequest",
     "EnqueueResult",
+    "ExportOutcome",
+    "ExportRequest",
     "ExportResult",
     "Item",
     "ItemFilter",
@@ -35,4 +48,6 @@ __all__ = [
     "StaleWrite",
     "export_batch",
     "reviewed_case",
+    "run_enqueue",
+    "run_export",
 ]

@@ -34,6 +34,11 @@ class ExportResult:
     already_in_corpus: tuple[str, ...]
     closed: bool
 
+    @classmethod
+    def nothing(cls, batch_id: str | None) -> ExportResult:
+        """The result of an export with nothing to export: no version made, no batch closed."""
+        return cls(batch_id, None, (), (), False)
+
     def as_dict(self) -> dict:
         return {
             **self.__dict__,
@@ -98,14 +103,7 @@ def export_batch(
             f"(first: {', '.join(lapsed[:3])}); check them with `casemill review show ID` and "
             "retire from the corpus any that are not approved"
         )
-    closed = False
-    for status in store.batches():
-        if batch_id not in (None, status.batch_id) or status.closed:
-            continue
-        # checked again where it is closed: a reviewer may decide or undo meanwhile
-        done = status.decided and status.exported == status.approved
-        if done and store.close_if_done(status.batch_id):
-            closed = closed or status.batch_id == batch_id
+    closed = _close_done(store, batch_id)
     log.info("export %s: %d new cases in corpus version %s", note, len(fresh), version)
     return ExportResult(
         batch_id=batch_id,
@@ -114,6 +112,20 @@ def export_batch(
         already_in_corpus=tuple(c.id for c in cases if c.id in active),
         closed=closed,
     )
+
+
+def _close_done(store: ReviewStore, batch_id: str | None) -> bool:
+    """Close `batch_id` (every batch when None) if it is now fully decided and exported;
+    whether `batch_id` itself was closed now."""
+    closed = False
+    for status in store.batches():
+        if batch_id not in (None, status.batch_id) or status.closed:
+            continue
+        # checked again where it is closed: a reviewer may decide or undo meanwhile
+        done = status.decided and status.exported == status.approved
+        if done and store.close_if_done(status.batch_id):
+            closed = closed or status.batch_id == batch_id
+    return closed
 
 
 def _settle_failed(

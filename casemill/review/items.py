@@ -152,6 +152,31 @@ class ItemFilter:
         return " ".join(parts) or "(all)"
 
 
+def checked_filter(store: Any, pairs: list[str] | tuple[str, ...] | None) -> ItemFilter:
+    """`ItemFilter.parse(pairs)`, checked against the queue of `store` (a `ReviewStore`): a
+    batch the queue does not have is an error (`NotFound`), and so is an origin, operator or
+    intent no case in the queue has (a typo such as `operator=typos` for `keyboard_typo`), not a
+    filter that quietly matches nothing."""
+    from casemill.errors import UserError
+
+    flt = ItemFilter.parse(pairs or [])
+    if flt.batch_id is not None:
+        store.batch_status(flt.batch_id)
+    named = {k: getattr(flt, k) for k in ("origin", "operator", "intent")}
+    if any(v is not None for v in named.values()):
+        facets = store.facets()
+        for key, value in named.items():
+            if value is not None and value not in facets[key]:
+                raise UserError(_unknown_value(key, value, facets[key]))
+    return flt
+
+
+def _unknown_value(key: str, value: str, known: list[str]) -> str:
+    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    has = f"the queue has {shown}" if known else "the queue is empty"
+    return f"filter {key}={value}: no case in the queue has {key} {value!r}; {has}"
+
+
 @dataclass(frozen=True)
 class EnqueueResult:
     batch_id: str

@@ -218,3 +218,26 @@ def item_view(item: Item, context: int | None = 3) -> ItemView:
 
 def params_text(params: dict[str, Any]) -> str:
     return json.dumps(params, ensure_ascii=False, sort_keys=True)
+
+
+def item_summary(item: Item) -> dict[str, Any]:
+    """One item as `casemill review list --json` and `show --json` give it (the case itself
+    only in `show`)."""
+    return {
+        "case_id": item.case_id,
+        "current_id": item.case.id,
+        "batch_id": item.batch_id,
+        "status": item.status,
+        "valid": item.valid,
+        "needs_label": needs_label(item.case),
+        "origin": item.origin,
+        "operator": item.operator,
+        "intents": list(item.intents),
+        "outcome": item.case.expected.outcome,
+        "reviewer": item.reviewer,
+        "decided_at": item.decided_at,
+        "reason": item.reason,
+        "lease_holder": item.lease_holder,
+        "version": item.version,
+        "exported_at": item.exported_at,
+    }

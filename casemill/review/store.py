@@ -1,5 +1,6 @@
-"""The review queue: enqueue, claim with a lease, approve, edit, reject, bulk decisions, undo,
-all with optimistic concurrency (a version per item) and an audit log of every change.
+"""The review queue: claim with a lease, approve, edit, reject, undo, with optimistic
+concurrency (a version per item) and an audit log of every change. Enqueueing is mixed in from
+`enqueue_ops`, bulk decisions, batch status and export claims from `batch_ops`.
 
 Every write reads the item, checks the caller's version and the lease, and updates the row only
 where the version is still the one read (`UPDATE ... WHERE version = :read`), so a stale write is
@@ -29,10 +30,10 @@ from casemill.review.batch_ops import (
     exporting_until,
 )
 from casemill.review.diff import json_changes
+from casemill.review.enqueue_ops import POLICIES, EnqueueOps
 from casemill.review.errors import DecisionBlocked, EditRefused, LeaseHeld, NotFound, StaleWrite
-from casemill.review.items import EnqueueResult, Item, ItemFilter
+from casemill.review.items import Item, ItemFilter
 from casemill.review.schema import (
-    BATCH_ID_MAX,
     NAME_MAX,
     audit,
     batches,
@@ -43,15 +44,14 @@ from casemill.review.schema import (
     now_iso,
     unreachable,
 )
+from casemill.review.validate import case_findings, parse_edited_case
 from casemill.validation.findings import Finding
 
-__all__ = ["AUTO_REVIEWER", "AuditEntry", "ReviewStore"]
-from casemill.review.validate import case_findings, parse_edited_case
+__all__ = ["AUTO_REVIEWER", "POLICIES", "AuditEntry", "ReviewStore"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S = 15 * 60
-POLICIES = ("human", "auto")
 
 
 def _snapshot(m: Mapping[str, Any], with_case: bool = False) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def _snapshot(m: Mapping[str, Any], with_case: bool = False) -> dict[str, Any]:
     return snap
 
 
-class ReviewStore(BatchOps):
+class ReviewStore(EnqueueOps, BatchOps):
     """The queue over one SQLAlchemy engine. Thread-safe: each operation uses its own
     connection and transaction."""
 
@@ -101,105 +101,6 @@ class ReviewStore(BatchOps):
 
     def _lock(self, stmt):  # noqa: ANN001, ANN202
         return stmt.with_for_update() if self.engine.dialect.name == "postgresql" else stmt
-
-    # -- enqueue -----------------------------------------------------------------------------
-    def enqueue(
-        self,
-        cases: Iterable[Case],
-        batch_id: str,
-        parents: Mapping[str, Case] | None = None,
-        policy: str = "human",
-        actor: str = "system",
-        note: str = "",
-    ) -> EnqueueResult:
-        """Put cases in the queue under `batch_id`. Idempotent by case id: a case already queued
-        (in any batch), or the content a queued case was edited into, is left as it is. Each case
-        is validated now; its findings travel with it."""
-        if policy not in POLICIES:
-            raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
-        check_name("batch id", batch_id, BATCH_ID_MAX)
-        check_name("actor", actor, NAME_MAX)
-        parents = parents or {}
-        added, already, invalid = [], [], []
-        now = self._now()
-        rows = []
-        for case in cases:
-            parent = next((parents[p] for p in case.provenance.parents if p in parents), None)
-            findings = self.validator(case)
-            rows.append((case, parent, findings))
-        with self.engine.begin() as conn:
-            # the batch's row locked (PostgreSQL) so a concurrent close waits for these cases
-            head = conn.execute(
-                self._lock(select(batches).where(batches.c.batch_id == batch_id))
-            ).first()
-            if head is not None and head.policy != policy:
-                # the auto policy decides a whole batch: it must not approve the cases of a
-                # human batch, nor leave cases pending, unnoticed, in an auto one
-                raise UserError(
-                    f"batch {batch_id} has the {head.policy} policy, not {policy}; enqueue "
-                    f"with policy {head.policy}, or into another batch"
-                )
-            queued_in = _queued_in(conn, [c.id for c, _, _ in rows])
-            existing = set(queued_in)
-            # a new batch is made only for cases it will hold: one whose cases are all queued
-            # elsewhere would sit empty in `review status`, never decided
-            if head is None and any(c.id not in existing for c, _, _ in rows):
-                conn.execute(
-                    batches.insert().values(
-                        batch_id=batch_id, created_at=now, policy=policy, note=note
-                    )
-                )
-            if (
-                head is not None
-                and head.closed_at
-                and any(c.id not in existing for c, _, _ in rows)
-            ):
-                # nobody could decide a case added now: a closed batch's decisions are final
-                raise DecisionBlocked(
-                    f"batch {batch_id} was closed at {head.closed_at} (decided and exported); "
-                    "queue new cases in another batch"
-                )
-            position = conn.execute(
-                select(func.coalesce(func.max(items.c.position), 0)).where(
-                    items.c.batch_id == batch_id
-                )
-            ).scalar_one()
-            for case, parent, findings in rows:
-                if case.id in existing:
-                    already.append(case.id)
-                    continue
-                existing.add(case.id)
-                position += 1
-                valid = not any(f.severity == "error" for f in findings)
-                conn.execute(
-                    items.insert().values(
-                        **_item_values(case, parent, findings, batch_id, position, now)
-                    )
-                )
-                conn.execute(
-                    audit.insert().values(
-                        case_id=case.id,
-                        batch_id=batch_id,
-                        actor=actor,
-                        at=now,
-                        action="enqueue",
-                        before_json="{}",
-                        after_json=json.dumps({"status": "pending", "valid": valid}),
-                    )
-                )
-                added.append(case.id)
-                if not valid:
-                    invalid.append(case.id)
-        log.info("batch %s: %d enqueued, %d already queued", batch_id, len(added), len(already))
-        elsewhere = sorted({queued_in[i] for i in already} - {batch_id})
-        return EnqueueResult(
-            batch_id,
-            tuple(added),
-            tuple(already),
-            tuple(invalid),
-            queued_in=tuple(elsewhere),
-            batch_exists=head is not None or bool(added),
-        )
 
     # -- reading -----------------------------------------------------------------------------
     def get(self, case_id: str) -> Item:
@@ -427,12 +328,7 @@ class ReviewStore(BatchOps):
         new_case, findings = parse_edited_case(edited, self.validator)
         if new_case is None or any(f.severity == "error" for f in findings):
             raise EditRefused(case_id, findings)
-        changes = json_changes(item.case.model_dump(mode="json"), new_case.model_dump(mode="json"))
-        edits = [
-            ReviewEdit(path=c.path, before=c.before, after=c.after)
-            for c in changes
-            if c.path != "id" and not c.path.startswith("review")
-        ]
+        edits = _edits(item.case, new_case)
         if not edits:
             raise UserError(f"the edit of case {case_id} changes nothing")
         with self.engine.begin() as conn:
@@ -522,48 +418,14 @@ class ReviewStore(BatchOps):
             return self._write(conn, case_id, reviewer, None, "claim", change)
 
 
-def _item_values(
-    case: Case, parent: Case | None, findings: list[Finding], batch_id: str, position: int, now: str
-) -> dict[str, Any]:
-    ops = case.provenance.operators
-    return {
-        "case_id": case.id,
-        "batch_id": batch_id,
-        "position": position,
-        "status": "pending",
-        "case_json": case.model_dump_json(),
-        "current_id": case.id,
-        "original_json": case.model_dump_json(),
-        "parent_id": parent.id
-        if parent
-        else (case.provenance.parents[0] if case.provenance.parents else None),
-        "parent_json": parent.model_dump_json() if parent else None,
-        "findings_json": json.dumps([f.as_dict() for f in findings]),
-        "valid": not any(f.severity == "error" for f in findings),
-        "origin": case.provenance.origin,
-        "operator": ops[-1].name if ops else "(none)",
-        "intents": "," + ",".join(case.tags.intents) + ",",
-        "category": case.tags.category,
-        "version": 1,
-        "edits_json": "[]",
-        "auto_approved": False,
-        "double_review": False,
-        "enqueued_at": now,
-    }
-
-
-def _queued_in(conn: Connection, ids: list[str]) -> dict[str, str]:
-    """Which of `ids` the queue holds already (as an item's key or as the id an edit gave it),
-    each with the batch holding it."""
-    if not ids:
-        return {}
-    rows = conn.execute(
-        select(items.c.case_id, items.c.current_id, items.c.batch_id).where(
-            or_(items.c.case_id.in_(ids), items.c.current_id.in_(ids))
-        )
-    )
-    wanted = set(ids)
-    return {i: r.batch_id for r in rows for i in (r.case_id, r.current_id) if i in wanted}
+def _edits(before: Case, after: Case) -> list[ReviewEdit]:
+    """What an edit changed, path by path (not the id, which follows, nor the review)."""
+    changes = json_changes(before.model_dump(mode="json"), after.model_dump(mode="json"))
+    return [
+        ReviewEdit(path=c.path, before=c.before, after=c.after)
+        for c in changes
+        if c.path != "id" and not c.path.startswith("review")
+    ]
 
 
 def _check_reviewer_name(reviewer: str) -> None:
