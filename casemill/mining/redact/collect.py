@@ -14,14 +14,13 @@ from typing import Any
 
 import orjson
 
-from casemill.mining.redact.detect import (
+from casemill.mining.redact.detect import scan, scan_many
+from casemill.mining.redact.fields import (
     FIELD_KINDS,
     PERSON_KEYS,
     PERSON_MARKERS,
     PLAIN_ADDRESS_KEYS,
     is_payment_method,
-    scan,
-    scan_many,
 )
 from casemill.mining.redact.surrogates import ZIP
 
