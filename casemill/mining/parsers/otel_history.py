@@ -28,7 +28,7 @@ from casemill.mining.parsers.messages import as_text
 from casemill.mining.parsers.otel_forms import CALLS_FROM, FROM, has_other_form
 
 if TYPE_CHECKING:
-    from casemill.mining.parsers.otel import Span
+    from casemill.mining.parsers.otel_traces import Span
 
 TOOL_SPAN = "the execute_tool span of call"
 MAX_DEPTH = 64  # parents followed up from a span
