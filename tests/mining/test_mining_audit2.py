@@ -17,7 +17,7 @@ from casemill.mining import mine
 from casemill.mining.output import mine_to_files
 from casemill.mining.parsers import csv_tickets
 from casemill.mining.parsers.csv_tickets import WINDOW
-from casemill.mining.redact import detect
+from casemill.mining.redact import detect, places
 from casemill.mining.redact.detect import _scan
 
 # -- 1. a city written right after a street address -------------------------------------------
@@ -132,19 +132,19 @@ def _digits_city() -> re.Pattern[str]:
     """DIGITS with a city after its address: the defining pattern of what `_scan` finds as a
     city (inside DIGITS's last alternative, the address, before its two closing groups)."""
     assert detect.DIGITS.pattern.endswith("))")
-    return re.compile(f"{detect.DIGITS.pattern[:-2]}(?:{detect.CITY_AFTER.pattern})?))")
+    return re.compile(f"{detect.DIGITS.pattern[:-2]}(?:{places.CITY_AFTER.pattern})?))")
 
 
 def _defined_cities(text: str) -> list[tuple[int, str, str]]:
     out = []
     for m in _digits_city().finditer(text):
         address, city = m.group("address"), m.group("city")
-        if address is None or city is None or not detect._address_ok(address):
+        if address is None or city is None or not places.address_ok(address):
             continue
         low = city.lower()
-        if low in detect._NOT_CITIES:
+        if low in places.NOT_CITIES:
             continue
-        if low in detect._STATE_NAMES and not detect._THEN_CODE.match(text, m.end()):
+        if low in places.STATE_NAMES and not places.THEN_CODE.match(text, m.end()):
             continue
         out.append((m.start("city"), "city", city))
     return out

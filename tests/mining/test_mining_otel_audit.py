@@ -10,7 +10,7 @@ import json
 from mining_helpers import sample_records, write_jsonl
 
 from casemill.mining import mine
-from casemill.mining.parsers import otel
+from casemill.mining.parsers import otel, otel_documents, otel_traces
 from casemill.mining.synthetic_otel import otel_export
 
 RECORDS = sample_records(6, seed=5)
@@ -110,7 +110,7 @@ def test_a_trace_that_reappears_after_it_was_mined_gives_low_confidence_cases(tm
     # join later traces of its id: the second part (its trace continued) joins it, and the
     # conversation, seen in parts, gives low-confidence cases to label
     items = list(otel.parse(tmp_path / "again.jsonl", max_turns=50))
-    assert [(i.partial, i.resolved) for i in items] == [(otel.CONTINUED, None)]
+    assert [(i.partial, i.resolved) for i in items] == [(otel_traces.CONTINUED, None)]
     assert confidences(result) == sorted((name, "low", True) for name, _, _ in confidences(once))
     assert expected_calls(result) == expected_calls(once)
     notes = [c.provenance.notes for c in result.cases]
@@ -227,7 +227,7 @@ def test_a_pretty_printed_document_over_the_limit_or_cut_short_is_one_record(tmp
         (1, "truncated")
     ]
     (tmp_path / "big.json").write_text(text)
-    monkeypatch.setattr(otel, "MAX_LINE_BYTES", len(text) // 2)
+    monkeypatch.setattr(otel_documents, "MAX_LINE_BYTES", len(text) // 2)
     result = mine([tmp_path / "big.json"], "otel")
     # before: each of its lines was a record of its own
     assert [(q.line, q.reason) for q in result.quarantined] == [(1, "line_too_long")]
@@ -235,12 +235,14 @@ def test_a_pretty_printed_document_over_the_limit_or_cut_short_is_one_record(tmp
 
 
 def test_a_trace_keeps_the_messages_of_its_longest_history_and_of_its_last_call_alone():
-    trace = otel.Trace("t", 1, 1)
+    trace = otel_traces.Trace("t", 1, 1)
     sizes = [3, 9, 5, 2]  # messages of each model call, in the order they started
     for n, size in enumerate(sizes):
         history = json.dumps([{"role": "user", "content": "x"}] * size)
         trace.add(
-            otel.Span(n, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": history}, None)
+            otel_traces.Span(
+                n, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": history}, None
+            )
         )
     kept = ["gen_ai.input.messages" in s.attrs for s in trace.spans]
     # the longest (an inner agent's, maybe) and the last (the outer agent's answer)

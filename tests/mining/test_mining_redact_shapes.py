@@ -243,8 +243,8 @@ def test_the_street_types_cover_fakers_us_street_suffixes():
     detector knows (the common ones in any case, the others capitalised)."""
     from faker.providers.address.en_US import Provider
 
-    from casemill.mining.redact import detect
+    from casemill.mining.redact import places
 
-    known = {t.lower() for t in detect._STREET_TYPES.split("|")}
-    titled = set(detect._TITLED_STREET_TYPES.split("|"))
+    known = {t.lower() for t in places.STREET_TYPES.split("|")}
+    titled = set(places.TITLED_STREET_TYPES.split("|"))
     assert {s for s in Provider.street_suffixes if s.lower() not in known} <= titled

@@ -10,7 +10,8 @@ closed), with more cells than the header (a delimiter in a cell not quoted) or w
 the size limit is quarantined, and so is its ticket and every ticket with a row on its lines (a
 quoted cell never closed reads the next rows into its own). An export with one row per ticket
 and the whole conversation in one column is read by setting `transcript` to that column
-(role-prefixed, as the `transcript` format).
+(role-prefixed, as the `transcript` format). A header that lacks a column the mapping needs is
+a `UserError` saying what to do (`casemill.mining.parsers.csv_header`).
 
     {"conversation_id": "Ticket ID", "role": "Author type", "content": "Body",
      "role_values": {"end-user": "user", "agent": "assistant"}}
@@ -19,8 +20,6 @@ and the whole conversation in one column is read by setting `transcript` to that
 from __future__ import annotations
 
 import csv
-import json
-import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,24 +29,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from casemill.errors import UserError
 from casemill.mining.model import Conversation, Quarantined, RecordProblem
+from casemill.mining.parsers.csv_header import check_header
 from casemill.mining.parsers.messages import ROLES, build_conversation
 from casemill.mining.parsers.transcript import TranscriptBuilder
 from casemill.mining.reading import MAX_LINE_BYTES, Progress, iter_lines
 
-# the keys of a mapping that name a column
-_COLUMN_KEYS = (
-    "conversation_id",
-    "role",
-    "content",
-    "resolved",
-    "tool_name",
-    "tool_arguments",
-    "tool_call_id",
-    "transcript",
-)
-# a header cell shown in a message: short, of letters, digits, `_`, spaces, dots and hyphens
-_COLUMN_NAME = re.compile(r"[\w .-]{0,40}")
-_LONG_NUMBER = re.compile(r"\d{7,}")  # a phone number's digits, once spaces, dots, hyphens go
 WINDOW = 2000  # lines: a ticket none of whose rows came in as many is finished
 
 
@@ -122,71 +108,6 @@ class _Source:
             yield text
 
 
-def _header_error(path: Path, header: list[str], missing: list[str], delimiter: str) -> UserError:
-    """The columns the header lacks, and its own when they look like column names. A first row
-    that is not a header can be a ticket's text (a name, a phone number): it is then counted,
-    not quoted, since a detector that misses a piece of personal data would print it."""
-    names = [repr(c) for c in missing]
-    absent = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
-    fix = f"pass a --csv-mapping naming your columns (keys {', '.join(_COLUMN_KEYS)})"
-    other = _other_delimiter(header, delimiter)
-    if other is not None:
-        cells, at = other
-        shown = _shown(cells) if all(_column_like(c) for c in cells) else "not shown"
-        return UserError(
-            f"{path}:1: CSV header has no column {absent}: the first row is {len(header)} "
-            f"cell(s) split at {delimiter!r} but {len(cells)} split at {at!r} ({shown}); "
-            f"set {_delimiter_json(at)} in the --csv-mapping (or {fix})"
-        )
-    if all(_column_like(c) for c in header):
-        return UserError(f"{path}:1: CSV header has no column {absent} ({_shown(header)}); {fix}")
-    return UserError(
-        f"{path}:1: CSV header has no column {absent}: the first row does not look like a "
-        f"header ({len(header)} cells split at {delimiter!r}, not shown as they may hold a "
-        f"customer's words); put the header row first or {fix}"
-    )
-
-
-_OTHER_DELIMITERS = (";", "\t", ",", "|")
-
-
-def _other_delimiter(header: list[str], delimiter: str) -> tuple[list[str], str] | None:
-    """The header's cells and the delimiter, of the first other one that splits a header read
-    as one cell into two or more (a `;` or tab separated export read at `,`)."""
-    if len(header) != 1:
-        return None
-    for other in _OTHER_DELIMITERS:
-        if other != delimiter and other in header[0]:
-            try:
-                cells = next(csv.reader([header[0]], delimiter=other), [])
-            except csv.Error:
-                continue
-            if len(cells) >= 2:
-                return cells, other
-    return None
-
-
-def _delimiter_json(delimiter: str) -> str:
-    """The mapping's key as it is written in JSON: `"delimiter": ";"`, `"delimiter": "\\t"`."""
-    return '"delimiter": ' + json.dumps(delimiter)
-
-
-def _column_like(cell: str) -> bool:
-    from casemill.mining.redact.detect import scan
-
-    cell = cell.strip()
-    return (
-        _COLUMN_NAME.fullmatch(cell) is not None
-        and not _LONG_NUMBER.search(re.sub(r"[ .-]", "", cell))
-        and not any(scan(cell))
-    )
-
-
-def _shown(header: list[str], most: int = 12) -> str:
-    more = f", ... ({len(header) - most} more)" if len(header) > most else ""
-    return "columns: " + ", ".join(header[:most]) + more
-
-
 def _bad_utf8(row: dict[str, str]) -> bool:
     return any(any("\udc80" <= ch <= "\udcff" for ch in v) for v in row.values() if v)
 
@@ -200,6 +121,8 @@ def parse(
     window: int = WINDOW,
     **_: Any,
 ) -> Iterator[Conversation | Quarantined]:
+    """The file's tickets, each a conversation or a quarantined record, ended by the window or
+    at the end of the file; a header without the columns the mapping needs is a `UserError`."""
     mapping = csv_mapping or CsvMapping()
     csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))  # a long cell is no error
     source = _Source(path, progress)
@@ -211,9 +134,7 @@ def parse(
     if header is None:
         return
     header[0] = header[0].lstrip("\ufeff")
-    missing = [c for c in _needed(mapping) if c not in header]
-    if missing:
-        raise _header_error(path, header, missing, mapping.delimiter)
+    check_header(path, header, mapping)
     tickets = _Tickets(path, mapping, max_turns, window)
     for item in _rows(path, reader, source, header, mapping):
         if isinstance(item, _Unreadable):
@@ -223,17 +144,6 @@ def parse(
         number, record = item
         yield from tickets.row(number, record, record.get(mapping.conversation_id, ""))
     yield from tickets.flush()
-
-
-def _needed(mapping: CsvMapping) -> list[str]:
-    """The columns the header must have: the id and the content's, and every optional one the
-    mapping names itself (a misspelt status column would leave every ticket unresolved)."""
-    needed = [mapping.conversation_id] + (
-        [mapping.transcript] if mapping.transcript else [mapping.role, mapping.content]
-    )
-    optional = ("resolved", "tool_name", "tool_arguments", "tool_call_id")
-    given = [getattr(mapping, f) for f in optional if f in mapping.model_fields_set]
-    return needed + [c for c in given if c]
 
 
 class _Unreadable(NamedTuple):

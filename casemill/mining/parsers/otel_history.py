@@ -28,7 +28,7 @@ from casemill.mining.parsers.messages import as_text
 from casemill.mining.parsers.otel_forms import CALLS_FROM, FROM, has_other_form
 
 if TYPE_CHECKING:
-    from casemill.mining.parsers.otel import Span
+    from casemill.mining.parsers.otel_traces import Span
 
 TOOL_SPAN = "the execute_tool span of call"
 MAX_DEPTH = 64  # parents followed up from a span
@@ -220,55 +220,68 @@ def merge_tool_spans(
         call_id = str(call_id)
         if s.sid:
             call_of[s.sid] = call_id
-        result = a.get("gen_ai.tool.call.result")
-        result = as_text(result) if result is not None else None
-        if s.error and not (result or "").lower().startswith("error"):
-            result = f"Error: {s.error}" + (f" {result}" if result else "")
         if call_id in answered:
             continue
-        tool_msg = {
-            "role": "tool",
-            "tool_call_id": call_id,
-            "content": result or "",
-            FROM: f"{TOOL_SPAN} {call_id}: gen_ai.tool.call.result",
-        }
+        tool_msg = _result_message(s, call_id)
         if call_id in called:
             at = called[call_id] + 1
             while at < len(messages) and messages[at].get("role") == "tool":
                 at += 1
             messages.insert(at, tool_msg)
-            called = {k: (v + 1 if v >= at else v) for k, v in called.items()}
-            after = {k: (v + 1 if v >= at else v) for k, v in after.items()}
+            called, after = _shifted(called, at, 1), _shifted(after, at, 1)
         else:
-            args = a.get("gen_ai.tool.call.arguments")
-            call_msg = {
-                "role": "assistant",
-                "content": "",
-                FROM: f"{TOOL_SPAN} {call_id}",
-                CALLS_FROM: [f"{TOOL_SPAN} {call_id}: gen_ai.tool.call"],
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "function": {
-                            "name": a["gen_ai.tool.name"],
-                            "arguments": args
-                            if isinstance(args, str)
-                            else orjson.dumps(args or {}).decode(),
-                        },
-                    }
-                ],
-            }
+            call_msg = _call_message(a, call_id)
             outer = call_of.get(nested.get(s.sid, "")) if nested and s.sid else None
             if outer is not None and outer in called:  # right after the call that ran it
                 at = after.get(outer, called[outer] + 1)
                 messages[at:at] = [call_msg, tool_msg]
-                called = {k: (v + 2 if v >= at else v) for k, v in called.items()}
-                after = {k: (v + 2 if v >= at else v) for k, v in after.items()}
+                called, after = _shifted(called, at, 2), _shifted(after, at, 2)
                 called[call_id], after[outer] = at, at + 2
             else:
                 called[call_id] = len(messages)
                 messages += [call_msg, tool_msg]
         answered.add(call_id)
+
+
+def _shifted(where: dict[Any, int], at: int, by: int) -> dict[Any, int]:
+    """Positions in the messages after `by` messages were inserted at `at`."""
+    return {k: (v + by if v >= at else v) for k, v in where.items()}
+
+
+def _result_message(span: Span, call_id: str) -> dict[str, Any]:
+    """The tool message of a tool span's result (its error's, when it failed)."""
+    result = span.attrs.get("gen_ai.tool.call.result")
+    result = as_text(result) if result is not None else None
+    if span.error and not (result or "").lower().startswith("error"):
+        result = f"Error: {span.error}" + (f" {result}" if result else "")
+    return {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "content": result or "",
+        FROM: f"{TOOL_SPAN} {call_id}: gen_ai.tool.call.result",
+    }
+
+
+def _call_message(attrs: dict[str, Any], call_id: str) -> dict[str, Any]:
+    """The assistant message of a call only a tool span shows."""
+    args = attrs.get("gen_ai.tool.call.arguments")
+    return {
+        "role": "assistant",
+        "content": "",
+        FROM: f"{TOOL_SPAN} {call_id}",
+        CALLS_FROM: [f"{TOOL_SPAN} {call_id}: gen_ai.tool.call"],
+        "tool_calls": [
+            {
+                "id": call_id,
+                "function": {
+                    "name": attrs["gen_ai.tool.name"],
+                    "arguments": args
+                    if isinstance(args, str)
+                    else orjson.dumps(args or {}).decode(),
+                },
+            }
+        ],
+    }
 
 
 def _unanswered_call(

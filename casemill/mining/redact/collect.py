@@ -14,14 +14,13 @@ from typing import Any
 
 import orjson
 
-from casemill.mining.redact.detect import (
+from casemill.mining.redact.detect import scan, scan_many
+from casemill.mining.redact.fields import (
     FIELD_KINDS,
     PERSON_KEYS,
     PERSON_MARKERS,
     PLAIN_ADDRESS_KEYS,
     is_payment_method,
-    scan,
-    scan_many,
 )
 from casemill.mining.redact.surrogates import ZIP
 
@@ -30,6 +29,7 @@ SEP = "\x00"  # joins texts scanned or replaced in one pass; no detector matches
 TAU_ID = re.compile(r"^([a-z]+)_([a-z]+)_(\d{4})$")
 NAME_PARTS = {"first_name": "first", "last_name": "last"}
 NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
+WORDS = re.compile(r"\w+")  # the words of a text (what `\b` goes by)
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # kinds whose value a record may hold as a JSON number (a phone, a card, an id, a zip code)
 NUMERIC_KINDS = frozenset({"phone", "card", "user_id", "payment", "postcode"})
