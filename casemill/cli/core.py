@@ -25,8 +25,14 @@ from casemill.domains import get_domain
 from casemill.errors import UserError
 from casemill.settings import Settings
 from casemill.text import count as counted
-from casemill.validation import ValidationReport, validate_paths, write_quarantine
-from casemill.validation.loading import LoadedCase, expand_paths
+from casemill.validation import ValidationReport, validate_paths
+from casemill.validation.loading import LoadedCase
+from casemill.validation.stage import (
+    ValidateOutcome,
+    ValidateRequest,
+    refuse_no_records,
+    run_validate,
+)
 
 tools_app = Typer(help="The tools a domain pack offers an agent.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
@@ -59,13 +65,6 @@ def tools_list(
 # -- validate ---------------------------------------------------------------------------------
 
 
-def _default_quarantine(first: str) -> Path:
-    name = Path(first.rstrip("/\\")).name or "input"
-    for suffix in (".gz", ".jsonl", ".json"):
-        name = name.removesuffix(suffix)
-    return Path.cwd() / f"{name or 'input'}.quarantine.jsonl"
-
-
 def _summary_table(report: ValidationReport) -> Table:
     table = Table(title="validation summary", show_edge=False)
     table.add_column("layer")
@@ -82,13 +81,6 @@ def _summary_table(report: ValidationReport) -> Table:
     return table
 
 
-def _refuse_no_records(report: ValidationReport, paths: list[Path]) -> None:
-    """Empty files hold no case: validating them is no check ("all cases valid"), and adding
-    them no version ("nothing new")."""
-    if report.records == 0:
-        raise UserError(f"{', '.join(map(str, paths))}: no case records in them")
-
-
 @app.command("validate")
 def validate(
     paths: list[Path] = typer.Argument(..., help="case files (.jsonl, .jsonl.gz) or folders"),
@@ -103,44 +95,36 @@ def validate(
     no_batch: bool = typer.Option(False, "--no-batch", help="skip the Great Expectations suite"),
 ) -> None:
     """Validate case files through every layer; exit 0 when every case is valid, 1 otherwise."""
-    from casemill.mining.output import check_targets
+    request = ValidateRequest(tuple(paths), strict, not no_batch, quarantine)
+    status = err_console.status("validating")
 
-    files = expand_paths(paths)
-    if not files:  # a mistyped or empty folder would pass as "all cases valid"
-        raise UserError(
-            f"{', '.join(map(str, paths))}: no .jsonl or .jsonl.gz case files to validate"
-        )
-    # the files, not the folders named: a quarantine inside a folder given would replace a file
-    check_targets(files, {"--quarantine": quarantine}, inputs="an input")
+    def started(what: str) -> None:  # a spinner on stderr while the cases are checked
+        if not as_json:
+            status.update(what)
+            status.start()
 
-    def run() -> ValidationReport:
-        # streamed, no case kept: memory does not grow with the input (the bad records are
-        # copied into the quarantine from the input files)
-        return validate_paths(files, strict=strict, batch=not no_batch, keep_records=False)
-
+    try:
+        outcome = run_validate(request, progress=started)
+    finally:
+        status.stop()
     if as_json:
-        report = run()
+        typer.echo(json.dumps(outcome.as_json(), ensure_ascii=False, indent=2))
     else:
-        with err_console.status("validating (json, schema, model, semantic, lint, batch)"):
-            report = run()
-    _refuse_no_records(report, paths)
-    target = quarantine or (_default_quarantine(str(paths[0])) if report.bad else None)
+        _print_report(outcome)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _print_report(outcome: ValidateOutcome) -> None:
+    """Each finding (warnings yellow, errors red), the counts and the verdict."""
+    report, target = outcome.report, outcome.quarantine
+    for finding in report.findings:
+        style = "yellow" if finding.severity == "warning" else "red"
+        console.print(str(finding), style=style, markup=False, soft_wrap=True)
+    console.print(_summary_table(report))
     if target is not None:
-        write_quarantine(report, target)
-    if as_json:
-        data = report.as_dict()
-        data["quarantine"] = str(target) if target else None
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        for finding in report.findings:
-            style = "yellow" if finding.severity == "warning" else "red"
-            console.print(str(finding), style=style, markup=False, soft_wrap=True)
-        console.print(_summary_table(report))
-        if target is not None:
-            console.print(f"{len(report.bad)} bad records written to {target}", markup=False)
-        verdict = "[green]all cases valid[/]" if report.ok else "[red]invalid cases found[/]"
-        console.print(verdict)
-    raise typer.Exit(0 if report.ok else 1)
+        console.print(f"{len(report.bad)} bad records written to {target}", markup=False)
+    verdict = "[green]all cases valid[/]" if report.ok else "[red]invalid cases found[/]"
+    console.print(verdict)
 
 
 # -- corpus -----------------------------------------------------------------------------------
@@ -319,7 +303,7 @@ def corpus_add(
     nothing is written then). Only approved cases enter the corpus: pending ones are refused
     unless --approve-as names who approves them; rejected ones always are."""
     report = validate_paths(files, strict=strict, batch=False)
-    _refuse_no_records(report, files)
+    refuse_no_records(report, files)
     if not report.ok:
         for finding in report.errors:
             err_console.print(str(finding), style="red", markup=False, soft_wrap=True)

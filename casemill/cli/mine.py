@@ -53,10 +53,10 @@ def _interruptible(out: Path, mine: Any, *args: Any, progress: Any, **kwargs: An
         interrupted.set()
         raise KeyboardInterrupt
 
-    def reported(n: int) -> None:
+    def reported(*args: int) -> None:
         if interrupted.is_set():
             raise KeyboardInterrupt
-        progress(n)
+        progress(*args)
 
     main = threading.current_thread() is threading.main_thread()  # signals: main thread only
     previous = signal.signal(signal.SIGINT, on_interrupt) if main else None
@@ -74,152 +74,127 @@ def _interruptible(out: Path, mine: Any, *args: Any, progress: Any, **kwargs: An
             signal.signal(signal.SIGINT, previous)
 
 
+LOGS = typer.Argument(..., help="log files (gzip read transparently)")
+FORMAT = typer.Option(..., "--format", "-f", help=FORMAT_HELP)
+OUT = typer.Option(..., "--out", "-o", help="candidates JSONL to write")
+NO_REDACT = typer.Option(False, "--no-redact", help="keep personal data (never for real logs)")
+KEEP_RAW = typer.Option(
+    None, "--keep-raw", help="also write the raw values redaction replaced to this separate file"
+)
+QUARANTINE = typer.Option(None, "--quarantine", help="bad records (default: OUT.quarantine.jsonl)")
+CORPUS = typer.Option(None, "--corpus", help="deduplicate against this corpus folder")
+CSV_MAPPING = typer.Option(None, "--csv-mapping", help="JSON file mapping CSV columns (format csv)")
+TOOLS = typer.Option(
+    None,
+    "--tools",
+    help="JSON file of the agent's tool specs (OpenAI tools list) for logs that carry none",
+)
+DOMAIN = typer.Option(
+    None,
+    "--domain-label",
+    help="name of generic:<name> cases (default: the first telling word of the file's folder, else of its name: tau-bench-airline-logs/... gives airline)",
+)
+SEED = typer.Option(0, help="seed of the surrogates")
+MAX_TURNS = typer.Option(500, min=1, help="messages kept of one conversation")
+WORKERS = typer.Option(
+    None,
+    "--workers",
+    "-w",
+    min=0,
+    show_default=False,
+    help="processes that redact and derive cases, same output as one (0: one per core; "
+    f"default: one per core for logs of {AUTO_WORKERS_MB} MB or more, else 1)",
+)
+AS_JSON = typer.Option(False, "--json", help="print the summary as JSON")
+
+
 @app.command("mine")
 def mine_command(
-    logs: list[Path] = typer.Argument(..., help="log files (gzip read transparently)"),
-    fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
-    out: Path = typer.Option(..., "--out", "-o", help="candidates JSONL to write"),
-    no_redact: bool = typer.Option(
-        False, "--no-redact", help="keep personal data (never for real logs)"
-    ),
-    keep_raw: Path | None = typer.Option(
-        None,
-        "--keep-raw",
-        help="also write the raw values redaction replaced to this separate file",
-    ),
-    quarantine: Path | None = typer.Option(
-        None, "--quarantine", help="bad records (default: OUT.quarantine.jsonl)"
-    ),
-    corpus: Path | None = typer.Option(
-        None, "--corpus", help="deduplicate against this corpus folder"
-    ),
-    csv_mapping: Path | None = typer.Option(
-        None, "--csv-mapping", help="JSON file mapping CSV columns (format csv)"
-    ),
-    tools: Path | None = typer.Option(
-        None,
-        "--tools",
-        help="JSON file of the agent's tool specs (OpenAI tools list) for logs that carry none",
-    ),
-    domain: str | None = typer.Option(
-        None,
-        "--domain-label",
-        help="name of generic:<name> cases (default: the first telling word of the file's folder, else of its name: tau-bench-airline-logs/... gives airline)",
-    ),
-    seed: int = typer.Option(0, help="seed of the surrogates"),
-    max_turns: int = typer.Option(500, min=1, help="messages kept of one conversation"),
-    workers: int | None = typer.Option(
-        None,
-        "--workers",
-        "-w",
-        min=0,
-        show_default=False,
-        help="processes that redact and derive cases, same output as one (0: one per core; "
-        f"default: one per core for logs of {AUTO_WORKERS_MB} MB or more, else 1)",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+    logs: list[Path] = LOGS,
+    fmt: str = FORMAT,
+    out: Path = OUT,
+    no_redact: bool = NO_REDACT,
+    keep_raw: Path | None = KEEP_RAW,
+    quarantine: Path | None = QUARANTINE,
+    corpus: Path | None = CORPUS,
+    csv_mapping: Path | None = CSV_MAPPING,
+    tools: Path | None = TOOLS,
+    domain: str | None = DOMAIN,
+    seed: int = SEED,
+    max_turns: int = MAX_TURNS,
+    workers: int | None = WORKERS,
+    as_json: bool = AS_JSON,
 ) -> None:
     """Mine support logs into candidate cases (review status pending)."""
-    from casemill.mining.output import mine_to_files, quarantine_path
-    from casemill.mining.parsers import FORMATS
-    from casemill.mining.pipeline import MineOptions
-    from casemill.mining.reading import file_size
-    from casemill.mining.toolspec import load_tools_file
+    from functools import partial
 
-    if fmt not in FORMATS:
-        raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
-    folders = [str(p) for p in logs if p.is_dir()]
-    if folders:
-        raise UserError(f"a folder, not a log file: {', '.join(folders)} (name its files)")
-    missing = [str(p) for p in logs if not p.is_file()]
-    if missing:
-        raise UserError(f"no such log file: {', '.join(missing)}")
-    if no_redact and keep_raw:
-        raise UserError("--keep-raw only makes sense with redaction on; drop --no-redact")
-    if csv_mapping and fmt != "csv":  # it would be ignored, silently
-        raise UserError(f"--csv-mapping applies to --format csv only, not --format {fmt}")
-    mapping = _csv_mapping(csv_mapping) if csv_mapping else None
-    specs = load_tools_file(tools) if tools else None
-    total = sum(file_size(p) for p in logs)
-    existing = _corpus(corpus) if corpus else []
-    options = MineOptions(
+    from casemill.mining.stage import MineRequest, run_mine
+
+    request = MineRequest(
+        logs=tuple(logs),
+        fmt=fmt,
+        out=out,
+        quarantine=quarantine,
+        keep_raw=keep_raw,
+        corpus=corpus,
+        csv_mapping=csv_mapping,
+        tools=tools,
         redact=not no_redact,
         seed=seed,
         max_turns=max_turns,
         domain_label=domain,
-        csv_mapping=mapping,
-        tools=specs,
-        workers=chosen_workers(workers, total),
+        workers=partial(chosen_workers, workers),
     )
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        disable=as_json,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("mining", total=total)
-        summary = _interruptible(
-            out,
-            mine_to_files,
-            logs,
-            fmt,
-            out,
-            quarantine=quarantine,
-            keep_raw=keep_raw,
-            options=options,
-            existing=existing,
-            progress=lambda n: bar.advance(task, n),
-        )
-    extra = {"out": str(out), "workers": options.workers}
-    if as_json:
-        console.print_json(json.dumps({**summary.model_dump(mode="json"), **extra}))
-    else:
-        _print_summary(summary, out)
-        if options.workers > 1:
-            console.print(f"mined in {options.workers} worker processes (--workers 1: in one)")
-    _nothing_read(summary, fmt, quarantine or quarantine_path(out))
-
-
-def _nothing_read(summary, fmt: str, quarantine: Path) -> None:
-    """Exit 2 when not one conversation could be read but records were quarantined (most often
-    logs of another format); a warning when the logs hold no record at all."""
-    if summary.conversations_read:
-        return
-    if not summary.quarantined:
-        err_console.print("[yellow]warning:[/] no conversation found in the logs", highlight=False)
-        return
-    n = sum(summary.quarantined.values())
-    reasons = ", ".join(f"{k} {v:,}" for k, v in summary.quarantined.items())
-    raise UserError(
-        f"no conversation could be read: all {n:,} record(s) were quarantined ({reasons}; "
-        f"see {quarantine}); are the logs in --format {fmt}?"
-    )
-
-
-def _csv_mapping(path: Path):
-    from pydantic import ValidationError
-
-    from casemill.mining.parsers.csv_tickets import CsvMapping
-
+    bar = _Bar(as_json)
     try:
-        return CsvMapping.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as exc:  # the first problem, by field, without pydantic's links
-        err = exc.errors(include_url=False)[0]
-        at = f"field '{'.'.join(str(p) for p in err['loc'])}': " if err["loc"] else ""
-        why = err["msg"].removeprefix("Value error, ")
-        raise UserError(f"{path}: not a valid CSV column mapping: {at}{why}") from None
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path}: not a valid CSV column mapping: {exc}") from exc
+        outcome = _interruptible(out, run_mine, request, progress=bar.advance)
+    finally:
+        bar.stop()
+    _present(outcome, as_json)
 
 
-def _corpus(path: Path):
-    from casemill.corpus import existing_store
+def _present(outcome, as_json: bool) -> None:
+    """The summary (a table, or JSON); exit 2 when not one conversation could be read but
+    records were quarantined (most often logs of another format), a warning when the logs
+    hold no record at all."""
+    if as_json:
+        console.print_json(json.dumps(outcome.as_json()))
+    else:
+        _print_summary(outcome.summary, outcome.out)
+        if outcome.workers > 1:
+            console.print(f"mined in {outcome.workers} worker processes (--workers 1: in one)")
+    if outcome.nothing_found:
+        err_console.print("[yellow]warning:[/] no conversation found in the logs", highlight=False)
+    problem = outcome.unread_problem()
+    if problem:
+        raise UserError(problem)
 
-    return existing_store(path).cases()
+
+class _Bar:
+    """The bytes of the logs read, on stderr (none with --json), shown from the first bytes
+    read (an input refused before shows no bar) and gone when mining ends."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.progress = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            disable=as_json,
+            transient=True,
+        )
+        self.task = self.progress.add_task("mining", total=None)
+
+    def advance(self, n: int, total: int) -> None:
+        if not self.progress.live.is_started:
+            self.progress.start()
+        self.progress.update(self.task, advance=n, total=total)
+
+    def stop(self) -> None:
+        if self.progress.live.is_started:
+            self.progress.stop()
 
 
 def _size(n: int) -> str:

@@ -10,6 +10,10 @@ next file (OTel span exports, logs of model calls: a rotated file splits them) a
 before left (`casemill.mining.mine_part`), and a last task mines what is still open after the last file,
 so what a rotated file split is mined whole, as `casemill mine` mines it; each task is cached on
 the files up to its own, so a new file mines only itself and what went on into it.
+
+The checks, the parts and the merge are those of `casemill.mining.stage` (`plan`,
+`mine_file_part` and `mine_stream_part`, `finish`), which `casemill mine` is made of too: the
+flow only turns its parameters into a `MineRequest`, maps tasks over the parts and reports.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from casemill.errors import UserError
 from casemill.flows import _artifacts as artifacts
 from casemill.flows._logging import not_user_error
 from casemill.flows._runtime import code_fingerprint, default_task_runner
-from casemill.io.jsonl import atomic_write_jsonl
+from casemill.mining import stage
 from casemill.text import count
 
 
@@ -46,22 +50,6 @@ def expand_paths(logs: list[str]) -> list[Path]:
             )
         found += files
     return sorted(dict.fromkeys(found))
-
-
-def check_outputs(files: list[Path], out: str) -> None:
-    """The checks `casemill mine` makes of its outputs: `out` and its quarantine are no folder,
-    no log and not each other (before any file is mined)."""
-    from casemill.mining.output import check_targets, quarantine_path
-
-    check_targets(files, {"out": Path(out), "quarantine": quarantine_path(Path(out))})
-
-
-def check_format(fmt: str) -> None:
-    """An unknown log format fails the flow before the fan-out (inside a task it was retried for
-    every file before the run failed)."""
-    from casemill.mining.parsers import get_parser
-
-    get_parser(fmt)
 
 
 def file_fingerprint(path: Path) -> str:
@@ -87,19 +75,9 @@ def mine_file_task(
     tools: list[dict[str, Any]] | None = None,
     workers: int = 1,
 ) -> Any:
-    from casemill.mining import mine_file
-
-    options = _options(redact, seed, tools, workers)
-    return mine_file(Path(path), fmt, redact=redact, seed=seed, options=options)
-
-
-def _options(redact: bool, seed: int, tools: list[dict[str, Any]] | None, workers: int) -> Any:
-    from casemill.mining import MineOptions
-    from casemill.mining.toolspec import parse_tools
-
-    tools_specs = parse_tools(tools) if tools else None
-    # the parts are deduplicated together, in order, by the merge: as `casemill mine` does
-    return MineOptions(redact=redact, seed=seed, tools=tools_specs, workers=workers, dedup=False)
+    """One log file's part (every case it gives: the merge deduplicates)."""
+    options = stage.part_options(redact=redact, seed=seed, tools=tools, workers=workers)
+    return stage.mine_file_part(Path(path), fmt, options)
 
 
 def _part_name(parameters: dict[str, Any]) -> str:
@@ -132,12 +110,8 @@ def mine_stream_part_task(
     """A part of a stream, going on from the state the files before left: a file (its
     candidates, the state for the next file), or with no `path` what is still open after the
     last file (those candidates, None)."""
-    from casemill.mining import mine_end, mine_part
-
-    options = _options(redact, seed, tools, workers)
-    if path is None:
-        return mine_end(stream, options=options), None
-    return mine_part(Path(path), fmt, stream, options=options)
+    options = stage.part_options(redact=redact, seed=seed, tools=tools, workers=workers)
+    return stage.mine_stream_part(None if path is None else Path(path), fmt, stream, options)
 
 
 def _mine_stream(files: list[Path], fmt: str, *args: Any) -> list[Any]:
@@ -154,24 +128,10 @@ def _mine_stream(files: list[Path], fmt: str, *args: Any) -> list[Any]:
 
 
 @task(name="merge-and-write", retries=1, retry_condition_fn=not_user_error, cache_policy=NO_CACHE)
-def merge_and_write(results: list[Any], out: str, corpus_dir: str | None) -> dict[str, Any]:
-    from casemill.corpus import existing_store
-    from casemill.mining import merge_results
-    from casemill.mining.output import quarantine_path
-
-    existing = existing_store(corpus_dir, "corpus_dir").cases() if corpus_dir else ()
-    merged = merge_results(results, existing=existing)
-    out_path = Path(out)
-    atomic_write_jsonl(out_path, (c.model_dump(mode="json") for c in merged.cases))
-    quarantine = quarantine_path(out_path)
-    atomic_write_jsonl(quarantine, (q.model_dump(mode="json") for q in merged.quarantined))
-    return {
-        "candidates": str(out_path),
-        "quarantine": str(quarantine),
-        "count": len(merged.cases),
-        "quarantined": len(merged.quarantined),
-        "summary": merged.summary.model_dump(mode="json"),
-    }
+def merge_and_write(results: list[Any], planned: stage.MinePlan) -> stage.MineOutcome:
+    """The parts merged, in order, deduplicated together and against the corpus, and written
+    (`casemill.mining.stage.finish`, as `casemill mine` writes them)."""
+    return stage.finish(planned, results)
 
 
 @flow(name="mine-logs", task_runner=default_task_runner())
@@ -190,42 +150,50 @@ def mine_logs(
     processes mine each task's files (the same candidates as one; on the Dask runner, whose
     worker processes cannot start their own, they are mined in the task's process). A task a
     file; the files of a stream (`casemill.mining.spans_files`) one after the other."""
-    from casemill.corpus import existing_store
-    from casemill.mining import spans_files
-    from casemill.mining.toolspec import load_tools_file
-
-    files = expand_paths(logs)
-    check_outputs(files, out)
-    check_format(fmt)
-    if corpus_dir:  # refused before any mining, as `casemill mine --corpus` refuses it
-        existing_store(corpus_dir, "corpus_dir")
+    planned = stage.plan(
+        stage.MineRequest(
+            logs=tuple(expand_paths(logs)),
+            fmt=fmt,
+            out=Path(out),
+            corpus=Path(corpus_dir) if corpus_dir else None,
+            tools=Path(tools) if tools else None,
+            redact=redact,
+            seed=seed,
+            workers=workers,
+            names=stage.FLOW_NAMES,
+        )
+    )
+    files, is_stream = list(planned.files), planned.is_stream()
     logger = get_run_logger()
-    specs = list(load_tools_file(Path(tools)).by_name.values()) if tools else None
-    redaction = "on" if redact else "OFF"
-    stream = spans_files(files, fmt)
     logger.info(
         "mining %s (%s, redaction %s) %s",
         count(len(files), "log file"),
         fmt,
-        redaction,
-        "as one stream, file after file" if stream else "a task a file",
+        "on" if redact else "OFF",
+        "as one stream, file after file" if is_stream else "a task a file",
     )
-    args = (redact, seed, code_fingerprint("casemill.mining"), specs, workers)
-    if stream:
+    args = (redact, seed, code_fingerprint("casemill.mining"), planned.tool_specs(), workers)
+    if is_stream:
         results = _mine_stream(files, fmt, *args)
     else:
         futures = [mine_file_task.submit(str(p), file_fingerprint(p), fmt, *args) for p in files]
         results = [f.result() for f in futures]
-    summary = merge_and_write(quote(results), out, corpus_dir)
+    outcome = merge_and_write(quote(results), planned)
+    _report(outcome, out, len(files))
+    return outcome.as_flow_result()
+
+
+def _report(outcome: stage.MineOutcome, out: str, files: int) -> None:
+    """The run's summary as an artifact, and its counts in the run's log."""
+    summary = outcome.summary.model_dump(mode="json")
     artifacts.table(
         "mine-summary",
-        [{"figure": k, "value": str(v)} for k, v in summary["summary"].items() if k != "files"],
-        f"mined {count(summary['count'], 'candidate')} from {count(len(files), 'file')}",
+        [{"figure": k, "value": str(v)} for k, v in summary.items() if k != "files"],
+        f"mined {count(outcome.summary.cases_total, 'candidate')} from {count(files, 'file')}",
     )
-    logger.info(
+    get_run_logger().info(
         "mined %s into %s (%s quarantined)",
-        count(summary["count"], "candidate"),
+        count(outcome.summary.cases_total, "candidate"),
         out,
-        count(summary["quarantined"], "record"),
+        count(outcome.quarantined, "record"),
     )
-    return summary

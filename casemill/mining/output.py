@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import IO
@@ -17,6 +18,7 @@ import orjson
 from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.gctune import fewer_collections
+from casemill.io.targets import check_targets
 from casemill.mining.dedup import MinedDeduper
 from casemill.mining.model import PackedCase, Quarantined
 from casemill.mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_record
@@ -58,25 +60,6 @@ def quarantine_path(out: Path) -> Path:
     return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
 
 
-def check_targets(
-    logs: list[Path], targets: dict[str, Path | None], *, inputs: str = "a log"
-) -> None:
-    """Refuse targets (by the option or parameter naming them) that are folders, or one of the
-    logs or each other: a log would be replaced by what was mined from it, candidates by the
-    quarantine, or redacted cases by the raw values. A `UserError` naming the option (and
-    `inputs`, what the logs are called)."""
-    seen: dict[Path, str] = {Path(p).resolve(): inputs for p in logs}
-    for option, target in targets.items():
-        if target is None:
-            continue
-        if Path(target).is_dir():
-            raise UserError(f"{option} {target} is a folder: name a file (in it)")
-        where = Path(target).resolve()
-        if where in seen:
-            raise UserError(f"{option} {target} is also {seen[where]}: give it a path of its own")
-        seen[where] = option
-
-
 def _open(targets: dict[str, tuple[str, Path | None]]) -> dict[str, _Pending]:
     """A pending file for each target given (by name: `out`, ...), or a `UserError` naming
     the option whose path cannot be written (and none left behind)."""
@@ -95,6 +78,22 @@ def _open(targets: dict[str, tuple[str, Path | None]]) -> dict[str, _Pending]:
                 why = f"{blocker} is a file, not a folder"
             raise UserError(f"{option} {target}: cannot write there ({why})") from exc
     return files
+
+
+@contextmanager
+def pending_files(targets: dict[str, tuple[str, Path | None]]) -> Iterator[dict[str, _Pending]]:
+    """A pending file for each target given (`_open`), each renamed into place when the block
+    ends, or all removed when it raises (an error, a Ctrl-C): a file is written whole or not
+    at all."""
+    files = _open(targets)
+    try:
+        yield files
+    except BaseException:
+        for f in files.values():
+            f.abort()
+        raise
+    for f in files.values():
+        f.commit()
 
 
 def mine_to_files(
@@ -117,26 +116,24 @@ def mine_to_files(
     check_targets(paths, targets)
     if keep_raw is not None:
         options = replace(options, keep_raw=True)
-    files = _open(dict(zip(("out", "quarantine", "raw"), targets.items(), strict=True)))
     tally = Tally()
     # pydantic's JSON is byte for byte orjson's of `model_dump(mode="json")`, without the
     # intermediate dicts; taken as the serialiser's bytes (what model_dump_json decodes)
-    write_case = files["out"].write_json
-    try:
-        with fewer_collections(), MinedDeduper(existing, options.dedup_threshold) as deduper:
-            for item in iter_mine(paths, fmt, options, tally, deduper, progress):
-                if isinstance(item, Case):
-                    write_case(item.__pydantic_serializer__.to_json(item))
-                elif isinstance(item, PackedCase):  # from a worker process
-                    write_case(item.json)
-                elif isinstance(item, Quarantined):
-                    files["quarantine"].write(item.model_dump(mode="json"))
-                elif "raw" in files:
-                    files["raw"].write(raw_record(item))
-    except BaseException:
-        for f in files.values():
-            f.abort()
-        raise
-    for f in files.values():
-        f.commit()
+    with (
+        pending_files(
+            dict(zip(("out", "quarantine", "raw"), targets.items(), strict=True))
+        ) as files,
+        fewer_collections(),
+        MinedDeduper(existing, options.dedup_threshold) as deduper,
+    ):
+        write_case = files["out"].write_json
+        for item in iter_mine(paths, fmt, options, tally, deduper, progress):
+            if isinstance(item, Case):
+                write_case(item.__pydantic_serializer__.to_json(item))
+            elif isinstance(item, PackedCase):  # from a worker process
+                write_case(item.json)
+            elif isinstance(item, Quarantined):
+                files["quarantine"].write(item.model_dump(mode="json"))
+            elif "raw" in files:
+                files["raw"].write(raw_record(item))
     return tally.summary(options.redact)

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
 from casemill.case.model import Case
 from casemill.dedup import DEFAULT_THRESHOLD
 from casemill.gctune import fewer_collections
@@ -30,6 +28,13 @@ from casemill.mining.model import Conversation, PackedCase, Quarantined
 from casemill.mining.parsers import carried, finish_carried, get_parser
 from casemill.mining.reading import file_size
 from casemill.mining.redact.redactor import RawValue, redact_conversation, scrub_text
+from casemill.mining.tally import (  # noqa: F401 - merge_results: imported from here too
+    MineResult,
+    MineSummary,
+    Tally,
+    counted_as,
+    merge_results,
+)
 from casemill.mining.toolspec import ToolSpecs
 
 if TYPE_CHECKING:
@@ -88,92 +93,6 @@ class MineOptions:
     # False: every case kept (none checked against `existing` either), for `merge_results` to
     # deduplicate the parts of a run together, in order
     dedup: bool = True
-
-
-class MineSummary(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    files: tuple[str, ...] = ()
-    redacted: bool = True
-    bytes_read: int = 0
-    conversations_read: int = 0
-    conversations_mined: int = 0
-    model_calls_joined: int = 0  # lines of model calls joined into conversations (read)
-    capped_conversations: int = 0
-    capped_decision_points: int = 0
-    cases: dict[str, int] = {}
-    confidence: dict[str, int] = {}
-    domains: dict[str, int] = {}
-    duplicates: dict[str, int] = {}
-    redactions: dict[str, int] = {}
-    quarantined: dict[str, int] = {}
-
-    @property
-    def cases_total(self) -> int:
-        return sum(self.cases.values())
-
-
-class MineResult(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
-    cases: tuple[Case, ...] = ()
-    quarantined: tuple[Quarantined, ...] = ()
-    summary: MineSummary = MineSummary()
-    raw_values: tuple[dict[str, str], ...] = ()  # only when asked for (keep_raw)
-
-
-@dataclass
-class Tally:
-    files: list[str] = field(default_factory=list)
-    bytes_read: int = 0
-    conversations_read: int = 0
-    conversations_mined: int = 0
-    model_calls: int = 0
-    capped: int = 0
-    capped_decisions: int = 0
-    cases: Counter = field(default_factory=Counter)
-    confidence: Counter = field(default_factory=Counter)
-    domains: Counter = field(default_factory=Counter)
-    duplicates: Counter = field(default_factory=Counter)
-    redactions: Counter = field(default_factory=Counter)
-    quarantined: Counter = field(default_factory=Counter)
-
-    def add_case(self, case: Case | PackedCase) -> None:
-        if isinstance(case, PackedCase):
-            kind, confidence = case.kind, case.confidence
-        else:
-            kind, confidence = counted_as(case)
-        self.cases[kind] += 1
-        self.confidence[confidence] += 1
-        self.domains[case.domain] += 1
-
-    def summary(self, redacted: bool) -> MineSummary:
-        def d(c: Counter) -> dict[str, int]:
-            return dict(sorted(c.items()))
-
-        return MineSummary(
-            files=tuple(self.files),
-            redacted=redacted,
-            bytes_read=self.bytes_read,
-            conversations_read=self.conversations_read,
-            conversations_mined=self.conversations_mined,
-            model_calls_joined=self.model_calls,
-            capped_conversations=self.capped,
-            capped_decision_points=self.capped_decisions,
-            cases=d(self.cases),
-            confidence=d(self.confidence),
-            domains=d(self.domains),
-            duplicates=d(self.duplicates),
-            redactions=d(self.redactions),
-            quarantined=d(self.quarantined),
-        )
-
-
-def counted_as(case: Case) -> tuple[str, str]:
-    """The kind (the miner's last step) and the label confidence the summary counts a case by."""
-    provenance = case.provenance
-    operators = provenance.operators
-    return operators[-1].name if operators else "case", provenance.label_confidence or "unknown"
 
 
 def label_from_path(path: Path) -> str:
@@ -504,44 +423,4 @@ def mine_file(
         existing=existing,
         csv_mapping=csv_mapping,
         options=options,
-    )
-
-
-def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) -> MineResult:
-    """Several per-file results as one, deduplicated across files: each case against the
-    corpus (`existing`) and the cases before it, the results taken in order."""
-    cases, quarantined, raw = [], [], []
-    tally = Tally()
-    redacted = True
-    with MinedDeduper(existing) as deduper:
-        for result in results:
-            s = result.summary
-            redacted = redacted and s.redacted
-            tally.files += s.files
-            tally.bytes_read += s.bytes_read
-            tally.conversations_read += s.conversations_read
-            tally.conversations_mined += s.conversations_mined
-            tally.model_calls += s.model_calls_joined
-            tally.capped += s.capped_conversations
-            tally.capped_decisions += s.capped_decision_points
-            for counter, values in (
-                (tally.duplicates, s.duplicates),
-                (tally.redactions, s.redactions),
-                (tally.quarantined, s.quarantined),
-            ):
-                counter.update(values)
-            for case in result.cases:
-                where, _ = deduper.check(case)
-                if where is not None:
-                    tally.duplicates[where] += 1
-                    continue
-                tally.add_case(case)
-                cases.append(case)
-            quarantined += result.quarantined
-            raw += result.raw_values
-    return MineResult(
-        cases=tuple(cases),
-        quarantined=tuple(quarantined),
-        summary=tally.summary(redacted),
-        raw_values=tuple(raw),
     )
