@@ -14,14 +14,7 @@ from typer.testing import CliRunner
 from casemill import plugins
 from casemill.cli import app
 from casemill.errors import UserError
-from tests.evaluation.scoring.casebuild import (
-    GOOD_REFUND,
-    GOOD_REFUND_REPLY,
-    cancel_case,
-    clarify_case,
-    refund_case,
-    trajectory,
-)
+from tests.evaluation.scoring import casebuild as cb
 from tests.plugin_package import DISTRIBUTION, ENTRY_POINTS, MODULE, forget, install
 
 runner = CliRunner()
@@ -116,7 +109,9 @@ def test_a_plugin_that_does_not_load_names_its_entry_point(extras, group, value,
 def test_an_operator_of_another_package_runs_in_expand(extras, tmp_path):
     extras()
     seeds = tmp_path / "seeds.jsonl"
-    seeds.write_text("".join(c.model_dump_json() + "\n" for c in (refund_case(), cancel_case())))
+    seeds.write_text(
+        "".join(c.model_dump_json() + "\n" for c in (cb.refund_case(), cb.cancel_case()))
+    )
     out = tmp_path / "out.jsonl"
     result = runner.invoke(
         app, ["expand", "--seeds", str(seeds), "-o", str(out), "--operators", "thanks_suffix"]
@@ -138,7 +133,10 @@ def test_a_metric_of_another_package_is_in_every_result_and_the_summary(extras, 
     extras()
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
-        "".join(c.model_dump_json() + "\n" for c in (refund_case(), cancel_case(), clarify_case()))
+        "".join(
+            c.model_dump_json() + "\n"
+            for c in (cb.refund_case(), cb.cancel_case(), cb.clarify_case())
+        )
     )
     run = tmp_path / "run"
     result = runner.invoke(
@@ -175,8 +173,8 @@ def test_a_metric_registered_at_run_time_is_scored_and_one_that_raises_is_a_note
         def __call__(self, trial):
             raise ZeroDivisionError("no")
 
-    case = refund_case()
-    done = trajectory(case, GOOD_REFUND, GOOD_REFUND_REPLY)
+    case = cb.refund_case()
+    done = cb.trajectory(case, cb.GOOD_REFUND, cb.GOOD_REFUND_REPLY)
     plugins.register("metric", Calls())
     plugins.register("metric", Broken)  # a class is made without arguments
     try:
@@ -199,9 +197,9 @@ def test_a_gate_rule_names_a_check_of_another_package(extras):
     from casemill.evaluation.scoring import score, summarize
 
     extras()
-    cases = [refund_case(), cancel_case()]
-    replies = [(GOOD_REFUND, GOOD_REFUND_REPLY), ([], "Done.")]
-    scores = [score(c, trajectory(c, *r)) for c, r in zip(cases, replies, strict=True)]
+    cases = [cb.refund_case(), cb.cancel_case()]
+    replies = [(cb.GOOD_REFUND, cb.GOOD_REFUND_REPLY), ([], "Done.")]
+    scores = [score(c, cb.trajectory(c, *r)) for c, r in zip(cases, replies, strict=True)]
     summary = summarize(cases, scores)
     words = {c.id: summary.per_case[c.id]["reply_words"] for c in cases}
     limit = min(words.values())
