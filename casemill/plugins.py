@@ -135,6 +135,7 @@ class Plugin:
 
 _REGISTERED: dict[tuple[str, str], tuple[Plugin, Any]] = {}
 _LOADED: dict[tuple[str, str], Any] = {}
+_ADDED: dict[str, list[str]] = {}  # `added`, by kind
 
 
 def kind(kind_id: str) -> PluginKind:
@@ -154,6 +155,16 @@ def declared(kind_id: str) -> dict[str, Plugin]:
 def names(kind_id: str) -> list[str]:
     """The names `get(kind_id, ...)` answers to, sorted (loading none of them)."""
     return sorted(declared(kind_id))
+
+
+def added(kind_id: str) -> list[str]:
+    """The names of `kind_id` that are not Casemill's own (declared by other packages, or
+    registered), sorted; kept until the next `register`, `unregister` or `refresh` (the scorer
+    asks on every trial)."""
+    found = _ADDED.get(kind_id)
+    if found is None:
+        found = _ADDED[kind_id] = [n for n in names(kind_id) if not is_built_in(kind_id, n)]
+    return found
 
 
 def is_built_in(kind_id: str, name: str) -> bool:
@@ -191,11 +202,6 @@ def get(kind_id: str, name: str) -> Any:
     return obj
 
 
-def load_all(kind_id: str) -> dict[str, Any]:
-    """Every plugin of `kind_id`, loaded, by name (the first failure raises)."""
-    return {name: find(kind_id, name) for name in names(kind_id)}
-
-
 def register(kind_id: str, obj: Any, name: str | None = None, *, replace: bool = False) -> Any:
     """Make `obj` known as `name` (default: its `name` attribute) in this process, checked as a
     declared one is; a taken name needs `replace=True`, and a built-in name cannot be taken."""
@@ -214,12 +220,14 @@ def register(kind_id: str, obj: Any, name: str | None = None, *, replace: bool =
     checked = _checked(obj, plugin)
     _REGISTERED[(kind_id, name)] = (plugin, checked)
     _LOADED.pop((kind_id, name), None)
+    _ADDED.clear()
     return checked
 
 
 def unregister(kind_id: str, name: str) -> None:
     """Forget what `register` added as `name` (nothing when it added nothing)."""
     _REGISTERED.pop((kind(kind_id).id, name), None)
+    _ADDED.clear()
 
 
 def refresh() -> None:
@@ -227,6 +235,7 @@ def refresh() -> None:
     them (registered objects stay)."""
     _scan.cache_clear()
     _LOADED.clear()
+    _ADDED.clear()
 
 
 @dataclass(frozen=True)
@@ -272,10 +281,11 @@ def _scan() -> dict[str, tuple[dict[str, Plugin], dict[str, str]]]:
     each, raised when the name is asked for). A name Casemill declares stays Casemill's: another
     package declaring it is ignored, with a warning."""
     out: dict[str, tuple[dict[str, Plugin], dict[str, str]]] = {}
+    every = entry_points()  # one pass over the installed distributions, for all the groups
     for k in KINDS.values():
         found: dict[str, Plugin] = {}
         conflicts: dict[str, str] = {}
-        for ep in entry_points(group=k.group):
+        for ep in every.select(group=k.group):
             plugin = _plugin(k.id, ep)
             taken = found.get(ep.name)
             if taken is None or taken.target == plugin.target:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from importlib.metadata import EntryPoints
 from pathlib import Path
 
 import pytest
@@ -260,7 +261,7 @@ def test_two_packages_declaring_one_name_are_refused_when_it_is_asked_for(extras
 
 
 def test_missing_casemill_metadata_says_to_sync(monkeypatch):
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [])
+    monkeypatch.setattr(plugins, "entry_points", lambda: EntryPoints(()))
     plugins.refresh()
     try:
         with pytest.raises(UserError, match="run `uv sync` in the checkout"):

@@ -67,10 +67,7 @@ def load_agent(
 def spec_help() -> str:
     """The specs `load_agent` understands: the built-in ones, then `NAME:...` for each prefix
     an installed package adds."""
-    added = [
-        f"{n}:..." for n in plugins.names(PLUGIN_KIND) if not plugins.is_built_in(PLUGIN_KIND, n)
-    ]
-    return ", ".join([SPEC_HELP, *added])
+    return ", ".join([SPEC_HELP, *(f"{n}:..." for n in plugins.added(PLUGIN_KIND))])
 
 
 def agent_settings(agent: Agent) -> dict[str, Any]:

@@ -68,11 +68,7 @@ class Metric(Protocol):
 def plugin_metrics() -> list[Any]:
     """The metrics installed packages (or `plugins.register`) add, by name; Casemill's own
     are left out (the scorer computes them)."""
-    return [
-        plugins.get(PLUGIN_KIND, name)
-        for name in plugins.names(PLUGIN_KIND)
-        if not plugins.is_built_in(PLUGIN_KIND, name)
-    ]
+    return [plugins.get(PLUGIN_KIND, name) for name in plugins.added(PLUGIN_KIND)]
 
 
 def check_metric(obj: Any, plugin: plugins.Plugin) -> Any:
