@@ -77,8 +77,20 @@ SOURCE = textwrap.dedent(
 
 
     class Lines:
-        def parse(self, path, **options):
-            return iter(())
+        """`role| text` a line, a blank line between conversations."""
+
+        def parse(self, path, *, max_turns, progress=None, **options):
+            from casemill.mining.model import Conversation, Message
+
+            blocks = path.read_text().split("\\n\\n")
+            for number, block in enumerate(blocks, 1):
+                pairs = [line.split("| ", 1) for line in block.splitlines() if line.strip()]
+                messages = [Message(role=r, content=t) for r, t in pairs][:max_turns]
+                if messages:
+                    yield Conversation(
+                        id=f"c{number}", messages=messages, file=str(path), line=number,
+                        format="lines", total_messages=len(pairs),
+                    )
 
 
     class NoVersion:

@@ -19,6 +19,13 @@ from tests.evaluation.scoring import casebuild as cb
 from tests.plugin_package import DISTRIBUTION, ENTRY_POINTS, MODULE, forget, install
 
 runner = CliRunner()
+LOG = (
+    "customer| My mug arrived cracked, order W1001.\n"
+    "assistant| Sorry to hear that, I will look into it.\n"
+    "\n"
+    "customer| Cancel order W1001 please, it has not shipped.\n"
+    "assistant| Done, it is cancelled.\n"
+)
 
 
 @pytest.fixture
@@ -239,10 +246,28 @@ def test_a_log_format_of_another_package_is_a_format_name(extras, tmp_path):
     assert list(FORMATS) == ["openai-jsonl", "transcript", "csv", "otel", "lines"]
     assert "lines" in FORMATS and "nope" not in FORMATS
     log = tmp_path / "a.log"
-    log.write_text("hi\n")
-    assert list(get_parser("lines")(log, max_turns=5)) == []
+    log.write_text(LOG)
+    (first, second) = get_parser("lines")(log, max_turns=5)
+    assert [m.role for m in first.messages] == ["customer", "assistant"]
+    assert second.messages[0].content == "Cancel order W1001 please, it has not shipped."
     assert carried("lines") == {} and spans_files([log], "lines") is False
     assert spans_files([log], "otel") is True and set(carried("otel")) == {"carry"}
+
+
+def test_casemill_mine_reads_a_log_format_of_another_package(extras, tmp_path):
+    extras()
+    log = tmp_path / "chat.log"
+    log.write_text(LOG)
+    out = tmp_path / "mined.jsonl"
+    result = runner.invoke(app, ["mine", str(log), "--format", "lines", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    mined = [json.loads(line) for line in out.read_text().splitlines()]
+    assert mined and all(c["provenance"]["origin"] == "mined" for c in mined)
+    assert {c["provenance"]["source"]["file"] for c in mined} == {str(log)}
+    bad = runner.invoke(app, ["mine", str(log), "--format", "line", "-o", str(out)])
+    assert "--format 'line' is not one of openai-jsonl, transcript, csv, otel, lines" in str(
+        bad.exception
+    )
 
 
 def test_a_built_in_name_another_package_declares_is_ignored(extras, caplog):
