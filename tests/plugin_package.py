@@ -93,6 +93,24 @@ SOURCE = textwrap.dedent(
                     )
 
 
+    def export_ids(cases, path):
+        """One case id a line."""
+        from casemill.formats import ExportResult
+
+        ids = [c.id for c in cases]
+        open(path, "w").write("".join(i + "\\n" for i in ids))
+        return ExportResult(format="ids", path=str(path), written=len(ids))
+
+
+    def import_cases(path, label=None):
+        """Casemill's own JSONL, tagged with `label`."""
+        from casemill.case.model import Case
+        from casemill.formats import ImportResult
+
+        cases = [Case.model_validate_json(line) for line in open(path)]
+        return ImportResult(format="cases", source=str(path), read=len(cases), cases=tuple(cases))
+
+
     class NoVersion:
         name = "no_version"
 
@@ -111,6 +129,8 @@ ENTRY_POINTS = {
     "casemill.gate_checks": {"most": f"{MODULE}:MostWords"},
     "casemill.agents": {"echo": f"{MODULE}:echo"},
     "casemill.log_formats": {"lines": f"{MODULE}:Lines"},
+    "casemill.exporters": {"ids": f"{MODULE}:export_ids"},
+    "casemill.importers": {"cases": f"{MODULE}:import_cases"},
 }
 
 

@@ -270,6 +270,29 @@ def test_casemill_mine_reads_a_log_format_of_another_package(extras, tmp_path):
     )
 
 
+def test_import_and_export_use_the_formats_of_another_package(extras, tmp_path):
+    extras()
+    cases = tmp_path / "cases.jsonl"
+    made = (cb.refund_case(), cb.cancel_case())
+    cases.write_text("".join(c.model_dump_json() + "\n" for c in made))
+    out = tmp_path / "ids.txt"
+    result = runner.invoke(app, ["export", str(cases), "--to", "ids", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().split() == [c.id for c in made]
+    back = tmp_path / "back.jsonl"
+    imported = runner.invoke(
+        app, ["import", str(cases), "--from", "cases", "--label", "x", "-o", str(back), "--json"]
+    )
+    assert imported.exit_code == 0, imported.output
+    assert [json.loads(line)["id"] for line in back.read_text().splitlines()] == [
+        c.id for c in made
+    ]
+    refused = runner.invoke(app, ["import", str(cases), "--from", "chapter", "--label", "x"])
+    assert str(refused.exception) == (
+        "--label is only for --from cases or companion (the generic domain's label)"
+    )
+
+
 def test_a_built_in_name_another_package_declares_is_ignored(extras, caplog):
     caplog.set_level(logging.WARNING)
     extras({"casemill.operators": {"casing": f"{MODULE}:thanks_suffix"}})
