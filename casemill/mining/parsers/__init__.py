@@ -1,6 +1,9 @@
-"""Log parsers, one a format, each a `casemill.log_formats` entry point (`--format NAME`: the
-built-in ones in `casemill.mining.parsers.formats`, declared in Casemill's `pyproject.toml`). Each is `parse(path, *, max_turns, progress, **options)` yielding
+"""Log parsers, one a format. Each is `parse(path, *, max_turns, progress, **options)` yielding
 `Conversation`s and `Quarantined` records in file order, in constant memory.
+
+A format is a `LogFormat` plugin: `--format NAME` names a `casemill.log_formats` entry point
+(Casemill's own in `casemill.mining.parsers.formats`, declared in its `pyproject.toml`; a
+package adds one the same way, see docs/plugins.md).
 
 The records of some formats may go on from one file into the next (`spans_files`): OTel
 traces, conversations of model calls. Their parser takes what it carries across the files of a
