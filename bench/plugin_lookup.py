@@ -8,10 +8,16 @@ where the first lookup is measured, in-process otherwise."""
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import description, figure  # noqa: E402
 
 FIRST = """
 import time
@@ -44,16 +50,23 @@ def per_call_us(fn, n: int = 20_000) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=description(__doc__))
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes to time")
+    args = parser.parse_args()
+
     from casemill import plugins
     from casemill.evaluation.scoring.plugins import plugin_metrics
 
-    imported, scanned = first_scan_s()
+    imported, scanned = first_scan_s(args.runs)
     print(f"fresh process: import casemill.plugins {imported:.3f} s, first scan {scanned:.3f} s")
+    figure("first entry-point scan", round(scanned, 4), "—", "s")
     print(
         f"find('operator', 'casing') once loaded: {per_call_us(lambda: plugins.find('operator', 'casing')):.2f} us"
     )
     print(f"names('metric'): {per_call_us(lambda: plugins.names('metric')):.2f} us")
-    print(f"plugin_metrics() per trial (none installed): {per_call_us(plugin_metrics):.2f} us")
+    per_trial = per_call_us(plugin_metrics)
+    print(f"plugin_metrics() per trial (none installed): {per_trial:.2f} us")
+    figure("plugin-metric check per trial", round(per_trial, 3), "—", "us")
 
 
 if __name__ == "__main__":
