@@ -165,6 +165,15 @@ def test_a_metric_of_another_package_is_in_every_result_and_the_summary(extras, 
     assert summary["metric_versions"]["reply_words"] == "1"
 
 
+def test_a_metric_that_does_not_load_stops_scoring_before_any_trial(extras):
+    from casemill.evaluation.scoring.pipeline import score_all
+
+    extras({"casemill.metrics": {"no_version": f"{MODULE}:NoVersion"}})
+    case = cb.refund_case()
+    with pytest.raises(UserError, match="metric 'no_version' from package .* lacks version"):
+        score_all([case], [cb.trajectory(case, cb.GOOD_REFUND, cb.GOOD_REFUND_REPLY)])
+
+
 def test_a_metric_registered_at_run_time_is_scored_and_one_that_raises_is_a_note():
     from casemill.evaluation.scoring import score
 
