@@ -29,6 +29,7 @@ from casemill.cli import review as _review  # noqa: E402,F401
 from casemill.cli import eval as _eval  # noqa: E402,F401
 from casemill.cli import runs as _runs  # noqa: E402,F401
 from casemill.cli import pipeline as _pipeline  # noqa: E402,F401
+from casemill.cli import plugins as _plugins  # noqa: E402,F401
 
 
 def main() -> None:

@@ -2,47 +2,53 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections import Counter
-from enum import StrEnum
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
-from casemill.formats import EXPORTERS, ImportResult, write_quarantine
+from casemill.formats import EXPORTERS, IMPORTERS, ImportResult, write_quarantine
 from casemill.formats.cases_io import load_located, write_cases
-from casemill.formats.chapter import import_chapter
-from casemill.formats.companion import import_companion
-from casemill.formats.tau2 import import_tau2
 from casemill.validation.findings import Finding
 
-
-class ImportFormat(StrEnum):
-    chapter = "chapter"
-    companion = "companion"
-    tau2 = "tau2"
+# what each option of `casemill import` is, for the formats whose importer takes it
+OPTIONS = {"environment": "the tau2 database, db.json", "label": "the generic domain's label"}
 
 
-class ExportFormat(StrEnum):
-    chapter = "chapter"
-    companion = "companion"
+def _run_import(fmt: str, src: Path, environment: Path | None, label: str | None) -> ImportResult:
+    """Import `src` with the importer `fmt` names (a `casemill.importers` plugin), giving it
+    only the options its signature takes; an option it does not take is refused."""
+    importer = _plugin(IMPORTERS, fmt, "--from")
+    given = {k: v for k, v in (("environment", environment), ("label", label)) if v is not None}
+    for option in given:
+        takers = [n for n in IMPORTERS if _takes(IMPORTERS[n], option)]
+        if fmt not in takers:
+            raise UserError(
+                f"--{option} is only for --from {' or '.join(takers) or '(no format)'} "
+                f"({OPTIONS[option]})"
+            )
+    return importer(src, **given)
 
 
-def _run_import(
-    fmt: ImportFormat, src: Path, environment: Path | None, label: str | None
-) -> ImportResult:
-    if environment is not None and fmt is not ImportFormat.tau2:
-        raise UserError("--environment is only for --from tau2 (the tau2 database, db.json)")
-    if label is not None and fmt is not ImportFormat.companion:
-        raise UserError("--label is only for --from companion (the generic domain's label)")
-    if fmt is ImportFormat.tau2:
-        return import_tau2(src, environment)
-    if fmt is ImportFormat.companion:
-        return import_companion(src, label)
-    return import_chapter(src)
+def _takes(fn: object, option: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return option in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _plugin(registry: Mapping[str, Any], fmt: str, option: str) -> Any:
+    if fmt not in registry:
+        raise UserError(f"{option} {fmt!r} is not one of {', '.join(registry)}")
+    return registry[fmt]
 
 
 def _check_targets(sources: list[Path | None], targets: dict[str, Path | None]) -> None:
@@ -73,7 +79,9 @@ def _print_summary(result: ImportResult, out: Path | None, quarantine: Path | No
 @app.command("import")
 def import_cmd(
     src: Path = typer.Argument(..., help="the file to import"),
-    fmt: ImportFormat = typer.Option(..., "--from", help="the source format"),
+    fmt: str = typer.Option(
+        ..., "--from", help="the source format: chapter, companion, tau2, or one a package adds"
+    ),
     environment: Path | None = typer.Option(
         None, "--environment", help="tau2: db.json (default: beside SRC)"
     ),
@@ -115,15 +123,18 @@ def export_cmd(
     src: Path = typer.Argument(
         ..., help="a JSONL file of cases, a corpus folder, or a folder of case files"
     ),
-    fmt: ExportFormat = typer.Option(..., "--to", help="the target format"),
+    fmt: str = typer.Option(
+        ..., "--to", help="the target format: chapter, companion, or one a package adds"
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="the file to write"),
 ) -> None:
     """Export cases to another format. Exit 1 when a case could not be read or exported."""
+    exporter = _plugin(EXPORTERS, fmt, "--to")
     _check_targets([src], {"--out": out})
     located, bad = load_located(src)
     cases = [c.case for c in located]
-    result = EXPORTERS[fmt.value](cases, out)
-    said = f"wrote {result.written} of {len(cases)} cases to {out} ({fmt.value})"
+    result = exporter(cases, out)
+    said = f"wrote {result.written} of {len(cases)} cases to {out} ({fmt})"
     if result.skipped:
         said += f"; skipped {len(result.skipped)} ({skipped_reasons(result.skipped)})"
     if result.narrowed:

@@ -43,7 +43,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, get_args
 
 from pydantic import (
     BaseModel,
@@ -102,7 +102,7 @@ CLOSED_VALUES: dict[str, tuple[str, ...]] = {
 class Rule(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["threshold", "no_regression"] = "threshold"
+    kind: str = "threshold"  # or a gate check a package declares (gate_checks.known_kind)
     name: str = ""
     metric: str
     # strict: a quoted bound (min = "0.9") is a mistake in the file, not a number to convert
@@ -110,6 +110,14 @@ class Rule(BaseModel):
     max: float | None = Field(default=None, strict=True)
     where: dict[str, str | list[str]] = Field(default_factory=dict)
     min_cases: int = Field(default=0, ge=0)
+    args: dict[str, Any] = Field(default_factory=dict)  # for a gate check a package provides
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        from casemill.evaluation.gate_checks import known_kind
+
+        return known_kind(value)
 
     @field_validator("metric")
     @classmethod
@@ -164,6 +172,8 @@ class Rule(BaseModel):
             raise ValueError("a threshold rule needs 'min' or 'max'")
         if self.kind == "no_regression" and (self.min is not None or self.max is not None):
             raise ValueError("a no_regression rule takes no 'min' or 'max'")
+        if self.args and self.kind in ("threshold", "no_regression"):
+            raise ValueError(f"a {self.kind} rule takes no 'args' (a check a package adds does)")
         return self
 
     def label(self, index: int) -> str:
@@ -175,6 +185,8 @@ class Rule(BaseModel):
         if self.max is not None:
             bounds.append(f"<= {self.max:g}")
         what = "no regression" if self.kind == "no_regression" else " and ".join(bounds)
+        if self.kind not in ("threshold", "no_regression"):
+            what = " ".join([self.kind, *bounds])
         return f"rule {index + 1}: {self.metric} {what}{self.slice_text()}"
 
     def slice_text(self) -> str:
@@ -490,6 +502,9 @@ def check_gate(
         too_few = _too_few(rule, label, ids)
         if too_few is not None:
             result, failure = too_few
+        elif rule.kind not in ("threshold", "no_regression"):
+            view = (per_case, successes, case_map, summary, baseline)
+            result, failure = _plugin(rule, label, ids, *view)
         elif pass_k_of(rule.metric):
             result, failure = _pass_k(rule, label, ids, successes, baseline, summary)
         elif rule.kind == "threshold":
@@ -506,3 +521,11 @@ def check_gate(
     return GateVerdict(
         gate=gate.source, passed=not failures, failures=tuple(failures), rules=tuple(results)
     )
+
+
+def _plugin(rule: Rule, label: str, ids: list[str], *view: Any):
+    """A rule whose kind a package's gate check provides (`gate_checks.plugin_rule`); `view`:
+    the per-case means, the trials' successes, the cases, the summary and the baseline."""
+    from casemill.evaluation.gate_checks import GateSlice, plugin_rule
+
+    return plugin_rule(rule, label, GateSlice(rule, tuple(ids), *view))

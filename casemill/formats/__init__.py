@@ -23,8 +23,20 @@ has a place for them, and their importers forbid only what the outcome's rule fo
 for a refusal). Skipping every such case would drop most of an export, so the case is written
 and named instead (`ExportResult.narrowed`, a warning with the calls it lost), and
 `casemill export` lists each with its file and line.
+
+Importers and exporters are Casemill plugins (`casemill.plugins`): `IMPORTERS` and `EXPORTERS`
+read the `casemill.importers` and `casemill.exporters` entry points, where Casemill declares its
+own and a package adds a format (`casemill import --from NAME`, `casemill export --to NAME`).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from casemill import plugins
+from casemill.case.model import Case
 from casemill.formats.chapter import export_chapter, import_chapter
 from casemill.formats.companion import export_companion, import_companion
 from casemill.formats.result import (
@@ -36,15 +48,55 @@ from casemill.formats.result import (
 )
 from casemill.formats.tau2 import import_tau2
 
-IMPORTERS = {"chapter": import_chapter, "companion": import_companion, "tau2": import_tau2}
-EXPORTERS = {"chapter": export_chapter, "companion": export_companion}
+
+class Importer(Protocol):
+    """What a `casemill.importers` entry point names: cases read from `path`, every bad record
+    quarantined with located findings. Options (`environment`, `label`) come by keyword, and
+    only those its signature names are given."""
+
+    def __call__(self, path: str | Path, /, **options: Any) -> ImportResult: ...
+
+
+class Exporter(Protocol):
+    """What a `casemill.exporters` entry point names: `cases` written to `path`, a case the
+    format cannot hold skipped with a finding saying why."""
+
+    def __call__(self, cases: Iterable[Case], path: str | Path, /) -> ExportResult: ...
+
+
+class _Registered(Mapping[str, Any]):
+    """The importers or exporters by name, read from the plugin registry when asked."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __getitem__(self, name: str) -> Any:
+        found = plugins.find(self.kind, name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(plugins.names(self.kind))
+
+    def __len__(self) -> int:
+        return len(plugins.names(self.kind))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in plugins.names(self.kind)
+
+
+IMPORTERS: Mapping[str, Importer] = _Registered("importer")
+EXPORTERS: Mapping[str, Exporter] = _Registered("exporter")
 
 __all__ = [
     "EXPORTERS",
     "IMPORTERS",
     "ExportResult",
+    "Exporter",
     "FieldProblem",
     "ImportResult",
+    "Importer",
     "Quarantined",
     "export_chapter",
     "export_companion",

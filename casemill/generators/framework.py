@@ -1,6 +1,8 @@
 """The operator framework: registration, per-candidate randomness, provenance stamping.
 
-An operator is a function `(case, rng, **args) -> list[Case]` registered with `@operator`. It
+An operator is a function `(case, rng, **args) -> list[Case]` registered with `@operator` and
+declared under the `casemill.operators` entry points (Casemill's own in its `pyproject.toml`, a
+user's in theirs: see docs/plugins.md); `get_operator` imports its module when first asked. It
 builds its new cases with `derive()` (never by mutation) and leaves lineage to the framework:
 `apply_operator` resolves the arguments (defaults included), gives the operator a `random.Random`
 derived from (global seed, parent id, operator name, index) with a stable hash, and stamps every
@@ -13,13 +15,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from casemill import plugins
 from casemill.case.model import Case, OperatorStep, Provenance, Review
 from casemill.errors import UserError
+
+log = logging.getLogger(__name__)
+PLUGIN_KIND = "operator"
 
 KINDS: tuple[str, ...] = (
     "noise",
@@ -185,27 +192,52 @@ def _qualname(fn: Callable[..., Any]) -> str:
 
 
 def get_operator(name: str) -> OperatorSpec:
-    _load_builtins()
-    if name not in REGISTRY:
+    """The operator called `name`: one registered by `@operator` in this process, or one an
+    installed package (Casemill included) declares under the `casemill.operators` entry points."""
+    found = REGISTRY.get(name) or plugins.find(PLUGIN_KIND, name)
+    if found is None:
         raise UserError(f"unknown operator {name!r}; run `casemill ops list` to see them")
-    return REGISTRY[name]
+    return found
 
 
 def all_operators() -> list[OperatorSpec]:
-    _load_builtins()
+    """Every operator, built-in, declared or registered, by kind then name. One that fails to
+    load is left out with a warning (`casemill plugins list` shows its error)."""
+    for name in plugins.names(PLUGIN_KIND):
+        try:
+            plugins.find(PLUGIN_KIND, name)
+        except UserError as exc:
+            log.warning("operator %r left out: %s", name, exc)
     return sorted(REGISTRY.values(), key=lambda s: (KINDS.index(s.kind), s.name))
 
 
-def _load_builtins() -> None:
-    from casemill.generators import (  # noqa: F401
-        adversarial,
-        faults,
-        flips,
-        interpolation,
-        llm_ops,
-        noise,
-        swaps,
-    )
+class Operator(Protocol):
+    """What a `casemill.operators` entry point names: a function `(case, rng, **args) ->
+    list[Case]` registered with `@operator` (or the `OperatorSpec` it made)."""
+
+    def __call__(self, case: Case, rng: random.Random, /, **args: Any) -> list[Case]: ...
+
+
+def operator_plugin(obj: Any, plugin: Any) -> OperatorSpec:
+    """The `OperatorSpec` of an entry point's object (the `casemill.plugins` check of the
+    operator kind): the function must be registered by `@operator` under the entry point's name."""
+    spec = obj if isinstance(obj, OperatorSpec) else _spec_of(obj)
+    if spec is None:
+        raise UserError(
+            f"{plugin.who} is not an operator: decorate the function with "
+            "@casemill.generators.operator(kind=..., name=..., version=..., label_rule=...) "
+            "(see docs/operators.md)"
+        )
+    if spec.name != plugin.name:
+        raise UserError(
+            f"{plugin.who} is registered as {spec.name!r}; the two must be the same (chains and "
+            "provenance name the operator by it)"
+        )
+    return spec
+
+
+def _spec_of(fn: Any) -> OperatorSpec | None:
+    return next((s for s in REGISTRY.values() if s.fn is fn), None)
 
 
 def stable_int(*parts: Any) -> int:

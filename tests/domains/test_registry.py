@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from casemill import plugins
 from casemill.case.model import Case, Environment, Expected, ExpectedCall, Turn
-from casemill.domains import get_domain, known_domains, register_domain, registry
+from casemill.domains import get_domain, known_domains, register_domain
 from casemill.errors import UserError
 from casemill.replay import replay
 
@@ -113,12 +114,12 @@ def installed(tmp_path, monkeypatch):
     def _install(entry_points: dict[str, str], name: str = "bookings-pack") -> Path:
         folder = install(tmp_path / name, entry_points, name)
         monkeypatch.syspath_prepend(str(folder))
-        registry._declared.cache_clear()
+        plugins.refresh()
         return folder
 
     yield _install
-    registry._declared.cache_clear()
-    registry._REGISTERED.clear()
+    plugins.refresh()
+    plugins.unregister("domain", "bookings")
     sys.modules.pop("bookings_pack", None)
 
 

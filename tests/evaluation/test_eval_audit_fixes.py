@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from casemill import plugins
 from casemill.cli import app
-from casemill.domains import registry
 from casemill.errors import UserError
 from casemill.evaluation.agents import AgentError, AgentReply, Episode, RetryPolicy
 from casemill.evaluation.agents.http_agent import HTTPAgent
@@ -74,10 +74,10 @@ def broken_pack(tmp_path, monkeypatch):
     )
     (info / "entry_points.txt").write_text(f"[casemill.domains]\nbookings = {ENTRY_POINT}\n")
     monkeypatch.syspath_prepend(str(site))
-    registry._declared.cache_clear()
+    plugins.refresh()
     yield
-    registry._declared.cache_clear()
-    registry._REGISTERED.clear()
+    plugins.refresh()
+    plugins.unregister("domain", "bookings")
     sys.modules.pop("my_agent", None)
 
 

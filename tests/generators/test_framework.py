@@ -117,6 +117,8 @@ def test_an_operator_name_taken_by_another_function_is_refused():
     def my_slang(case, rng):
         return []
 
-    with pytest.raises(ValueError, match="'slang' is registered twice, by casemill.generators.noise.slang"):
+    with pytest.raises(
+        ValueError, match="'slang' is registered twice, by casemill.generators.noise.slang"
+    ):
         operator(kind="noise", name="slang", version="9", label_rule="r")(my_slang)
     assert get_operator("slang").fn.__module__ == "casemill.generators.noise"

@@ -4,13 +4,16 @@ Specs `load_agent` understands:
 - `reference` / `reference:NAME`: the built-in rule-based support agent and its faulty variants;
 - `python:package.module:function`: a Python callable (sync or async);
 - `http://...` / `https://...`: an HTTP endpoint speaking `casemill-agent/1`;
-- `openai:MODEL`: an OpenAI-compatible model driven by Casemill's tool-calling loop.
+- `openai:MODEL`: an OpenAI-compatible model driven by Casemill's tool-calling loop;
+- `NAME:...`: a transport an installed package declares under the `casemill.agents` entry
+  points (docs/agents.md).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from casemill import plugins
 from casemill.errors import UserError
 from casemill.evaluation.agents.base import (
     AGENT_FAULT_KINDS,
@@ -27,13 +30,16 @@ from casemill.evaluation.agents.episode import case_messages, new_episode
 from casemill.evaluation.agents.retry import RetryPolicy
 from casemill.settings import Settings
 
+PLUGIN_KIND = "agent"
 SPEC_HELP = "reference, reference:NAME, python:package.module:function, http(s)://..., openai:MODEL"
 
 
 def takes_temperature(spec: str) -> bool:
     """Whether the agent `spec` names takes a sampling temperature from Casemill (`openai:MODEL`
     does; the others choose their own)."""
-    return spec.strip().startswith("openai:")
+    prefix, sep, _ = spec.strip().partition(":")
+    factory = plugins.find(PLUGIN_KIND, prefix) if sep else None
+    return bool(getattr(factory, "takes_temperature", False))
 
 
 def load_agent(
@@ -41,39 +47,27 @@ def load_agent(
 ) -> Agent:
     """The agent a spec names; `UserError` with what to write when the spec is not understood.
     `temperature` (None: the default, 0) is the sampling temperature of an `openai:MODEL` agent;
-    the other agents choose their own, so giving one to them is an error, not ignored."""
+    the other agents choose their own, so giving one to them is an error, not ignored.
+
+    The spec's prefix (before the first `:`) names a `casemill.agents` entry point, whose
+    factory makes the agent from the rest (`casemill.evaluation.agents.factories`)."""
     spec = spec.strip()
     if temperature is not None and not takes_temperature(spec):
         raise UserError(
             f"a temperature ({temperature:g}) is for openai:MODEL agents only; {spec!r} sets its "
             "own (leave --temperature out)"
         )
-    if spec == "reference" or spec.startswith("reference:"):
-        from casemill.evaluation.reference import reference_agent
+    prefix, sep, rest = spec.partition(":")
+    factory = plugins.find(PLUGIN_KIND, prefix) if prefix else None
+    if factory is None or not (sep or getattr(factory, "bare", False)):
+        raise UserError(f"unknown agent spec {spec!r}; expected one of: {spec_help()}")
+    return factory(rest, spec=spec, settings=settings, temperature=temperature)
 
-        return reference_agent(spec.partition(":")[2] or None)
-    if spec.startswith("python:"):
-        from casemill.evaluation.agents.python_agent import PythonAgent
 
-        return PythonAgent.from_spec(spec[len("python:") :])
-    if spec.startswith(("http://", "https://")):
-        from urllib.parse import urlsplit
-
-        from casemill.evaluation.agents.http_agent import HTTPAgent, shown_url
-
-        if not urlsplit(spec).hostname:
-            raise UserError(
-                f"agent URL {shown_url(spec)!r} names no host; write it as "
-                "http://HOST:PORT/PATH (e.g. http://localhost:8000/agent)"
-            )
-
-        timeout = (settings or Settings()).llm_timeout_s
-        return HTTPAgent(url=spec, timeout_s=timeout)
-    if spec.startswith("openai:"):
-        from casemill.evaluation.agents.openai_agent import OpenAIAgent
-
-        return OpenAIAgent.from_spec(spec[len("openai:") :], settings, temperature=temperature)
-    raise UserError(f"unknown agent spec {spec!r}; expected one of: {SPEC_HELP}")
+def spec_help() -> str:
+    """The specs `load_agent` understands: the built-in ones, then `NAME:...` for each prefix
+    an installed package adds."""
+    return ", ".join([SPEC_HELP, *(f"{n}:..." for n in plugins.added(PLUGIN_KIND))])
 
 
 def agent_settings(agent: Agent) -> dict[str, Any]:

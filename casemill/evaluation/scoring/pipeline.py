@@ -21,6 +21,7 @@ from casemill.evaluation.report import html, markdown, results
 from casemill.evaluation.scoring.aggregate import summarize
 from casemill.evaluation.scoring.caseset import case_set as case_set_of
 from casemill.evaluation.scoring.model import CaseScore, CaseSet, GateVerdict, Mode, RunSummary
+from casemill.evaluation.scoring.plugins import plugin_metrics
 from casemill.evaluation.scoring.registry import ScoringConfig
 from casemill.evaluation.scoring.scorer import score
 from casemill.evaluation.trajectory import Trajectory
@@ -62,7 +63,9 @@ def score_all(
     mode: Mode = "casemill",
     config: ScoringConfig | None = None,
 ) -> list[CaseScore]:
-    """Scores of every trajectory, plus an error record per case that has none."""
+    """Scores of every trajectory, plus an error record per case that has none. A metric
+    plugin that does not load stops here, before any trial is scored (`UserError`)."""
+    plugin_metrics()
     case_map = {c.id: c for c in cases}
     agent = trajectories[0].agent if trajectories else ""
     out, seen = [], set()

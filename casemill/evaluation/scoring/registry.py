@@ -3,6 +3,10 @@
 Bump a metric's version when its old values stop being comparable with new ones (a changed
 formula, a changed denominator); the versions land in every summary, so a comparison between two
 runs can tell when it compares different things.
+
+Each metric is declared under the `casemill.metrics` entry points (Casemill's own in its
+`pyproject.toml`, pointing at `BUILT_IN`); `spec` also answers for a metric a package adds
+(`casemill.evaluation.scoring.plugins`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,6 +30,11 @@ class MetricSpec:
     higher_is_better: bool
     description: str
     unit: str = "ratio"  # ratio (0..1), count, seconds, tokens, usd
+
+    def __call__(self, trial: Any) -> float | None:
+        """This metric's value on `trial` (a `scoring.plugins.Trial`): the scorer computes the
+        built-in metrics together, so the value is read from the trial's."""
+        return trial.metrics.get(self.name)
 
 
 _SPECS = (
@@ -78,6 +89,7 @@ CHAPTER_METRICS = (
 OPERATIONAL_METRICS = ("steps", "latency_s", "tokens", "cost_usd")
 
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
+BUILT_IN = SimpleNamespace(**METRICS)  # what Casemill's `casemill.metrics` entry points name
 
 JUDGE_PREFIX = "judge_"
 _PASS_K = re.compile(r"pass\^(\d+)")
@@ -108,7 +120,23 @@ def spec(name: str) -> MetricSpec | None:
             True,
             "chance that k trials all succeed: per case C(c, k) / C(n, k), averaged",
         )
-    return None
+    return plugin_spec(name)
+
+
+def plugin_spec(name: str) -> MetricSpec | None:
+    """The spec of a metric an installed package declares (None when none does)."""
+    from casemill import plugins
+
+    found = plugins.find("metric", name) if name and name not in METRICS else None
+    if found is None:
+        return None
+    return MetricSpec(
+        name,
+        found.version,
+        bool(getattr(found, "higher_is_better", True)),
+        str(getattr(found, "description", "") or (found.__doc__ or "").strip()),
+        str(getattr(found, "unit", "ratio")),
+    )
 
 
 def higher_is_better(name: str) -> bool:

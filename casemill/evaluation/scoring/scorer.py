@@ -10,6 +10,7 @@ from casemill.evaluation.scoring import metrics as m
 from casemill.evaluation.scoring.chapter import chapter_metrics
 from casemill.evaluation.scoring.context import SEMANTIC_LABEL, CaseContext, context_for
 from casemill.evaluation.scoring.model import CaseScore, Mode
+from casemill.evaluation.scoring.plugins import Trial, measure, plugin_metrics
 from casemill.evaluation.scoring.registry import ScoringConfig
 from casemill.evaluation.trajectory import Trajectory
 
@@ -41,9 +42,25 @@ def score(
         raise ValueError(f"trajectory of case {trajectory.case_id} scored against case {case.id}")
     config = config or DEFAULT_CONFIG
     ctx = context_for(case)
+    added = _Added(case, ctx, mode)
     if mode == "chapter":
-        return _score_chapter(ctx, trajectory, config)
-    return _score_casemill(ctx, trajectory, config, SEMANTIC_LABEL in case.tags.labels)
+        return _score_chapter(ctx, trajectory, config, added)
+    return _score_casemill(ctx, trajectory, config, SEMANTIC_LABEL in case.tags.labels, added)
+
+
+class _Added:
+    """The plugin metrics of one trial (`scoring.plugins`), added to its values in place."""
+
+    def __init__(self, case: Case, ctx: CaseContext, mode: Mode):
+        self.case, self.ctx, self.mode = case, ctx, mode
+
+    def __call__(self, t: Trajectory, values: dict, notes: list[str]) -> None:
+        if not plugin_metrics():
+            return
+        trial = Trial(self.case, t, self.ctx, dict(values), self.mode)
+        extra, failed = measure(trial)
+        values.update(extra)
+        notes.extend(failed)
 
 
 def _operational(trajectory: Trajectory, config: ScoringConfig) -> dict[str, float | None]:
@@ -58,7 +75,7 @@ def _operational(trajectory: Trajectory, config: ScoringConfig) -> dict[str, flo
 
 
 def _score_casemill(
-    ctx: CaseContext, t: Trajectory, config: ScoringConfig, semantic: bool
+    ctx: CaseContext, t: Trajectory, config: ScoringConfig, semantic: bool, added: _Added
 ) -> CaseScore:
     calls = t.calls
     reply = t.final_reply or ""
@@ -87,6 +104,7 @@ def _score_casemill(
     assertions = _assertions(t, completed, values, bool(violations), bool(excluded))
     success = all(assertions.values())
     values["task_success"] = 1.0 if success else 0.0
+    added(t, values, notes)
     values["overall"] = _overall(values, config, bool(violations or excluded))
     failure = next((label for name, label in CHECKS if not assertions[name]), "none")
     return CaseScore.model_construct(
@@ -124,11 +142,15 @@ def _assertions(
     }
 
 
-def _score_chapter(ctx: CaseContext, t: Trajectory, config: ScoringConfig) -> CaseScore:
+def _score_chapter(
+    ctx: CaseContext, t: Trajectory, config: ScoringConfig, added: _Added
+) -> CaseScore:
     values: dict[str, float | None] = dict(
         chapter_metrics(t.final_reply or "", t.calls, ctx.expected_calls, ctx.phrases)
     )
     values.update(_operational(t, config))
+    notes: list[str] = []
+    added(t, values, notes)
     success = values["task_success"] == 1.0
     assertions = {
         "expected_calls_present": values["param_accuracy"] == 1.0,
@@ -145,7 +167,7 @@ def _score_chapter(ctx: CaseContext, t: Trajectory, config: ScoringConfig) -> Ca
         labels={"failure": failure},
         task_success=success,
         violations=(),
-        notes=(),
+        notes=tuple(notes),
         error=t.error,
         error_kind=t.error_kind,
         format=1,
