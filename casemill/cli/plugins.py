@@ -40,10 +40,13 @@ def plugins_list(
     if as_json:
         console.print_json(json.dumps([r.as_dict() for r in rows]))
     else:
+        errors = any(r.error for r in rows)  # the error column only when there is one to show
         table = Table("kind", "name", "from", box=None)
         table.add_column("object", overflow="fold")
-        table.add_column("error", overflow="fold")
+        if errors:
+            table.add_column("error", overflow="fold")
         for r in rows:
-            table.add_row(*(escape(v or "") for v in (r.kind, r.name, r.origin, r.target, r.error)))
+            cells = (r.kind, r.name, r.origin, r.target, *((r.error,) if errors else ()))
+            table.add_row(*(escape(v or "") for v in cells))
         console.print(table)
     raise typer.Exit(1 if any(r.error for r in rows) else 0)
