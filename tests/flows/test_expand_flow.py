@@ -79,14 +79,15 @@ def test_the_batches_of_a_run_read_and_check_the_seeds_once(tmp_path, monkeypatc
     """Every batch task needs all the seeds (and the corpus) to know what is a duplicate: they
     are read and checked once a process for a run's inputs, not once a batch."""
     import casemill.flows.expand as expand_flow
+    import casemill.generators.stage as stage
 
     seeds = tmp_path / "seeds.jsonl"
     cases = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 5)]
     atomic_write_jsonl(seeds, [c.model_dump(mode="json") for c in cases])
     reads = []
-    load = expand_flow.load_seeds
-    monkeypatch.setattr(expand_flow, "load_seeds", lambda s: reads.append(s) or load(s))
-    expand_flow._inputs.cache_clear()
+    load = stage.load_seeds
+    monkeypatch.setattr(stage, "load_seeds", lambda s: reads.append(s) or load(s))
+    stage._inputs.cache_clear()
     fingerprint = expand_flow.inputs_fingerprint(str(seeds), None)
     config = ExpandConfig(chains=("keyboard_typo",)).model_dump(mode="json")
     run = expand_flow.expand_batch.fn
