@@ -2,9 +2,10 @@
 
 The work is the expand stage's (`casemill.generators.stage`, what `casemill expand` runs): the
 seeds are cut into batches, one task a batch (`expand_part`), cached on its inputs and the code
-(expansion is deterministic: same seeds, config and seed give the same candidates). Every batch knows all seeds and the corpus, so no candidate duplicates
-them; a final merge removes near-duplicates across batches in batch order and writes the
-candidates, the rejects and the summary. Quotas (`--quota`) apply per batch.
+(expansion is deterministic: same seeds, config and seed give the same candidates). Every
+batch knows all seeds and the corpus, so no candidate duplicates them; a final merge
+(`finish_expand`) removes near-duplicates across batches in batch order and writes the
+candidates, the rejects and the summary. Quotas (`quotas`) apply per batch.
 
 The LLM-backed operators (`llm=true`, or an LLM chain in `chains`) use the endpoint configured
 where the flow runs (`CASEMILL_LLM_BASE_URL`, `CASEMILL_LLM_MODEL`, `CASEMILL_LLM_API_KEY`, as
