@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -13,10 +15,9 @@ from rich.table import Table
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.cli.help import Typer
-from casemill.errors import EndpointNotConfigured, UserError
-from casemill.generators import DETERMINISTIC_CHAINS, ExpandConfig, all_operators, expand
-from casemill.generators.seeds import check_threshold
-from casemill.io.jsonl import atomic_write_jsonl, atomic_write_text
+from casemill.errors import UserError
+from casemill.generators import all_operators
+from casemill.generators.stage import ExpandRequest, run_expand
 from casemill.text import count
 
 ops_app = Typer(help="The generator operators.", no_args_is_help=True)
@@ -46,34 +47,6 @@ def _quotas(values: list[str]) -> dict[str, int]:
             raise UserError(f"--quota {value!r}: expected KIND=N, e.g. --quota noise=500")
         out[kind.strip()] = int(number)
     return out
-
-
-def _load_seeds(seeds: Path) -> tuple[list, list]:
-    """The valid seeds, and the rejection records of the skipped ones (each printed)."""
-    from casemill.generators.seeds import load_seeds, seed_rejections
-
-    cases, skipped = load_seeds(seeds)
-    for finding in skipped:
-        err_console.print(f"[yellow]skipped seed[/] {escape(str(finding))}", highlight=False)
-    return cases, seed_rejections(skipped)
-
-
-def _endpoint(config: ExpandConfig):  # noqa: ANN202 - LLMEndpoint or None
-    """The configured endpoint when `--llm` is given or `--operators` names an LLM-backed
-    operator (naming one asks for it), else None (the operators say they were skipped)."""
-    from casemill.generators.expand import parse_chain
-
-    wanted = config.llm or any(
-        spec.needs_llm for chain in config.chains for spec in parse_chain(chain)
-    )
-    if not wanted:
-        return None
-    from casemill.llm import LLMEndpoint
-
-    try:
-        return LLMEndpoint.from_settings()
-    except EndpointNotConfigured:
-        return None
 
 
 def _print_summary(summary: dict, out: Path, rejects: Path) -> None:
@@ -147,49 +120,26 @@ def expand_cmd(
     Beside `-o NAME.jsonl` it writes NAME.rejects.jsonl (skipped seeds with file, line and
     field; rejected attempts with the reason) and NAME.summary.json (counts, coverage,
     diversity)."""
-    chains = tuple(c.strip() for c in operators.split(",") if c.strip()) or DETERMINISTIC_CHAINS
-    config = ExpandConfig(
-        chains=chains,
-        per_seed=per_seed,
-        quotas=_quotas(quota),
-        dedup_threshold=check_threshold(dedup_threshold),
-        llm=llm,
-        strict_lints=strict,
-    )
-    from casemill.generators.seeds import check_outputs, check_quotas, expand_outputs
+    request = ExpandRequest(
+        seeds=seeds, out=out, corpus=corpus,
+        chains=tuple(c.strip() for c in operators.split(",") if c.strip()),
+        per_seed=per_seed, seed=seed, quotas=_quotas(quota), dedup_threshold=dedup_threshold,
+        llm=llm, strict=strict,
+    )  # fmt: skip
+    with _progress_bar() as progress:
+        outcome = run_expand(request, progress=progress, warn=_warn)
+    _print_summary(outcome.summary, outcome.paths["candidates"], outcome.paths["rejects"])
 
-    files = expand_outputs(out)
-    rejects, summary_path = files["rejects"], files["summary"]
-    check_outputs(seeds, corpus, {"-o": out, "rejects": rejects, "summary": summary_path})
-    cases, skipped = _load_seeds(seeds)
-    check_quotas(config.quotas, cases)
-    existing = []
-    if corpus is not None:
-        from casemill.corpus import existing_store
 
-        existing = existing_store(corpus).cases()
-    with Progress(
-        TextColumn("expanding"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("seeds", total=len(cases))
-        result = expand(
-            cases,
-            config,
-            seed,
-            existing,
-            endpoint=_endpoint(config),
-            progress=lambda done, total: bar.update(task, completed=done),
-        )
-    atomic_write_jsonl(out, (c.model_dump(mode="json") for c in result.candidates))
-    atomic_write_jsonl(
-        rejects, (r.as_dict() for r in (*skipped, *result.skipped_seeds, *result.rejections))
-    )
-    summary = result.summary.as_dict()
-    summary["seeds_skipped"] += len(skipped)
-    atomic_write_text(summary_path, [json.dumps(summary, indent=1, sort_keys=True) + "\n"])
-    _print_summary(summary, out, rejects)
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[int, int], None]]:
+    """A bar of the seeds expanded, on stderr, gone when done; yields its `progress(done,
+    total)` callback."""
+    columns = (TextColumn("expanding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("seeds", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _warn(label: str, text: str) -> None:
+    err_console.print(f"[yellow]{label}[/] {escape(text)}", highlight=False)

@@ -4,7 +4,6 @@ deployments against a local Prefect server)."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -13,9 +12,9 @@ from rich.markup import escape
 
 from casemill.cli import app
 from casemill.cli.console import console, err_console
+from casemill.demo import DEMO_AGENTS, pipeline_parameters, plan_demo, prepare_workdir
 from casemill.errors import UserError
 
-DEMO_VARIANTS = ("reference:refund_whole_order", "reference:obeys_injection")
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -34,7 +33,7 @@ def demo(
         Path(".casemill/demo"), help="where the demo writes (wiped first)"
     ),
     agents: str = typer.Option(
-        ",".join(("reference", *DEMO_VARIANTS)),
+        ",".join(DEMO_AGENTS),
         help="comma-separated agents; the first is the agent under test",
     ),
     per_seed: int = typer.Option(1, help="attempts of each operator chain on each seed"),
@@ -42,44 +41,21 @@ def demo(
 ) -> None:
     """Mine the bundled sample log, expand the bundled seeds, review, evaluate the reference
     agent and two faulty variants, and gate, all as Prefect flows on the local machine."""
-    if review not in ("auto", "human"):
-        raise UserError(f"--review {review!r}: use 'auto' or 'human'")
+    plan = plan_demo(PROJECT, workdir, review, agents)
     started = time.monotonic()
     from casemill.flows._runtime import configure_prefect_env
 
     configure_prefect_env(home=_prefect_home())
-    seeds, sample_log, corpus_src = (
-        PROJECT / "seeds",
-        PROJECT / "samples" / "support_logs.jsonl",
-        PROJECT / "corpus",
-    )
-    for needed in (seeds, sample_log, corpus_src / "manifests"):
-        if not needed.exists():
-            raise UserError(f"{needed} is missing: run the demo from a full checkout of Casemill")
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    corpus = workdir / "corpus"
-    shutil.copytree(corpus_src, corpus)
+    prepare_workdir(plan)
     console.print(
         f"[bold]Casemill demo[/]: working in {workdir}/ (the corpus starts as a copy of corpus/)"
     )
     console.print("Starting Prefect (its local server takes 20-60 s to start the first time) ...")
     from casemill.flows.pipeline import full_pipeline
 
-    state = full_pipeline(
-        seeds=str(seeds),
-        logs=[str(sample_log)],
-        workdir=str(workdir),
-        corpus_dir=str(corpus),
-        review_db=f"sqlite:///{workdir.resolve()}/review.db",  # the demo's own queue, whatever is configured
-        review=review,
-        agents=[a.strip() for a in agents.split(",") if a.strip()],
-        gate=str(PROJECT / "gates" / "default.toml"),
-        per_seed=per_seed,
-        seed=seed,
-        return_state=True,
-    )
-    _print_outcome(state, workdir, corpus, time.monotonic() - started)
+    parameters = pipeline_parameters(plan, per_seed=per_seed, seed=seed)
+    state = full_pipeline(**parameters, return_state=True)
+    _print_outcome(state, workdir, plan.corpus, time.monotonic() - started)
 
 
 def _print_outcome(state, workdir: Path, corpus: Path, elapsed: float) -> None:  # noqa: ANN001

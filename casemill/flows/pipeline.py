@@ -89,77 +89,75 @@ def full_pipeline(
     temperature: float | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
-    from casemill.flows.review import review_batch
-
-    logger = get_run_logger()
-    work = Path(workdir)
-    agents = agents or ["reference"]
+    """Mine `logs` (if any) and expand `seeds` into candidates, review them into `corpus_dir`,
+    then evaluate each of `agents` on the corpus; fails when the first one's gate fails."""
+    work, agents = Path(workdir), agents or ["reference"]
     check_inputs(review, agents, corpus_dir, temperature)
-    candidate_files = []
     mined = None
     if logs:
         mined = mine_logs(
-            logs,
-            fmt=log_format,
-            out=str(work / "candidates" / "mined.jsonl"),
-            corpus_dir=corpus_dir,
-            seed=seed,
-            tools=log_tools,
-            workers=mine_workers,
-        )
-        candidate_files.append(mined["candidates"])
+            logs, fmt=log_format, out=str(work / "candidates" / "mined.jsonl"),
+            corpus_dir=corpus_dir, seed=seed, tools=log_tools, workers=mine_workers,
+        )  # fmt: skip
     expanded = expand_corpus(
-        seeds=seeds,
-        out=str(work / "candidates" / "expanded.jsonl"),
-        corpus_dir=corpus_dir,
-        chains=chains,
-        per_seed=per_seed,
-        seed=seed,
+        seeds=seeds, out=str(work / "candidates" / "expanded.jsonl"), corpus_dir=corpus_dir,
+        chains=chains, per_seed=per_seed, seed=seed,
+    )  # fmt: skip
+    files = [*([mined["candidates"]] if mined else []), expanded["candidates"]]
+    batch_id, reviewed = _review(
+        files, work, seeds=seeds, corpus_dir=corpus_dir, policy=review,
+        timeout_s=review_timeout_s, db_url=review_db_url(review_db, work),
+    )  # fmt: skip
+    evaluations = _evaluate_agents(
+        agents, corpus_dir, work, gate=gate, trials=trials, concurrency=concurrency, seed=seed,
+        temperature=temperature,
+    )  # fmt: skip
+    if (under_test := evaluations[0])["gate_passed"] is False:
+        where = f"{under_test['run_dir']}/report.html"
+        raise GateFailed(f"gate failed for the agent under test {agents[0]}: see {where}")
+    return {
+        "mined": mined, "expanded": expanded, "review": reviewed, "batch_id": batch_id,
+        "evaluations": evaluations,
+    }  # fmt: skip
+
+
+def _review(files: list[str], work: Path, **settings: Any) -> tuple[str, Any]:
+    """The candidate files gathered into one review batch, reviewed by the review subflow
+    (waiting for people unless the policy is `auto`): the batch id and what was decided."""
+    from casemill.flows.review import review_batch
+
+    batch = work / "candidates" / "batch.jsonl"
+    batch_id, gathered = gather_candidates(files, str(batch))
+    policy = settings["policy"]
+    get_run_logger().info(
+        "review batch %s: %s, policy %s", batch_id, count(gathered, "candidate"), policy
     )
-    candidate_files.append(expanded["candidates"])
-    batch_id, gathered = gather_candidates(
-        candidate_files, str(work / "candidates" / "batch.jsonl")
-    )
-    logger.info("review batch %s: %s, policy %s", batch_id, count(gathered, "candidate"), review)
     reviewed = review_batch(
-        batch_id=batch_id,
-        cases_path=str(work / "candidates" / "batch.jsonl"),
-        corpus_dir=corpus_dir,
-        policy=review,
-        timeout_s=review_timeout_s,
-        db_url=review_db_url(review_db, work),
-        wait=review != "auto",
-        seeds=seeds,
+        batch_id=batch_id, cases_path=str(batch), wait=policy != "auto", **settings
     )
-    evaluations = []
+    return batch_id, reviewed
+
+
+def run_name(agent: str) -> str:
+    """The folder an agent's run gets under the pipeline run's: its spec, path-safe."""
+    return agent.replace(":", "-").replace("/", "_")
+
+
+def _evaluate_agents(
+    agents: list[str], corpus_dir: str, work: Path, **settings: Any
+) -> list[dict[str, Any]]:
+    """Each agent evaluated on the corpus (a subflow each, the gate not failing it): the
+    pipeline decides on the first one's verdict."""
+    temperature = settings.pop("temperature")
     # one folder per pipeline run (by its scheduled start, which a retry of the run keeps, so a
     # retried run resumes its own trajectories): a later run evaluates the grown corpus afresh
     runs = work / "runs" / dated_run_dir("{datetime}")
+    evaluations = []
     for agent in agents:
-        name = agent.replace(":", "-").replace("/", "_")
         state = evaluate_agent(
-            agent=agent,
-            cases=corpus_dir,
-            run_dir=str(runs / name),
-            trials=trials,
-            concurrency=concurrency,
-            gate=gate,
-            fail_on_gate=False,
-            seed=seed,
-            temperature=temperature if takes_temperature(agent) else None,
-            return_state=True,
-        )
+            agent=agent, cases=corpus_dir, run_dir=str(runs / run_name(agent)), fail_on_gate=False,
+            temperature=temperature if takes_temperature(agent) else None, return_state=True,
+            **settings,
+        )  # fmt: skip
         evaluations.append(state.result())
-    under_test = evaluations[0]
-    result = {
-        "mined": mined,
-        "expanded": expanded,
-        "review": reviewed,
-        "batch_id": batch_id,
-        "evaluations": evaluations,
-    }
-    if under_test["gate_passed"] is False:
-        raise GateFailed(
-            f"gate failed for the agent under test {agents[0]}: see {under_test['run_dir']}/report.html"
-        )
-    return result
+    return evaluations

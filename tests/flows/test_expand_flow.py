@@ -79,14 +79,15 @@ def test_the_batches_of_a_run_read_and_check_the_seeds_once(tmp_path, monkeypatc
     """Every batch task needs all the seeds (and the corpus) to know what is a duplicate: they
     are read and checked once a process for a run's inputs, not once a batch."""
     import casemill.flows.expand as expand_flow
+    import casemill.generators.stage as stage
 
     seeds = tmp_path / "seeds.jsonl"
     cases = [support_case("refund", "delivered", order_id=f"W10{n:02d}") for n in range(1, 5)]
     atomic_write_jsonl(seeds, [c.model_dump(mode="json") for c in cases])
     reads = []
-    load = expand_flow.load_seeds
-    monkeypatch.setattr(expand_flow, "load_seeds", lambda s: reads.append(s) or load(s))
-    expand_flow._inputs.cache_clear()
+    load = stage.load_seeds
+    monkeypatch.setattr(stage, "load_seeds", lambda s: reads.append(s) or load(s))
+    stage._inputs.cache_clear()
     fingerprint = expand_flow.inputs_fingerprint(str(seeds), None)
     config = ExpandConfig(chains=("keyboard_typo",)).model_dump(mode="json")
     run = expand_flow.expand_batch.fn
@@ -99,3 +100,30 @@ def test_the_batches_of_a_run_read_and_check_the_seeds_once(tmp_path, monkeypatc
     atomic_write_jsonl(seeds, [c.model_dump(mode="json") for c in cases[:2]])  # new inputs
     run(str(seeds), 0, 2, expand_flow.inputs_fingerprint(str(seeds), None), None, config, 0, "c")
     assert len(reads) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch_size", [100, 2])
+def test_the_flow_writes_what_the_stage_writes_for_the_same_batches(
+    prefect_harness, tmp_path, batch_size
+):
+    """The flow maps tasks over the stage's pieces and `run_expand` runs the same pieces in a
+    row: the same batches give the same three files, byte for byte (one batch: what
+    `casemill expand` writes)."""
+    from casemill.generators.stage import ExpandRequest, run_expand
+    from tests.flows.conftest import seed_cases
+
+    seeds = tmp_path / "seeds.jsonl"
+    atomic_write_jsonl(seeds, [c.model_dump(mode="json") for c in seed_cases(5)])
+    chains = ["keyboard_typo", "swap_order_id"]
+    flow_out, stage_out = tmp_path / "flow" / "c.jsonl", tmp_path / "stage" / "c.jsonl"
+    result = expand_corpus(
+        seeds=str(seeds), out=str(flow_out), corpus_dir=None, chains=chains, batch_size=batch_size
+    )
+    request = ExpandRequest(
+        seeds=str(seeds), out=stage_out, chains=tuple(chains), batch_size=batch_size
+    )
+    outcome = run_expand(request)
+    assert result["accepted"] == outcome.accepted > 0
+    for name in ("c.jsonl", "c.rejects.jsonl", "c.summary.json"):
+        assert (flow_out.parent / name).read_bytes() == (stage_out.parent / name).read_bytes()

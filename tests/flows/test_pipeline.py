@@ -52,3 +52,11 @@ def test_unconfigured_review_db_is_a_file_in_the_workdir(tmp_path: Path, monkeyp
         review_db_url(None, tmp_path / "work")
         == f"sqlite:///{(tmp_path / 'work').resolve()}/review.db"
     )
+
+
+def test_each_agent_runs_in_a_path_safe_folder():
+    from casemill.flows.pipeline import run_name
+
+    assert run_name("reference:refund_whole_order") == "reference-refund_whole_order"
+    assert run_name("python:pkg.mod:agent") == "python-pkg.mod-agent"
+    assert run_name("http://host/agent") == "http-__host_agent"
