@@ -17,6 +17,7 @@ import orjson
 from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.gctune import fewer_collections
+from casemill.io.targets import check_targets  # re-exported: mining's callers import it here
 from casemill.mining.dedup import MinedDeduper
 from casemill.mining.model import PackedCase, Quarantined
 from casemill.mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_record
@@ -56,25 +57,6 @@ class _Pending:
 def quarantine_path(out: Path) -> Path:
     """Where the quarantined records of `out` go unless told: `<out>.quarantine.jsonl`."""
     return out.with_name(out.name.removesuffix(".jsonl") + ".quarantine.jsonl")
-
-
-def check_targets(
-    logs: list[Path], targets: dict[str, Path | None], *, inputs: str = "a log"
-) -> None:
-    """Refuse targets (by the option or parameter naming them) that are folders, or one of the
-    logs or each other: a log would be replaced by what was mined from it, candidates by the
-    quarantine, or redacted cases by the raw values. A `UserError` naming the option (and
-    `inputs`, what the logs are called)."""
-    seen: dict[Path, str] = {Path(p).resolve(): inputs for p in logs}
-    for option, target in targets.items():
-        if target is None:
-            continue
-        if Path(target).is_dir():
-            raise UserError(f"{option} {target} is a folder: name a file (in it)")
-        where = Path(target).resolve()
-        if where in seen:
-            raise UserError(f"{option} {target} is also {seen[where]}: give it a path of its own")
-        seen[where] = option
 
 
 def _open(targets: dict[str, tuple[str, Path | None]]) -> dict[str, _Pending]:
