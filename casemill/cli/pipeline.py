@@ -11,12 +11,12 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from casemill.bundled import data_path
 from casemill.cli import app
 from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 
 DEMO_VARIANTS = ("reference:refund_whole_order", "reference:obeys_injection")
-PROJECT = Path(__file__).resolve().parents[2]
 
 
 def _prefect_home() -> Path:
@@ -49,9 +49,9 @@ def demo(
 
     configure_prefect_env(home=_prefect_home())
     seeds, sample_log, corpus_src = (
-        PROJECT / "seeds",
-        PROJECT / "samples" / "support_logs.jsonl",
-        PROJECT / "corpus",
+        data_path("seeds"),
+        data_path("samples", "support_logs.jsonl"),
+        data_path("corpus"),
     )
     for needed in (seeds, sample_log, corpus_src / "manifests"):
         if not needed.exists():
@@ -74,7 +74,7 @@ def demo(
         review_db=f"sqlite:///{workdir.resolve()}/review.db",  # the demo's own queue, whatever is configured
         review=review,
         agents=[a.strip() for a in agents.split(",") if a.strip()],
-        gate=str(PROJECT / "gates" / "default.toml"),
+        gate=str(data_path("gates", "default.toml")),
         per_seed=per_seed,
         seed=seed,
         return_state=True,
