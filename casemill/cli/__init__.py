@@ -63,6 +63,10 @@ class LazyGroup(HelpGroup):
         self._load([cmd_name] if cmd_name in COMMANDS else list(COMMANDS))
         return self._commands.get(cmd_name)
 
+    def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        self._load(list(COMMANDS))  # at once: Typer builds the commands once, not once a module
+        super().format_help(ctx, formatter)
+
     def _load(self, names: list[str]) -> None:
         """Import the modules of `names` not loaded yet, and take their commands from `app`."""
         modules = [COMMANDS[n] for n in names if n in COMMANDS and n not in self._commands]
