@@ -36,6 +36,8 @@ rates the scripts printed at smaller sizes; more when other work shares the CPU)
 - overhead: `pipeline_overhead.py`: the full pipeline as plain calls and as flows, ~1-1.5 min.
 - demo: `demo_time.py`: `casemill demo --review auto` twice (cold and warm Prefect home), with
   its default agents (the reference and two faulty variants), ~2 min.
+- cold-start: `cold_start.py --runs 7`: `casemill --help`, `casemill validate --no-batch seeds/`
+  and `casemill validate seeds/` in fresh processes with a warm bytecode cache, ~1-2 min.
 
 `--quick` runs every script on small inputs (hundreds of cases, logs of a few MB); its numbers
 check that the scripts run and their figure lines parse, not the acceptance figures.
@@ -150,6 +152,7 @@ BENCHES: tuple[Bench, ...] = (
     ),
     _b("overhead", "pipeline_overhead.py", [], []),
     _b("demo", "demo_time.py", [], ["--agents", "reference"]),
+    _b("cold-start", "cold_start.py", ["--runs", "7"], ["--runs", "2"]),
 )
 
 

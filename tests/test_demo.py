@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from casemill.bundled import data_path
 from casemill.demo import DEMO_AGENTS, pipeline_parameters, plan_demo, prepare_workdir
 from casemill.errors import UserError
 
@@ -39,8 +40,17 @@ def test_a_review_policy_other_than_auto_or_human_is_refused(tmp_path):
         plan_demo(ROOT, tmp_path, "autoo", "reference")
 
 
-def test_a_checkout_without_the_bundled_inputs_says_so(tmp_path):
+def test_a_folder_without_the_bundled_inputs_says_so(tmp_path):
     (tmp_path / "seeds").mkdir()
-    with pytest.raises(UserError, match=r"support_logs\.jsonl is missing: run the demo from"):
+    with pytest.raises(UserError, match=r"support_logs\.jsonl is missing: the demo's data is"):
         plan_demo(tmp_path, tmp_path / "work", "human", "reference")
     assert not (tmp_path / "work").exists()
+
+
+def test_by_default_the_demo_reads_the_data_bundled_with_casemill(tmp_path):
+    plan = plan_demo(None, tmp_path / "work", "auto", "reference")
+    assert plan.seeds == data_path("seeds")
+    assert plan.sample_log == data_path("samples", "support_logs.jsonl")
+    assert pipeline_parameters(plan, per_seed=1, seed=0)["gate"] == str(
+        data_path("gates", "default.toml")
+    )

@@ -1,35 +1,106 @@
 """The `casemill` command line: noun-verb groups, `--json` on listings, exit codes scripts can
-rely on (0 ok, 1 the checked thing failed, 2 usage or input error)."""
+rely on (0 ok, 1 the checked thing failed, 2 usage or input error).
+
+Each command lives in a module of this package that registers it on `app`. The modules are
+imported when their command is asked for (`casemill validate` imports `casemill.cli.core` and
+what it needs, not the evaluation reports or the review server), so a command starts in the time
+its own imports take; `--help` and the Python API (`app`'s group's `commands`) load them all.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import MutableMapping
 
+import typer.main
 from rich.markup import escape
+from typer import _click
 
 from casemill.cli.console import err_console
-from casemill.cli.help import Typer
+from casemill.cli.help import HelpGroup, Typer
 from casemill.errors import UserError
+
+# Each top-level command, by the module that registers it, in the order `--help` lists them
+# (data-flow order: the commands, then the groups). A command a module registers without being
+# named here is found once its module is imported.
+COMMANDS: dict[str, str] = {
+    "validate": "core",
+    "mine": "mine",
+    "expand": "expand",
+    "import": "formats",
+    "export": "formats",
+    "eval": "eval",
+    "demo": "pipeline",
+    "serve": "pipeline",
+    "tools": "core",
+    "corpus": "core",
+    "agents": "agents",
+    "ops": "expand",
+    "review": "review",
+    "runs": "runs",
+    "plugins": "plugins",
+}
+
+
+class LazyGroup(HelpGroup):
+    """The root group: a command's module is imported the first time the command is looked up;
+    reading `commands` (what Click and the tests walk) imports every module first."""
+
+    @property
+    def commands(self) -> MutableMapping[str, _click.Command]:
+        self._load(list(COMMANDS))
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: MutableMapping[str, _click.Command]) -> None:
+        self._commands = _in_order(value)
+
+    def list_commands(self, ctx: _click.Context | None) -> list[str]:
+        return list(dict.fromkeys([*COMMANDS, *self._commands]))
+
+    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+        # a name COMMANDS lacks (a typo, or a command not listed there) looks in every module
+        self._load([cmd_name] if cmd_name in COMMANDS else list(COMMANDS))
+        return self._commands.get(cmd_name)
+
+    def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        self._load(list(COMMANDS))  # at once: Typer builds the commands once, not once a module
+        super().format_help(ctx, formatter)
+
+    def _load(self, names: list[str]) -> None:
+        """Import the modules of `names` not loaded yet, and take their commands from `app`."""
+        modules = [COMMANDS[n] for n in names if n in COMMANDS and n not in self._commands]
+        if not modules:
+            return
+        for module in dict.fromkeys(modules):
+            importlib.import_module(f"{__name__}.{module}")
+        built = typer.main.get_group(app)  # every command registered so far, made by Typer
+        loaded = _in_order({**built._commands, **self._commands})
+        self._commands.clear()  # in place: Click adds commands to this mapping
+        self._commands.update(loaded)
+
+
+def _in_order(commands: MutableMapping[str, _click.Command]) -> dict[str, _click.Command]:
+    """`commands` in the order of `COMMANDS`, then any others in their own order."""
+    first = {name: commands[name] for name in COMMANDS if name in commands}
+    return {**first, **commands}
+
 
 app = Typer(
     name="casemill",
     help="Mill evaluation cases for tool-using LLM agents.",
+    cls=LazyGroup,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
 
-# Each stage registers its commands here (one import a stage, in data-flow order).
-from casemill.cli import core as _core  # noqa: E402,F401,I001 (data-flow order)
-from casemill.cli import agents as _agents  # noqa: E402,F401
-from casemill.cli import mine as _mine  # noqa: E402,F401
-from casemill.cli import expand as _expand  # noqa: E402,F401
-from casemill.cli import formats as _formats  # noqa: E402,F401
-from casemill.cli import review as _review  # noqa: E402,F401
-from casemill.cli import eval as _eval  # noqa: E402,F401
-from casemill.cli import runs as _runs  # noqa: E402,F401
-from casemill.cli import pipeline as _pipeline  # noqa: E402,F401
-from casemill.cli import plugins as _plugins  # noqa: E402,F401
+
+@app.callback()
+def _root() -> None:
+    # A group even before any command module is imported (Typer makes a lone command otherwise)
+    pass
 
 
 def main() -> None:

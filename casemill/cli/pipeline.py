@@ -15,8 +15,6 @@ from casemill.cli.console import console, err_console
 from casemill.demo import DEMO_AGENTS, pipeline_parameters, plan_demo, prepare_workdir
 from casemill.errors import UserError
 
-PROJECT = Path(__file__).resolve().parents[2]
-
 
 def _prefect_home() -> Path:
     return Path(".casemill/prefect")
@@ -41,7 +39,7 @@ def demo(
 ) -> None:
     """Mine the bundled sample log, expand the bundled seeds, review, evaluate the reference
     agent and two faulty variants, and gate, all as Prefect flows on the local machine."""
-    plan = plan_demo(PROJECT, workdir, review, agents)
+    plan = plan_demo(None, workdir, review, agents)  # the data bundled with Casemill
     started = time.monotonic()
     from casemill.flows._runtime import configure_prefect_env
 

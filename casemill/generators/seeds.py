@@ -86,7 +86,7 @@ def expand_outputs(out: str | Path) -> dict[str, Path]:
 def check_outputs(seeds: str | Path, corpus: str | Path | None, targets: dict[str, Path]) -> None:
     """Refuse outputs (by the option naming them) that are folders or one of the seed or corpus
     files: `-o seeds/support.jsonl` would replace the seeds with their candidates."""
-    from casemill.mining.output import check_targets
+    from casemill.io.targets import check_targets
     from casemill.validation.loading import expand_paths
 
     inputs = [Path(p) for p in (seeds, corpus) if p is not None and Path(p).exists()]

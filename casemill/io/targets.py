@@ -1,5 +1,5 @@
-"""Checks of the files a command is about to write, made before any work: a target that is a
-folder, one of the inputs, or another target would be replaced or lost."""
+"""Checking where a command will write before it reads anything: every stage that writes files
+(mining, expansion, format conversion) refuses the same mistakes in the same words."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import orjson
 from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.gctune import fewer_collections
-from casemill.io.targets import check_targets
+from casemill.io.targets import check_targets  # re-exported: mining's callers import it here
 from casemill.mining.dedup import MinedDeduper
 from casemill.mining.model import PackedCase, Quarantined
 from casemill.mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_record

@@ -2,20 +2,21 @@
 checked against it, so that producers in other languages can validate their files too.
 
 `schemas/case.schema.json` is generated from the pydantic model by `scripts/export_schema.py`
-(`uv run python scripts/export_schema.py`); a test fails when the committed file drifts.
+(`uv run python scripts/export_schema.py`); a test fails when the committed file drifts. It is
+read as package data (`casemill.bundled`), so an installed wheel finds it too.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 from jsonschema.exceptions import best_match
 
+from casemill.bundled import data_path
 from casemill.case.model import SCHEMA_VERSION, Case
 from casemill.domains.fastschema import compile_acceptor
 from casemill.validation.findings import Finding
@@ -23,7 +24,7 @@ from casemill.validation.findings import Finding
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 CASE_SCHEMA_ID = f"urn:casemill:schema:case:v{SCHEMA_VERSION}"
 TOOLS_SCHEMA_ID = "urn:casemill:schema:tools:{domain}"
-SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMAS_DIR = data_path("schemas")
 CASE_SCHEMA_PATH = SCHEMAS_DIR / "case.schema.json"
 EXPORT_COMMAND = "uv run python scripts/export_schema.py"
 

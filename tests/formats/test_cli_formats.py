@@ -201,8 +201,6 @@ def test_tau2_import_command(shared_data: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.shared_data
 def test_imported_tau2_cases_pass_casemill_validate(shared_data: Path, tmp_path: Path) -> None:
-    if "validate" not in {c.name for c in app.registered_commands}:
-        pytest.skip("casemill validate is not registered")
     out = tmp_path / "tau2.jsonl"
     runner.invoke(
         app,
@@ -224,8 +222,6 @@ def test_imported_tau2_cases_pass_casemill_validate(shared_data: Path, tmp_path:
 def test_imported_chapter_and_companion_cases_pass_casemill_validate(
     fixtures: Path, tmp_path: Path
 ) -> None:
-    if "validate" not in {c.name for c in app.registered_commands}:
-        pytest.skip("casemill validate is not registered")
     paths = []
     for fmt, name in (("chapter", "chapter_cases.jsonl"), ("companion", "companion_mixed.jsonl")):
         out = tmp_path / f"{fmt}.jsonl"
