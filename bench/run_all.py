@@ -34,6 +34,9 @@ rates the scripts printed at smaller sizes; more when other work shares the CPU)
   ~2-3 min.
 - review: `review_concurrency.py --reviewers 10 --decisions 1000`: SQLite and PostgreSQL, ~30 s.
 - overhead: `pipeline_overhead.py`: the full pipeline as plain calls and as flows, ~1-1.5 min.
+- dask: `threads_vs_dask.py --repeats 3`: the evaluate flow on the bundled corpus with the
+  reference agent, three times on 2 threads and three times on a local Dask cluster of 2 worker
+  processes, and the ratio of the medians, ~3-5 min.
 - demo: `demo_time.py`: `casemill demo --review auto` twice (cold and warm Prefect home), with
   its default agents (the reference and two faulty variants), ~2 min.
 - cold-start: `cold_start.py --runs 7`: `casemill --help`, `casemill validate --no-batch seeds/`
@@ -151,6 +154,7 @@ BENCHES: tuple[Bench, ...] = (
         ["--reviewers", "4", "--decisions", "100"],
     ),
     _b("overhead", "pipeline_overhead.py", [], []),
+    _b("dask", "threads_vs_dask.py", ["--repeats", "3"], []),
     _b("demo", "demo_time.py", [], ["--agents", "reference"]),
     _b("cold-start", "cold_start.py", ["--runs", "7"], ["--runs", "2"]),
 )

@@ -41,15 +41,18 @@ def task_runner(setting: str = "thread", max_workers: int = 4) -> Any:
     - `thread` (default): a bounded thread pool on this machine;
     - `dask`: a local Dask cluster (`max_workers` worker processes, one thread each);
     - `dask://HOST:PORT` or `tcp://HOST:PORT`: an existing Dask scheduler (a real cluster).
+
+    On Dask, the tasks report to the flow's Prefect API, also when that is Prefect's temporary
+    server (`casemill.flows._dask`): a worker never starts a server of its own.
     """
     if setting == "thread":
         from prefect.task_runners import ThreadPoolTaskRunner
 
         return ThreadPoolTaskRunner(max_workers=max_workers)
     if setting == "dask":
-        from prefect_dask import DaskTaskRunner
+        from casemill.flows._dask import FlowApiDaskTaskRunner
 
-        return DaskTaskRunner(
+        return FlowApiDaskTaskRunner(
             cluster_kwargs={
                 "n_workers": max_workers,
                 "threads_per_worker": 1,
@@ -58,9 +61,9 @@ def task_runner(setting: str = "thread", max_workers: int = 4) -> Any:
             }
         )
     if setting.startswith(("dask://", "tcp://")):
-        from prefect_dask import DaskTaskRunner
+        from casemill.flows._dask import FlowApiDaskTaskRunner
 
-        return DaskTaskRunner(address=setting.replace("dask://", "tcp://", 1))
+        return FlowApiDaskTaskRunner(address=setting.replace("dask://", "tcp://", 1))
     from casemill.errors import UserError
 
     raise UserError(f"unknown task runner {setting!r}: use 'thread', 'dask' or 'tcp://HOST:PORT'")
