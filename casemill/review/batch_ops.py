@@ -211,7 +211,7 @@ class BatchOps:
                 claimed.append(self._write(conn, m["case_id"], actor, m["version"], action, change))
         taken = sum(1 for m in rows if export_holder(m))
         if taken:
-            log.warning("export %s took over the claims on %d case(s)", holder, taken)
+            log.warning("%s took over the claims of a dead export on %d case(s)", holder, taken)
         return tuple(claimed)
 
     def _check_claims(
