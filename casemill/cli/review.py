@@ -350,17 +350,34 @@ def export(
     ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+    take_over: bool = typer.Option(
+        False,
+        "--take-over",
+        help="finish the job of an export that died: take over the claims it left "
+        "(cases the corpus holds are marked exported, the others written)",
+    ),
 ) -> None:
-    """Write the approved, not yet exported cases as a new corpus version."""
+    """Write the approved, not yet exported cases as a new corpus version.
+
+    An export that was killed leaves its cases claimed: undo, reject and edit are refused on
+    them, and another export is refused naming it. Once sure it no longer runs, run the export
+    again with --take-over: it rolls the job forward (see docs/review.md)."""
     from casemill.review.stage import ExportRequest, run_export
 
     request = ExportRequest(
-        db_url=db or Settings().review_db, batch_id=batch, corpus_dir=corpus, actor=_reviewer(None)
+        db_url=db or Settings().review_db,
+        batch_id=batch,
+        corpus_dir=corpus,
+        actor=_reviewer(None),
+        take_over=take_over,
     )
     with err_console.status("exporting") as status:
         result = run_export(request, progress=status.update)
     if as_json:
         console.print_json(json.dumps(result.as_dict()))
+    elif result.corpus_version is None and take_over and result.already_in_corpus:
+        done = len(result.already_in_corpus)
+        console.print(f"{count(done, 'case')} the corpus already held marked exported")
     elif result.corpus_version is None:
         console.print("nothing new to export")
     else:

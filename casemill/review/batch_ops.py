@@ -5,28 +5,28 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
-from sqlalchemy.engine import Row
+from sqlalchemy.engine import Connection, Row
 
 from casemill.errors import UserError
 from casemill.review.errors import DecisionBlocked, LeaseHeld, NotFound, StaleWrite
+from casemill.review.export_claim import (
+    ExportClaim,
+    export_holder,
+    new_holder,
+    refuse_held,
+    refuse_take_over,
+)
 from casemill.review.items import BatchStatus, BulkResult, Item, ItemFilter, needs_label
-from casemill.review.schema import audit, batches, items, now_iso
+from casemill.review.schema import audit, batches, items
 
 log = logging.getLogger(__name__)
 
 AUTO_REVIEWER = "auto"
-
-# an export's claim on the items it writes is a lease held by "export:<run id>" (a reviewer's
-# name may not start so); it lapses after `export_lease_s` should the export die
-EXPORT_HOLDER = "export:"
-DEFAULT_EXPORT_LEASE_S = 60 * 60
 
 NEEDS_GUESS = "needs a human label (observed behaviour, may be wrong)"
 
@@ -48,7 +48,7 @@ class AuditEntry:
 
 
 class BatchOps:
-    """Needs `engine`, `clock`, `export_lease_s`, `list`, `_where`, `_lock`, `_decide`, `_write` and
+    """Needs `engine`, `clock`, `list`, `_where`, `_lock`, `_decide`, `_write` and
     `_now` from `ReviewStore`."""
 
     # -- bulk --------------------------------------------------------------------------------
@@ -178,16 +178,18 @@ class BatchOps:
         return out
 
     # -- export claims -----------------------------------------------------------------------
-    def claim_export(self, batch_id: str | None, actor: str) -> tuple[Item, ...]:
+    def claim_export(
+        self, batch_id: str | None, actor: str, take_over: bool = False
+    ) -> tuple[Item, ...]:
         """Claim every approved, not yet exported item of `batch_id` (every batch when None) for
         an export, in one transaction, and return them as claimed: their versions are the ones
-        `mark_exported` and `release_export` write against. Until then (or until the claim lapses
-        after `export_lease_s`), undo, decisions, edits and leases on them are refused, so the
-        corpus gets only cases still approved when it is written. An item another export holds
-        is refused (`DecisionBlocked`) and nothing is claimed."""
-        holder = EXPORT_HOLDER + uuid.uuid4().hex[:12]
-        now = self._now()
-        expires = now_iso(lambda: self.clock() + timedelta(seconds=self.export_lease_s))
+        `mark_exported` and `release_export` write against. Until then, undo, decisions, edits
+        and leases on them are refused, so the corpus gets only cases still approved when it is
+        written. The claim never lapses on its own (see `export_claim`): an item another export
+        holds is refused (`DecisionBlocked`, naming that export) and nothing is claimed, unless
+        `take_over`, which takes the claims of an export that died (refused while its process
+        still runs on this machine)."""
+        holder = new_holder()
         stmt = self._lock(
             select(items)
             .where(
@@ -198,27 +200,54 @@ class BatchOps:
         )
 
         def change(row: Row) -> dict[str, Any]:
-            return {"lease_holder": holder, "lease_expires": expires}
+            return {"lease_holder": holder, "lease_expires": None}
 
         claimed = []
         with self.engine.begin() as conn:
-            for row in conn.execute(stmt).all():
-                m = row._mapping
-                if exporting_until(m, now):
-                    raise DecisionBlocked(
-                        f"case {m['case_id']} of batch {m['batch_id']} is being exported by "
-                        f"another export (its claim lapses at {m['lease_expires'][:16]} UTC); "
-                        "run the export again after that one"
-                    )
-                claimed.append(
-                    self._write(conn, m["case_id"], actor, m["version"], "claim", change)
-                )
+            rows = [r._mapping for r in conn.execute(stmt).all()]
+            self._check_claims(conn, [m for m in rows if export_holder(m)], take_over)
+            for m in rows:
+                action = "take-over" if export_holder(m) else "claim"
+                claimed.append(self._write(conn, m["case_id"], actor, m["version"], action, change))
+        taken = sum(1 for m in rows if export_holder(m))
+        if taken:
+            log.warning("%s took over the claims of a dead export on %d case(s)", holder, taken)
         return tuple(claimed)
+
+    def _check_claims(
+        self, conn: Connection, held: list[Mapping[str, Any]], take_over: bool
+    ) -> None:
+        """Refuse the items other exports hold: without `take_over` always (naming the first
+        holder and the command to take over); with it, when a holding process still runs on
+        this machine."""
+        now = self.clock()
+        if held and not take_over:
+            m = held[0]
+            raise refuse_held(self._export_claim(conn, m), m["case_id"], m["batch_id"], now)
+        seen: set[str] = set()
+        for m in held:
+            if m["lease_holder"] in seen:
+                continue
+            seen.add(m["lease_holder"])
+            refusal = refuse_take_over(self._export_claim(conn, m), now)
+            if refusal is not None:
+                raise refusal
+
+    def _export_claim(self, conn: Connection, m: Mapping[str, Any]) -> ExportClaim:
+        """The claim an export holds on the item `m`, with who ran it and when (the audit
+        row of its claim)."""
+        row = conn.execute(
+            select(audit.c.actor, audit.c.at)
+            .where(audit.c.case_id == m["case_id"], audit.c.action.in_(("claim", "take-over")))
+            .order_by(audit.c.id.desc())
+            .limit(1)
+        ).first()
+        return ExportClaim.parse(m["lease_holder"], *(row or (None, None)))
 
     def release_export(self, claimed: Iterable[Item], actor: str) -> tuple[str, ...]:
         """Give claimed items back after a failed export (one transaction): they are approved
-        and decidable again. Returns the ids given back; an item changed since its claim lapsed
-        is left as it is."""
+        and decidable again. Returns the ids given back; an item changed since its claim (taken
+        over by another export) is left as it is."""
         released = []
         with self.engine.begin() as conn:
             for item in claimed:
@@ -233,21 +262,21 @@ class BatchOps:
         self, claimed: Iterable[Item], corpus_version: int | None, actor: str
     ) -> tuple[str, ...]:
         """Mark claimed items exported to `corpus_version` (one transaction), each only while it
-        is as it was claimed. Returns the ids that were not: items changed after their claim
-        lapsed, which the corpus holds although the queue changed them."""
+        is as it was claimed. Returns the ids that were not: items another export took over
+        meanwhile (`claim_export(take_over=True)`), whose marking is that export's."""
         now = self._now()
 
         def change(row: Row) -> dict[str, Any]:
             return {**_unlease(row), "exported_at": now, "corpus_version": corpus_version}
 
-        lapsed = []
+        taken = []
         with self.engine.begin() as conn:
             for item in claimed:
                 try:
                     self._write(conn, item.case_id, actor, item.version, "export", change)
                 except StaleWrite:
-                    lapsed.append(item.case_id)
-        return tuple(lapsed)
+                    taken.append(item.case_id)
+        return tuple(taken)
 
     def close_if_done(self, batch_id: str) -> bool:
         """Close `batch_id` when it is fully decided and every approved case exported, as the
@@ -304,12 +333,6 @@ class BatchOps:
                 )
                 for r in conn.execute(stmt)
             ]
-
-
-def exporting_until(m: Mapping[str, Any], now: str) -> str | None:
-    """When the export claim on a row lapses, while an export holds it; else None."""
-    holder, expires = m["lease_holder"] or "", m["lease_expires"] or ""
-    return expires if holder.startswith(EXPORT_HOLDER) and expires > now else None
 
 
 def _unlease(_row: Row) -> dict[str, Any]:

@@ -57,9 +57,7 @@ class EnqueueOps:
             queued_in = _queued_in(conn, [c.id for c, _, _ in rows])
             new = any(c.id not in queued_in for c, _, _ in rows)
             _make_or_check(conn, head, batch_id, policy, note, now, new)
-            added, already, invalid = _insert_items(
-                conn, rows, set(queued_in), batch_id, actor, now
-            )
+            added, already, invalid = _insert_items(conn, rows, queued_in, batch_id, actor, now)
         log.info("batch %s: %d enqueued, %d already queued", batch_id, len(added), len(already))
         elsewhere = sorted({queued_in[i] for i in already} - {batch_id})
         return EnqueueResult(
@@ -116,19 +114,26 @@ def _make_or_check(
 
 
 def _insert_items(
-    conn: Connection, rows: list[Row_], existing: set[str], batch_id: str, actor: str, now: str
+    conn: Connection,
+    rows: list[Row_],
+    queued_in: dict[str, str],
+    batch_id: str,
+    actor: str,
+    now: str,
 ) -> tuple[list[str], list[str], list[str]]:
-    """Insert the cases `existing` does not hold after the batch's last position, each with
-    its audit row; the ids added, already queued and failing validation."""
+    """Insert the cases `queued_in` does not hold after the batch's last position, each with
+    its audit row; the ids added, already queued and failing validation. Each case added goes
+    into `queued_in` under `batch_id`: the same case again later in `rows` (a file holding it
+    twice) is then already queued, in this batch."""
     added, already, invalid = [], [], []
     position = conn.execute(
         select(func.coalesce(func.max(items.c.position), 0)).where(items.c.batch_id == batch_id)
     ).scalar_one()
     for case, parent, findings in rows:
-        if case.id in existing:
+        if case.id in queued_in:
             already.append(case.id)
             continue
-        existing.add(case.id)
+        queued_in[case.id] = batch_id
         position += 1
         valid = not any(f.severity == "error" for f in findings)
         conn.execute(

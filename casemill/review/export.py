@@ -2,11 +2,17 @@
 
 `export_batch` stamps each approved, not yet exported case with its review (status, reviewer,
 time, notes, edits, auto-approved flag), writes them as a new corpus version and marks the items
-exported. The items are claimed for the export before the corpus is written, so nobody can
-undo, reject or edit them meanwhile. A mined case whose label was a guess (`needs_label`) and that a person approved is
-labelled `labelled_in_review` instead (its provenance keeps the miner's confidence). A case already active in the corpus is not added again (the corpus store skips it), so
-an export interrupted between the two steps is safe to run again. Rejected and pending cases
-never reach the corpus.
+exported. A mined case whose label was a guess (`needs_label`) and that a person approved is
+labelled `labelled_in_review` instead (its provenance keeps the miner's confidence). Rejected
+and pending cases never reach the corpus.
+
+Recoverable by design, in three steps each atomic: the items are claimed (one transaction, the
+export's journal: see `export_claim`), the corpus version is written (atomic files), the items
+are marked exported (one transaction). The claim does not lapse, so nobody can undo, reject or
+edit a claimed case while the corpus may hold it. An export killed anywhere leaves either
+nothing, or claims that a re-run with `take_over` rolls forward: a case the corpus already holds
+is recognised (the corpus store never adds an active id twice) and marked exported, the others
+are written.
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ def export_batch(
     corpus: CorpusStore,
     batch_id: str | None = None,
     actor: str = "export",
+    take_over: bool = False,
 ) -> ExportResult:
     """Write the approved, not yet exported cases of `batch_id` (all batches when None) as a new
     corpus version; mark them exported; close every batch that is then fully decided and
@@ -80,10 +87,12 @@ def export_batch(
     The items are claimed first (`ReviewStore.claim_export`, one transaction): while the corpus
     is written nobody can undo, reject or edit them, so what the corpus gets is what the queue
     says was approved. They are marked exported in one transaction against the versions they were
-    claimed at; when writing the corpus fails they are given back, decidable again."""
+    claimed at; when writing the corpus fails they are given back, decidable again. Items another
+    export claimed are refused, naming it, unless `take_over`: that export died, and this one
+    finishes its job (`ReviewStore.claim_export`)."""
     if batch_id is not None:
         store.batch_status(batch_id)  # NotFound for a batch the queue does not have
-    claimed = store.claim_export(batch_id, actor)
+    claimed = store.claim_export(batch_id, actor, take_over=take_over)
     note = f"review batch {batch_id}" if batch_id else "review export"
     try:
         cases = [reviewed_case(i) for i in claimed]
@@ -95,13 +104,12 @@ def export_batch(
         raise
     latest = manifest or corpus.latest()
     version = latest.version if latest else None
-    lapsed = store.mark_exported(claimed, version, actor)
-    if lapsed:
+    taken = store.mark_exported(claimed, version, actor)
+    if taken:
         raise DecisionBlocked(
-            f"{len(lapsed)} case(s) changed in the queue after this export's claim on them lapsed "
-            f"(after {store.export_lease_s:.0f} s), but corpus version {version} holds them "
-            f"(first: {', '.join(lapsed[:3])}); check them with `casemill review show ID` and "
-            "retire from the corpus any that are not approved"
+            f"{len(taken)} case(s) were taken over by another export (`--take-over`) while "
+            f"this one wrote corpus version {version} (first: {', '.join(taken[:3])}); that "
+            "export marks them; check with `casemill review status`"
         )
     closed = _close_done(store, batch_id)
     log.info("export %s: %d new cases in corpus version %s", note, len(fresh), version)
@@ -133,13 +141,13 @@ def _settle_failed(
 ) -> None:
     """After a failed (or interrupted) corpus write, make the queue agree with the corpus: the
     claimed items whose case it holds are marked exported, the others are given back. When the
-    corpus cannot even be read, the claim is kept: it lapses after `export_lease_s`, and running
-    the export again then finishes the job."""
+    corpus cannot even be read, the claim is kept: `casemill review export --take-over`, once
+    the corpus can be read, finishes the job."""
     try:
         active = corpus.active_ids()
         latest = corpus.latest()
     except Exception:  # noqa: BLE001 - the write's own error is the one raised
-        log.exception("export failed and the corpus cannot be read; the claim will lapse")
+        log.exception("export failed and the corpus cannot be read; the claim is kept")
         return
     held = [i for i in claimed if i.case.id in active]
     if held and latest is not None:

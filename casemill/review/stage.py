@@ -134,13 +134,16 @@ class EnqueueOutcome:
 class ExportRequest:
     """Export the approved, not yet exported cases of `batch_id` (None: every batch) to the
     corpus at `corpus_dir` (None: the settings' corpus_dir), which must be a corpus or an empty
-    folder; errors name it as `corpus_option`. `actor` is who the audit log says exported."""
+    folder; errors name it as `corpus_option`. `actor` is who the audit log says exported.
+    `take_over` finishes the job of an export that died: it takes over the claims that export
+    left (refused while its process still runs on this machine)."""
 
     db_url: str
     batch_id: str | None = None
     corpus_dir: Path | None = None
     corpus_option: str = "--corpus"
     actor: str = "export"
+    take_over: bool = False
 
 
 def target_corpus(corpus_dir: Path | None, option: str = "--corpus") -> CorpusStore:
@@ -273,7 +276,9 @@ def run_export(
     store = store or ReviewStore.open(request.db_url)
     if progress:
         progress(f"exporting to {corpus.root}")
-    return export_batch(store, corpus, request.batch_id, actor=request.actor)
+    return export_batch(
+        store, corpus, request.batch_id, actor=request.actor, take_over=request.take_over
+    )
 
 
 def enqueue_message(batch_id: str, counts: dict) -> str:

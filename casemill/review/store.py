@@ -21,17 +21,11 @@ from sqlalchemy.exc import OperationalError
 
 from casemill.case.model import Case, ReviewEdit
 from casemill.errors import UserError
-from casemill.review.batch_ops import (
-    AUTO_REVIEWER,
-    DEFAULT_EXPORT_LEASE_S,
-    EXPORT_HOLDER,
-    AuditEntry,
-    BatchOps,
-    exporting_until,
-)
+from casemill.review.batch_ops import AUTO_REVIEWER, AuditEntry, BatchOps
 from casemill.review.diff import json_changes
 from casemill.review.enqueue_ops import POLICIES, EnqueueOps
 from casemill.review.errors import DecisionBlocked, EditRefused, LeaseHeld, NotFound, StaleWrite
+from casemill.review.export_claim import EXPORT_HOLDER, TAKE_OVER, export_holder
 from casemill.review.items import Item, ItemFilter
 from casemill.review.schema import (
     NAME_MAX,
@@ -80,12 +74,10 @@ class ReviewStore(EnqueueOps, BatchOps):
         clock: Callable[[], datetime] | None = None,
         lease_s: float = DEFAULT_LEASE_S,
         validator: Callable[[Case], list[Finding]] = case_findings,
-        export_lease_s: float = DEFAULT_EXPORT_LEASE_S,
     ):
         self.engine = engine
         self.clock = clock or (lambda: datetime.now(UTC))
         self.lease_s = lease_s
-        self.export_lease_s = export_lease_s
         self.validator = validator
         try:
             migrate(engine, self.clock)
@@ -221,12 +213,13 @@ class ReviewStore(EnqueueOps, BatchOps):
 
     def _check_not_exporting(self, m: Mapping[str, Any]) -> None:
         """An export claimed the item (`claim_export`): it is being written to the corpus as it
-        is, and nothing may change it until the export marks it exported or gives it back."""
-        until = exporting_until(m, self._now())
-        if until:
+        is, and nothing may change it until the export marks it exported or gives it back. The
+        claim does not lapse: the corpus may hold the case already, so an export that died is
+        finished by another (`TAKE_OVER`), never undone behind the corpus's back."""
+        if export_holder(m):
             raise DecisionBlocked(
                 f"case {m['case_id']} is being exported to the corpus; try again after the "
-                f"export (if it died, its claim lapses at {until[:16].replace('T', ' ')} UTC)"
+                f"export (if it died, finish it with `{TAKE_OVER}`)"
             )
 
     def _check_open(self, conn: Connection, m: Mapping[str, Any]) -> None:
@@ -234,7 +227,8 @@ class ReviewStore(EnqueueOps, BatchOps):
         if m["exported_at"]:
             raise DecisionBlocked(
                 f"case {m['case_id']} was exported to corpus version {m['corpus_version']}; "
-                "it can no longer change"
+                "it can no longer change here. To take it out of the corpus, retire it in a new "
+                f"version: `casemill corpus retire {m['current_id']}`"
             )
         closed = conn.execute(
             select(batches.c.closed_at).where(batches.c.batch_id == m["batch_id"])

@@ -522,3 +522,21 @@ def test_cli_export_into_a_folder_that_is_not_a_corpus_is_refused_and_writes_not
     r = invoke("review", "export", "--batch", "b1", "--db", db, "--json")
     assert json.loads(r.stdout)["added"] == [case.id]
     assert [c.id for c in CorpusStore(new).cases()] == [case.id]
+
+
+def test_cli_enqueue_of_a_file_holding_a_case_twice_prints_its_summary(tmp_path):
+    """`tests/fixtures/mixed.jsonl` holds line 1's case again at line 9: the enqueue queues it
+    once and ends with its summary, not a traceback after the queue was written."""
+    from pathlib import Path
+
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes((Path(__file__).parents[1] / "fixtures" / "mixed.jsonl").read_bytes())
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    r = invoke("review", "enqueue", str(mixed), "--db", db, "--corpus", str(corpus), "--json")
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    assert (summary["already_queued"], summary["queued_in"]) == (1, [])
+    assert summary["added"] + summary["bad_lines"] + 1 == len(mixed.read_text().splitlines())
+    assert ReviewStore.open(db).count() == summary["added"]

@@ -249,3 +249,89 @@ def test_closing_waits_for_a_decision_in_flight_and_counts_it(pg_url, parent, ch
     closer.join(30)
     assert outcome == [False] and not store.batch_status("b1").closed
     store.engine.dispose()
+
+
+def _dead_holder(monkeypatch) -> str:
+    """Make the next export claim name a process of this machine that has exited, as the
+    claim of an export killed with SIGKILL does."""
+    import socket
+    import subprocess
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    holder = f"export:deadbeef0001@{socket.gethostname()}:{gone.pid}"
+    monkeypatch.setattr("casemill.review.batch_ops.new_holder", lambda: holder)
+    return holder
+
+
+def _clocked_store(db_url: str, clock: list):
+    from casemill.review.schema import make_engine
+    from casemill.review.store import ReviewStore
+
+    return ReviewStore(make_engine(db_url), clock=lambda: clock[0])
+
+
+def test_an_export_killed_after_its_corpus_write_is_finished_by_a_take_over(
+    db_url, parent, children, tmp_path, monkeypatch
+):
+    """An export killed between the corpus write and the queue update: hours later its cases
+    still cannot be undone or rejected (the corpus holds them), a plain re-run is refused
+    naming the dead export and the command, and `--take-over` marks them exported."""
+    from datetime import UTC, datetime, timedelta
+
+    from casemill.review.export import reviewed_case
+
+    clock = [datetime(2026, 1, 5, 9, 0, tzinfo=UTC)]
+    store = _clocked_store(db_url, clock)
+    store.enqueue(children[:3], "b1", parents={parent.id: parent})
+    for case in children[:3]:
+        store.approve(case.id, "ana", None)
+    _dead_holder(monkeypatch)
+    claimed = store.claim_export("b1", "ana")  # the dead export's two first steps
+    corpus = CorpusStore(tmp_path / "corpus")
+    corpus.add_version(add=[reviewed_case(i) for i in claimed], note="review batch b1")
+    monkeypatch.undo()
+    clock[0] += timedelta(hours=2)
+    with pytest.raises(DecisionBlocked, match="--take-over"):
+        store.undo(children[1].id, "bob", None)  # the corpus holds it: not behind its back
+    with pytest.raises(DecisionBlocked) as refused:
+        export_batch(store, corpus, "b1")
+    message = str(refused.value)
+    assert "being exported by another export (export deadbeef0001, run by ana, on " in message
+    assert "claimed at 2026-01-05 09:00 UTC, 120 min ago" in message
+    assert "`casemill review export --take-over`" in message
+    result = export_batch(store, corpus, "b1", take_over=True)
+    assert (result.corpus_version, result.added, result.closed) == (None, (), True)
+    assert set(result.already_in_corpus) == {c.id for c in children[:3]}
+    assert len(corpus.manifests()) == 1
+    _agree(store, corpus, "b1")
+    actions = [e.action for e in store.audit_log(case_id=children[1].id)]
+    assert actions == ["enqueue", "approve", "claim", "take-over", "export"]
+    with pytest.raises(DecisionBlocked, match="casemill corpus retire"):
+        store.undo(children[1].id, "bob", None)
+
+
+def test_an_export_killed_before_its_corpus_write_is_written_by_a_take_over(
+    store, parent, children, tmp_path, monkeypatch
+):
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    for case in children[:2]:
+        store.approve(case.id, "ana", None)
+    _dead_holder(monkeypatch)
+    store.claim_export("b1", "ana")
+    monkeypatch.undo()
+    corpus = CorpusStore(tmp_path / "corpus")
+    result = export_batch(store, corpus, "b1", take_over=True)
+    assert (result.corpus_version, set(result.added)) == (1, {c.id for c in children[:2]})
+    assert result.closed
+    _agree(store, corpus, "b1")
+
+
+def test_the_claim_of_an_export_still_running_is_not_taken_over(store, parent, children, tmp_path):
+    store.enqueue(children[:2], "b1", parents={parent.id: parent})
+    store.approve(children[0].id, "ana", None)
+    store.claim_export("b1", "ana")  # this process: alive
+    with pytest.raises(DecisionBlocked, match="that process is still running"):
+        export_batch(store, CorpusStore(tmp_path / "corpus"), "b1", take_over=True)
+    item = store.get(children[0].id)
+    assert item.lease_holder.startswith("export:") and item.exported_at is None

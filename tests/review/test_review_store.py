@@ -413,3 +413,15 @@ def _close(store: ReviewStore, batch_id: str) -> None:
             .where(batches.c.batch_id == batch_id)
             .values(closed_at="2026-11-28T00:00:00+00:00")
         )
+
+
+def test_the_same_case_twice_in_one_enqueue_is_queued_once(store, children):
+    """A file holding one case twice (`tests/fixtures/mixed.jsonl` does) queues it once and
+    counts the second copy as already queued in this batch, instead of failing after the
+    transaction committed."""
+    result = store.enqueue([children[0], children[1], children[0]], "b1")
+    assert result.added == (children[0].id, children[1].id)
+    assert result.already_queued == (children[0].id,)
+    assert (result.queued_in, result.batch_exists) == ((), True)
+    assert store.count(ItemFilter(batch_id="b1")) == 2
+    assert [e.action for e in store.audit_log(case_id=children[0].id)] == ["enqueue"]
