@@ -106,6 +106,8 @@ def _root() -> None:
 def main() -> None:
     try:
         app()
-    except UserError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    except UserError as exc:  # one line, as the terminal wraps it: a path in it stays whole
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)

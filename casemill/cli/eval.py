@@ -169,5 +169,7 @@ def _fail_unscored(request: EvaluateRequest, outcome: EvaluateOutcome) -> None:
     try:
         check_unscored(request, outcome)
     except NothingScored as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(1) from exc

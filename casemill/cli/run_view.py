@@ -22,7 +22,7 @@ FLIPS = 30  # flipped cases named under a printed comparison
 
 
 def fail_input(exc: UserError) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
