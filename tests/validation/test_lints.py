@@ -3,10 +3,10 @@ cases that need a clarifying question. Warnings by default, errors under `strict
 
 from __future__ import annotations
 
-from fixtures.casebuild import cancel_case, clarify_case, record, refund_case
+from fixtures.casebuild import cancel_case, clarify_case, line, record, refund_case
 
 from casemill.case.model import Case
-from casemill.validation import check_case, lint_findings
+from casemill.validation import check_case, lint_findings, validate_paths
 
 
 def _with(case: Case, **expected) -> Case:
@@ -88,3 +88,18 @@ def test_strict_makes_lints_errors():
     case = _with(refund_case(), reply_contains=["refund"])
     assert [f.severity for f in check_case(case)] == ["warning"]
     assert [f.severity for f in check_case(case, strict=True)] == ["error"]
+
+
+def test_items_that_are_not_a_list_are_a_state_finding_not_a_crashed_check(tmp_path):
+    """An order whose `items` is a number: the lints skip it, and the semantic check reports
+    the wrong shape at its field (it used to crash the lints: `semantic/check-crashed`)."""
+    data = record(refund_case(text="Order W1001: the $14.50 mug arrived cracked."))
+    data["environment"]["state"]["orders"]["W1001"]["items"] = 5
+    data["id"] = ""
+    case = Case.model_validate(data)
+    assert lint_findings(case) == []
+    path = tmp_path / "c.jsonl"
+    path.write_text(line(case))
+    report = validate_paths([path], batch=False)
+    found = [(f.rule, f.field) for b in report.bad for f in b.findings]
+    assert found == [("state-shape", "environment.state.orders.W1001.items")]
