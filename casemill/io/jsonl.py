@@ -7,7 +7,8 @@
 reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to a temporary file
 beside the target, fsyncs and renames, so a crash never leaves a half-written file; the file
 keeps the mode it had (a new one gets the mode the umask gives), not the owner-only mode of a
-temporary file.
+temporary file. The temporary file names its writer, and a write first removes the ones of
+its target that a killed writer left (`casemill.io.tempfiles`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from casemill.io.tempfiles import temp_beside
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -163,7 +165,7 @@ def atomic_write_text(path: str | Path, chunks: Iterable[str]) -> Path:
     candidates and reports are read by other users and processes on a team's machine."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_beside(path)
     try:
         os.fchmod(fd, file_mode(path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
