@@ -46,14 +46,16 @@ def test_counts_cover_every_layer_and_json_form(tmp_path):
     assert [f["line"] for f in data["findings"]] == [2, 3]
 
 
-def test_a_failing_batch_suite_is_a_finding_not_a_crash(tmp_path, monkeypatch):
+def test_a_failing_batch_suite_is_a_finding_not_a_crash(tmp_path, monkeypatch, caplog):
     def broken(rows, rules=None):
         raise RuntimeError("no pandas today")
 
     monkeypatch.setattr(report_module, "batch_findings", broken)
     path = tmp_path / "c.jsonl"
     path.write_text(line(refund_case()))
+    caplog.set_level(logging.DEBUG, logger=report_module.__name__)
     report = validate_paths([path])
+    assert [r.levelno for r in caplog.records if r.exc_info] == [logging.DEBUG]  # off screen
     assert not report.ok and len(report.valid) == 1
     assert [(f.layer, f.rule) for f in report.batch_issues] == [("batch", "suite-failed")]
     assert "no pandas today" in report.batch_issues[0].message
