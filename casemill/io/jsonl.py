@@ -7,8 +7,7 @@
 reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to a temporary file
 beside the target, fsyncs and renames, so a crash never leaves a half-written file; the file
 keeps the mode it had (a new one gets the mode the umask gives), not the owner-only mode of a
-temporary file. The temporary file names its writer, and a write first removes the ones of
-its target that a killed writer left (`casemill.io.tempfiles`).
+temporary file.
 """
 
 from __future__ import annotations
@@ -162,7 +161,9 @@ def file_mode(path: Path) -> int:
 def atomic_write_text(path: str | Path, chunks: Iterable[str]) -> Path:
     """Write `chunks` to `path` atomically (temp file in the same folder, fsync, rename). The
     file is readable by whoever could read it before (or, new, as the umask says): the corpus,
-    candidates and reports are read by other users and processes on a team's machine."""
+    candidates and reports are read by other users and processes on a team's machine. The
+    temporary file names its writer, and the temporary files of `path` a killed writer left
+    are removed first (`casemill.io.tempfiles`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = temp_beside(path)
