@@ -17,12 +17,13 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from casemill.io.tempfiles import temp_beside
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -160,10 +161,12 @@ def file_mode(path: Path) -> int:
 def atomic_write_text(path: str | Path, chunks: Iterable[str]) -> Path:
     """Write `chunks` to `path` atomically (temp file in the same folder, fsync, rename). The
     file is readable by whoever could read it before (or, new, as the umask says): the corpus,
-    candidates and reports are read by other users and processes on a team's machine."""
+    candidates and reports are read by other users and processes on a team's machine. The
+    temporary file names its writer, and the temporary files of `path` a killed writer left
+    are removed first (`casemill.io.tempfiles`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_beside(path)
     try:
         os.fchmod(fd, file_mode(path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:

@@ -6,7 +6,6 @@ file behind."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -19,6 +18,7 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.gctune import fewer_collections
 from casemill.io.targets import check_targets  # re-exported: mining's callers import it here
+from casemill.io.tempfiles import temp_beside
 from casemill.mining.dedup import MinedDeduper
 from casemill.mining.model import PackedCase, Quarantined
 from casemill.mining.pipeline import MineOptions, MineSummary, Tally, iter_mine, raw_record
@@ -29,8 +29,7 @@ class _Pending:
         self.path = path
         self.private = private  # readable by its owner alone (raw personal data)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        self.tmp = Path(tmp)
+        fd, self.tmp = temp_beside(path)  # after removing the ones a killed run left
         self.fh: IO[bytes] = os.fdopen(fd, "wb", buffering=1024 * 1024)
 
     def write(self, record: dict) -> None:

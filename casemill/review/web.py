@@ -1,6 +1,8 @@
 """The web review app: FastAPI with server-rendered Jinja2 pages (autoescaped; case text is never
-marked safe), a token sign-in, an HttpOnly SameSite=Strict session cookie, a CSRF token on every
-write, and security headers (a CSP that allows only the app's own script and style files).
+marked safe), a token sign-in (failed ones limited per client and logged; one posted from
+another origin, or with `Origin: null`, refused), an HttpOnly SameSite=Strict session cookie, a
+CSRF token on every write, and security headers (a CSP that allows only the app's own script and
+style files).
 
 Without a session a write gets 401 and a page redirects to the sign-in; without the session's
 CSRF token a write gets 403 and changes nothing.
@@ -21,6 +23,7 @@ from casemill.errors import UserError
 from casemill.review import web_pages
 from casemill.review.errors import NotFound
 from casemill.review.store import ReviewStore
+from casemill.review.throttle import SignInThrottle
 from casemill.review.web_context import HERE, Web
 
 CSP = (
@@ -33,12 +36,14 @@ def create_app(
     store: ReviewStore,
     on_batch_decided: Callable[[str], object] | None = None,
     secure_cookie: bool = False,
+    throttle: SignInThrottle | None = None,
 ) -> FastAPI:
     """The app over `store`. `on_batch_decided(batch_id)` runs in a background thread when a
-    decision completes a batch (to resume a flow waiting for it)."""
+    decision completes a batch (to resume a flow waiting for it). `throttle`: the limit on
+    failed sign-ins (by default `casemill.review.throttle`'s)."""
     app = FastAPI(title="Casemill review", docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    web = Web(store, on_batch_decided, secure_cookie)
+    web = Web(store, on_batch_decided, secure_cookie, throttle)
     render = web.render
 
     @app.middleware("http")
@@ -47,7 +52,9 @@ def create_app(
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Frame-Options"] = "DENY"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        # the sign-in form must name its origin (a sign-in with `Origin: null` is refused)
+        login = request.url.path == "/login"
+        response.headers["Referrer-Policy"] = "same-origin" if login else "no-referrer"
         if not request.url.path.startswith("/static"):
             response.headers["Cache-Control"] = "no-store"
         return response

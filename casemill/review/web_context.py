@@ -17,6 +17,7 @@ from fastapi.templating import Jinja2Templates
 
 from casemill.review import auth
 from casemill.review.store import ReviewStore
+from casemill.review.throttle import SignInThrottle
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +34,14 @@ class Web:
         store: ReviewStore,
         on_batch_decided: Callable[[str], object] | None,
         secure_cookie: bool,
+        throttle: SignInThrottle | None = None,
     ):
         self.store = store
         self.on_batch_decided = on_batch_decided
         self.secure_cookie = secure_cookie
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.autoescape = True
+        self.throttle = throttle or SignInThrottle()
 
     def session_of(self, request: Request) -> auth.Session | None:
         return auth.session_for(self.store, request.cookies.get(COOKIE))
@@ -71,16 +74,38 @@ class Web:
             ).start()
 
     def render(
-        self, request: Request, name: str, status_code: int = 200, **context
+        self,
+        request: Request,
+        name: str,
+        status_code: int = 200,
+        headers: dict[str, str] | None = None,
+        **context,
     ) -> HTMLResponse:
-        return self.templates.TemplateResponse(request, name, context, status_code=status_code)
+        return self.templates.TemplateResponse(
+            request, name, context, status_code=status_code, headers=headers
+        )
 
 
 def same_origin(request: Request) -> None:
-    """Refuse a cross-site write: when the browser names an Origin, it must be this host."""
+    """Refuse a cross-site write: when the browser names an Origin, it must be this host. An
+    `Origin: null` passes: the pages' `Referrer-Policy: no-referrer` makes a browser send it
+    on a form of the app's own (a write also needs the session's CSRF token)."""
     origin = request.headers.get("origin")
     if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
         raise HTTPException(403, "cross-site request refused")
+
+
+def sign_in_origin(request: Request) -> None:
+    """Refuse a sign-in posted from anywhere but the sign-in page (login CSRF: a foreign page,
+    a sandboxed frame or a `data:` page signing the victim in as the attacker). There is no
+    session, hence no CSRF token, yet: an Origin, when the browser sends one, must be this host,
+    and `null` is refused (the sign-in page is served with `Referrer-Policy: same-origin`, so
+    a browser names the real origin there), as is a request the browser marks cross-site."""
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise HTTPException(403, "cross-site sign-in refused")
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        raise HTTPException(403, "cross-site sign-in refused")
 
 
 def _safe_call(fn: Callable[[str], object], batch_id: str) -> None:

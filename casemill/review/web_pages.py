@@ -17,7 +17,7 @@ from casemill.review.items import STATUSES, Item, ItemFilter
 from casemill.review.present import first_change, item_view, needs_label, params_text
 from casemill.review.schema import now_iso
 from casemill.review.store import ReviewStore
-from casemill.review.web_context import COOKIE, Web, same_origin
+from casemill.review.web_context import COOKIE, Web, sign_in_origin
 
 FILTER_KEYS = ("status", "batch", "origin", "operator", "intent")
 PAGE_SIZE = 100
@@ -40,10 +40,23 @@ def sign_in(app: FastAPI, web: Web) -> None:
 
     @app.post("/login")
     async def login(request: Request) -> Response:
-        same_origin(request)
+        sign_in_origin(request)
+        client = request.client.host if request.client else "unknown"
+        wait = web.throttle.retry_after(client)
+        if wait is not None:
+            web.throttle.failed(client)
+            return render(
+                request,
+                "login.html",
+                status_code=429,
+                session=None,
+                error=f"Too many failed sign-ins; try again in {wait} seconds.",
+                headers={"Retry-After": str(wait)},
+            )
         form = await request.form()
         reviewer = auth.reviewer_for_token(store, str(form.get("token") or ""))
         if reviewer is None:
+            web.throttle.failed(client)
             return render(
                 request,
                 "login.html",

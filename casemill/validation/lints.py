@@ -122,8 +122,13 @@ def vague_phrases(case: Case) -> Iterator[Finding]:
 
 
 def _item_prices(order: dict[str, Any]) -> list[float]:
+    """The prices (and price times quantity) of an order's line items. The lints run on every
+    model-valid case, also one whose state the semantic check refuses (`items` not a list, a
+    price that is text): whatever is not of the expected shape is skipped, and left to the
+    semantic check to report, so that a wrong shape is a finding, never a crashed check."""
+    items = order.get("items")
     prices = []
-    for item in order.get("items") or ():
+    for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and isinstance(item.get("price"), int | float):
             prices.append(float(item["price"]))
             quantity = item.get("quantity", 1)

@@ -146,7 +146,9 @@ def _case_findings(
         try:
             found = check_case(item.case, strict=strict, domain=domain)
         except Exception as exc:  # a checker bug must not cost the other records
-            log.exception("checking %s:%s failed", item.file, item.line)
+            # the finding says it on screen; the traceback is for a log file (debug level),
+            # where a report of the bug can take it from
+            log.debug("checking %s:%s crashed", item.file, item.line, exc_info=True)
             message = f"the semantic check crashed ({type(exc).__name__}: {exc}); please report"
             found = [Finding("semantic", "check-crashed", message, case_id=item.case.id)]
     return [f.located(item.file, item.line) for f in found]
@@ -266,7 +268,7 @@ def validate_paths(
         try:
             _apply_batch(stream, rules)
         except Exception as exc:  # the suite failing must not cost the report
-            log.exception("the batch suite failed")
+            log.debug("the batch suite failed", exc_info=True)  # the finding says it on screen
             message = f"the Great Expectations suite could not run ({type(exc).__name__}: {exc})"
             report.batch_issues.append(Finding("batch", "suite-failed", message))
         report.seconds["batch"] = clock() - start

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,32 @@ def test_an_atomic_rewrite_keeps_the_mode_the_file_had(tmp_path, umask_022):
     atomic_write_jsonl(path, [{"id": "b"}])
     assert _mode(path) == 0o640 and path.read_text() == '{"id":"b"}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["cases.jsonl"]  # no temporary file left
+
+
+KILLED_WRITER = """
+import os, signal, sys
+from casemill.io.jsonl import atomic_write_jsonl
+
+def records():
+    for i in range(20_000):
+        yield {"id": i, "text": "x" * 100}
+    os.kill(os.getpid(), signal.SIGKILL)  # killed before the rename
+
+atomic_write_jsonl(sys.argv[1], records())
+"""
+
+
+def test_a_write_killed_before_its_rename_is_cleaned_by_the_next_write(tmp_path):
+    target = tmp_path / "candidates.jsonl"
+    target.write_text('{"id":"old"}\n')
+    killed = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(target)], check=False)
+    assert killed.returncode == -9
+    [left] = _temps(tmp_path)
+    assert (tmp_path / left).stat().st_size > 2_000_000  # megabytes, as in the probe
+    assert target.read_text() == '{"id":"old"}\n'  # the target itself is untouched
+    atomic_write_jsonl(target, [{"id": "new"}])
+    assert _temps(tmp_path) == [] and target.read_text() == '{"id":"new"}\n'
+
+
+def _temps(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,3 +188,31 @@ def test_logs_of_another_format_are_a_problem_an_empty_log_is_nothing_found(tmp_
     nothing = run_mine(MineRequest((empty,), "openai-jsonl", tmp_path / "e.jsonl"))
     assert nothing.nothing_found and nothing.unread_problem() is None
     assert (tmp_path / "e.jsonl").read_bytes() == b""
+
+
+KILLED_MINE = """
+import os, signal, sys
+from pathlib import Path
+from casemill.mining.stage import MineRequest, run_mine
+
+def kill(n, total):
+    if n:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+run_mine(MineRequest((Path(sys.argv[1]),), "openai-jsonl", Path(sys.argv[2])), progress=kill)
+"""
+
+
+def test_the_temporary_files_of_a_killed_run_are_removed_by_the_next(tmp_path):
+    """`kill -9` mid-run leaves the hidden temporary files beside the outputs; the next run
+    writing them removes them, and writes what a run that was never killed writes."""
+    log = write_jsonl(tmp_path / "a.jsonl", RECORDS)
+    out = tmp_path / "out" / "c.jsonl"
+    killed = subprocess.run([sys.executable, "-c", KILLED_MINE, str(log), str(out)], check=False)
+    assert killed.returncode == -9
+    assert sorted(p.name.endswith(".tmp") for p in out.parent.iterdir()) == [True, True]
+    run_mine(_request(out.parent, [log]))
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    run_mine(_request(clean, [log]))
+    assert _files(out) == _files(clean / "c.jsonl")

@@ -1,7 +1,7 @@
 """The web review in a real browser (Playwright driving Debian's Chromium): sign in, approve by
 keyboard, edit an expected call (an invalid edit refused with the message shown), bulk-approve a
 filter, a script payload rendered as text and not run, requests without a session (401) or
-without the CSRF token (403) refused."""
+without the CSRF token (403) refused, a sign-in posted from another origin refused."""
 
 from __future__ import annotations
 
@@ -285,3 +285,24 @@ def test_requests_without_session_or_csrf_are_refused(browser, served):
     context.close()
     assert store.get(case.id).status == "pending"
     assert store.count(ItemFilter(batch_id="auth", status="approved")) == 0
+
+
+def test_a_sign_in_form_on_another_origin_is_refused(browser, served):
+    """Login CSRF: a page elsewhere (here a `data:` page, whose origin is `null`) that posts a
+    token to the sign-in gets 403 and no session; the app's own sign-in page still works."""
+    store, base = served
+    token = auth.create_token(store, "mallory")
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(
+        "data:text/html,<form method=post action='"
+        + base
+        + f"/login'><input name=token value='{token}'><button id=go>go</button></form>"
+    )
+    with page.expect_response(base + "/login") as posted:
+        page.click("#go")
+    assert posted.value.status == 403
+    assert "cross-site sign-in refused" in page.content()
+    assert not [c for c in context.cookies() if c["name"] == "casemill_review"]
+    sign_in(page, served, "ana")
+    context.close()

@@ -3,10 +3,12 @@ cases that need a clarifying question. Warnings by default, errors under `strict
 
 from __future__ import annotations
 
-from fixtures.casebuild import cancel_case, clarify_case, record, refund_case
+import json
+
+from fixtures.casebuild import cancel_case, clarify_case, line, record, refund_case
 
 from casemill.case.model import Case
-from casemill.validation import check_case, lint_findings
+from casemill.validation import check_case, lint_findings, validate_paths
 
 
 def _with(case: Case, **expected) -> Case:
@@ -88,3 +90,59 @@ def test_strict_makes_lints_errors():
     case = _with(refund_case(), reply_contains=["refund"])
     assert [f.severity for f in check_case(case)] == ["warning"]
     assert [f.severity for f in check_case(case, strict=True)] == ["error"]
+
+
+def test_items_that_are_not_a_list_are_a_state_finding_not_a_crashed_check(tmp_path):
+    """An order whose `items` is a number: the lints skip it, and the semantic check reports
+    the wrong shape at its field (it used to crash the lints: `semantic/check-crashed`)."""
+    data = record(refund_case(text="Order W1001: the $14.50 mug arrived cracked."))
+    data["environment"]["state"]["orders"]["W1001"]["items"] = 5
+    data["id"] = ""
+    case = Case.model_validate(data)
+    assert lint_findings(case) == []
+    path = tmp_path / "c.jsonl"
+    path.write_text(line(case))
+    report = validate_paths([path], batch=False)
+    found = [(f.rule, f.field) for b in report.bad for f in b.findings]
+    assert found == [("state-shape", "environment.state.orders.W1001.items")]
+
+
+WRONG_SHAPES = (5, "x", None, [], {}, [1, 2], {"a": 1}, 1e308, -1, True, 10**30)
+
+
+def _paths(value, path=()):
+    """Every place inside `value` (a JSON value), as a path of keys and indexes."""
+    yield path
+    if isinstance(value, dict | list):
+        for key, inner in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from _paths(inner, (*path, key))
+
+
+def _replaced(data: dict, path: tuple, new) -> dict:
+    data = json.loads(json.dumps(data))
+    inner = data
+    for key in path[:-1]:
+        inner = inner[key]
+    inner[path[-1]] = new
+    data["id"] = ""
+    return data
+
+
+def test_no_wrong_shape_in_the_state_or_the_expected_calls_crashes_a_check():
+    """Each value of the environment's state and of the expected calls, in turn, replaced by
+    a value of another shape: the semantic checks and lints of every model-valid result give
+    findings, never an exception."""
+    cases = [refund_case(text="Order W1001: the $14.50 mug arrived cracked."), cancel_case()]
+    checked = 0
+    for case in cases:
+        data = record(case)
+        for root in (("environment", "state"), ("expected", "tool_calls")):
+            for path in list(_paths(data[root[0]][root[1]]))[1:]:
+                for new in WRONG_SHAPES:
+                    try:
+                        mutated = Case.model_validate(_replaced(data, (*root, *path), new))
+                    except ValueError:
+                        continue
+                    assert isinstance(check_case(mutated), list)
+                    checked += 1
+    assert checked > 500
