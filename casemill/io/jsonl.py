@@ -3,7 +3,8 @@
 `read_jsonl` streams a file (gzip when it ends in `.gz` or starts as gzip does) and yields one
 `Line` per non-blank line: either the parsed object or the reason it could not be parsed
 (invalid UTF-8, truncated JSON, a number of too many digits or nesting too deep for Python's
-`json`, not an object, over the size limit, damaged gzip data). A bad line never stops the
+`json`, not an object, over the size limit, damaged gzip data, or what `casemill.io.limits`
+refuses: lone surrogates, nesting over its depth limit, integers past a float's range). A bad line never stops the
 reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to a temporary file
 beside the target, fsyncs and renames, so a crash never leaves a half-written file; the file
 keeps the mode it had (a new one gets the mode the umask gives), not the owner-only mode of a
@@ -23,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from casemill.io.limits import record_problem
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -112,6 +115,9 @@ def decode_line(file: str, number: int, raw: bytes) -> Line | None:
         return Line(
             file, number, error=f"expected a JSON object, got {type(value).__name__}", raw=stripped
         )
+    problem = record_problem(value, stripped)
+    if problem is not None:
+        return Line(file, number, error=f"not accepted: {problem[1]}", raw=stripped)
     return Line(file, number, value=value, raw=stripped)
 
 

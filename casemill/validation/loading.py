@@ -25,6 +25,7 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.gctune import bulk_allocation, checkpoint
 from casemill.io.jsonl import Line, read_jsonl
+from casemill.io.limits import field_path  # re-exported: the layers import it here
 from casemill.validation.findings import Finding
 from casemill.validation.schema import SchemaLayer
 
@@ -117,23 +118,15 @@ def clip(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def field_path(loc: Iterable[Any]) -> str:
-    """A pydantic or jsonschema location as a dotted path: `expected.tool_calls[0].params.x`."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 _JSON_RULES = (
     ("invalid UTF-8", "invalid-utf8"),
     ("not valid JSON", "invalid-json"),
     ("expected a JSON object", "not-object"),
     ("-byte limit", "too-large"),
     ("unreadable gzip data", "invalid-gzip"),
+    ("nested over", "too-deep"),
+    ("lone surrogate", "unencodable-text"),
+    ("number out of range", "number-out-of-range"),
 )
 
 
