@@ -128,3 +128,36 @@ def test_mine_keeps_the_good_conversations_beside_a_deep_one(tmp_path):
         json.loads(x) for x in (tmp_path / "mined.quarantine.jsonl").read_text().splitlines()
     ]
     assert [(q["line"], q["reason"]) for q in quarantine] == [(2, "too_deep")]
+
+
+def long_case(turns: int = 10_000) -> str:
+    """A valid case of `turns` more turns: over the batch layer's 100,000-character bound."""
+    from casemill.case.model import Case
+
+    data = json.loads(OTHER_CASE)
+    extra = [
+        {"role": "customer" if n % 2 == 0 else "assistant", "content": f"still there? {n:05d}"}
+        for n in range(turns)
+    ]
+    data["conversation"] = extra + data["conversation"]
+    return Case.model_validate({**data, "id": ""}).model_dump_json()
+
+
+def test_a_case_over_the_text_bound_is_refused_by_every_command(tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    monkeypatch.setenv("CASEMILL_CORPUS_DIR", str(corpus))
+    path = two_records(tmp_path, GOOD_CASE, long_case())
+    report = json.loads(invoke("validate", "--no-batch", "--json", str(path)).stdout)
+    assert (report["valid"], report["bad"]) == (1, 1)
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("text-length", 2)]
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    counts = json.loads(invoke("review", "enqueue", str(path), "--db", db, "--json").stdout)
+    assert (counts["added"], counts["bad_lines"]) == (1, 1)
+    out = tmp_path / "run"
+    invoke("eval", "--agent", "reference", "--cases", str(path), "-o", str(out))
+    assert len((out / "results.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    quarantined = [json.loads(x) for x in (out / "quarantine.jsonl").read_text().splitlines()]
+    assert [q["line"] for q in quarantined] == [2]
+    added = invoke("corpus", "add", str(path), "--corpus", str(corpus))
+    assert added.exit_code != 0 and "bad record" in added.output

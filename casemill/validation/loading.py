@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -28,6 +28,10 @@ from casemill.io.jsonl import Line, read_jsonl
 from casemill.io.limits import field_path  # re-exported: the layers import it here
 from casemill.validation.findings import Finding
 from casemill.validation.schema import SchemaLayer
+from casemill.validation.sizes import size_findings
+
+if TYPE_CHECKING:
+    from casemill.validation.batch import BatchRules
 
 log = logging.getLogger(__name__)
 
@@ -194,10 +198,13 @@ def case_id_of(value: Any) -> str | None:
 
 @dataclass
 class Loader:
-    """Turns raw lines into cases or bad records; remembers ids seen for duplicate checks."""
+    """Turns raw lines into cases or bad records; remembers ids seen for duplicate checks.
+    A model-valid case over the text bounds of `rules` (the defaults unless given) is refused
+    here, as every command that loads cases refuses it (`casemill.validation.sizes`)."""
 
     schema: SchemaLayer | None = None
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
+    rules: BatchRules | None = None
 
     def load_line(self, line: Line) -> LoadedCase | BadRecord:
         if line.error is not None:
@@ -212,6 +219,9 @@ class Loader:
         except ValidationError as exc:
             found = model_findings(exc, line.file, line.number)
             return BadRecord(line.file, line.number, line.raw, found, case_id_of(value))
+        oversize = [f.located(line.file, line.number) for f in size_findings(case, self.rules)]
+        if oversize:
+            return BadRecord(line.file, line.number, line.raw, oversize, case.id)
         first = self.seen.get(case.id)
         if first is not None:
             message = f"duplicate id {case.id}: first seen at {first[0]}:{first[1]} (kept there)"
