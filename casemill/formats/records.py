@@ -111,37 +111,39 @@ def _read_array(path: Path) -> Iterator[SourceRecord]:
         start = line_at(pos)
         try:
             value, end = _DECODER.raw_decode(text, pos)
-        except (RecursionError, ValueError) as exc:
-            if isinstance(exc, json.JSONDecodeError):
-                hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
-                yield SourceRecord(
-                    file,
-                    start,
-                    error=f"not valid JSON{hint}: {where(exc.msg, 'line', line_at(exc.pos))}",
-                )
-                return
-            # nested past Python's stack, or an integer of too many digits: this element only
-            reason = (
-                "arrays or objects nested too deeply" if isinstance(exc, RecursionError) else exc
+        except json.JSONDecodeError as exc:
+            hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
+            yield SourceRecord(
+                file,
+                start,
+                error=f"not valid JSON{hint}: {where(exc.msg, 'line', line_at(exc.pos))}",
             )
-            yield SourceRecord(file, start, error=f"not valid JSON: {reason}")
+            return
+        except (RecursionError, ValueError) as exc:  # too deep or too many digits: this one only
+            yield SourceRecord(file, start, error=f"not valid JSON: {_undecodable(exc)}")
             end = _end_of_element(text, pos)
             if end is None:
                 return
-            pos = _skip(text, end)
-            if pos < len(text) and text[pos] == ",":
-                pos += 1
-            continue
-        raw = text[pos:end]
-        if not isinstance(value, dict):
-            yield SourceRecord(
-                file, start, error=f"expected a JSON object, got {type(value).__name__}", raw=raw
-            )
         else:
-            yield _checked(SourceRecord(file, start, value, raw=raw))
+            yield _element(file, start, value, text[pos:end])
         pos = _skip(text, end)
         if pos < len(text) and text[pos] == ",":
             pos += 1
+
+
+def _undecodable(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "arrays or objects nested too deeply"
+    return str(exc)
+
+
+def _element(file: str, line: int, value: Any, raw: str) -> SourceRecord:
+    """One decoded array element: a record, or an error when it is no object or the limits
+    refuse it."""
+    if not isinstance(value, dict):
+        kind = type(value).__name__
+        return SourceRecord(file, line, error=f"expected a JSON object, got {kind}", raw=raw)
+    return _checked(SourceRecord(file, line, value, raw=raw))
 
 
 def _end_of_element(text: str, pos: int) -> int | None:
