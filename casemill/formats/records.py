@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from casemill.errors import UserError
-from casemill.io.jsonl import read_jsonl, where
+from casemill.io.jsonl import read_jsonl, syntax_error
 from casemill.io.limits import record_problem
 
 _DECODER = json.JSONDecoder()
@@ -112,12 +112,8 @@ def _read_array(path: Path) -> Iterator[SourceRecord]:
         try:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
-            yield SourceRecord(
-                file,
-                start,
-                error=f"not valid JSON{hint}: {where(exc.msg, 'line', line_at(exc.pos))}",
-            )
+            error = syntax_error(exc, text, "line", line_at(exc.pos))
+            yield SourceRecord(file, start, error=error)
             return
         except (RecursionError, ValueError) as exc:  # too deep or too many digits: this one only
             yield SourceRecord(file, start, error=f"not valid JSON: {_undecodable(exc)}")

@@ -69,6 +69,12 @@ def where(message: str, unit: str, number: int) -> str:
     )
 
 
+def syntax_error(exc: json.JSONDecodeError, text: str, unit: str, number: int) -> str:
+    """The message for JSON that does not parse, placed at `unit` `number` (column, line)."""
+    hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
+    return f"not valid JSON{hint}: {where(exc.msg, unit, number)}"
+
+
 def decode_line(file: str, number: int, raw: bytes) -> Line | None:
     """Parse one raw line; None for a blank line."""
     if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -95,13 +101,8 @@ def decode_line(file: str, number: int, raw: bytes) -> Line | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
-        return Line(
-            file,
-            number,
-            error=f"not valid JSON{hint}: {where(exc.msg, 'column', exc.colno)}",
-            raw=stripped,
-        )
+        error = syntax_error(exc, text, "column", exc.colno)
+        return Line(file, number, error=error, raw=stripped)
     except ValueError as exc:  # an integer past Python's limit on digits
         reason = str(exc)
         if "digits" in reason:
