@@ -42,7 +42,8 @@ def invoke(*args: str):
     return result
 
 
-def test_validate_names_the_lone_surrogate(tmp_path):
+def test_validate_names_the_lone_surrogate(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where validate writes its quarantine
     path = two_records(tmp_path, GOOD_CASE, surrogate_case())
     result = invoke("validate", "--no-batch", "--json", str(path))
     report = json.loads(result.stdout)
@@ -144,6 +145,7 @@ def long_case(turns: int = 10_000) -> str:
 
 
 def test_a_case_over_the_text_bound_is_refused_by_every_command(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where validate writes its quarantine
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     monkeypatch.setenv("CASEMILL_CORPUS_DIR", str(corpus))
