@@ -133,7 +133,7 @@ def json_objects(file: str, lines: Iterable[RawLine]) -> Iterator[tuple[int, dic
                 message=f"expected a JSON object, got {type(record).__name__}",
             )
             continue
-        problem = record_problem(record, raw.data)
+        problem = record_problem(record, raw.data, orjson_parsed=True)
         if problem is not None:
             yield Quarantined(file=file, line=raw.number, reason=problem[0], message=problem[1])
             continue

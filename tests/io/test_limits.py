@@ -85,3 +85,14 @@ def test_a_json_array_source_refuses_the_same_elements(tmp_path, bad):
     records = list(read_records(path))
     assert [r.value for r in records if r.error is None] == [{"ok": 1}, {"ok": 2}]
     assert len([r for r in records if r.error]) == 1
+
+
+def test_an_otel_export_line_nested_too_deep_is_quarantined(tmp_path):
+    from casemill.mining.parsers.otel_documents import documents
+
+    path = tmp_path / "spans.jsonl"
+    deep = '{"resourceSpans": ' + "[" * 1000 + "]" * 1000 + "}"
+    path.write_text('{"resourceSpans": []}\n' + deep + "\n", encoding="utf-8")
+    out = list(documents(path, None))
+    assert out[0] == (1, {"resourceSpans": []})
+    assert (out[1].record.line, out[1].record.reason) == (2, "too_deep")

@@ -102,7 +102,9 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
             raise RecordProblem(
                 "bad_tool_arguments", f"tool-call arguments are not JSON ({exc.msg})"
             ) from None
-        problem = record_problem(value, raw) if isinstance(value, dict) else None
+        problem = (
+            record_problem(value, raw, orjson_parsed=True) if isinstance(value, dict) else None
+        )
         if problem is not None:
             raise RecordProblem("bad_tool_arguments", f"tool-call arguments: {problem[1]}")
         if isinstance(value, dict):
