@@ -4,11 +4,11 @@
 `Line` per non-blank line: either the parsed object or the reason it could not be parsed
 (invalid UTF-8, truncated JSON, a number of too many digits or nesting too deep for Python's
 `json`, not an object, over the size limit, damaged gzip data, or what `casemill.io.limits`
-refuses: lone surrogates, nesting over its depth limit, integers past a float's range). A bad line never stops the
-reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to a temporary file
-beside the target, fsyncs and renames, so a crash never leaves a half-written file; the file
-keeps the mode it had (a new one gets the mode the umask gives), not the owner-only mode of a
-temporary file.
+refuses: lone surrogates, nesting over its depth limit, integers past a float's range). A bad
+line never stops the reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes
+to a temporary file beside the target, fsyncs and renames, so a crash never leaves a
+half-written file; the file keeps the mode it had (a new one gets the mode the umask gives), not
+the owner-only mode of a temporary file.
 """
 
 from __future__ import annotations

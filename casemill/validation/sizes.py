@@ -20,7 +20,7 @@ DEFAULT_RULES = BatchRules()
 
 def size_findings(case: Case, rules: BatchRules | None = None) -> list[Finding]:
     """Errors for a case over `rules`' text bounds (the defaults unless given), at field
-    `conversation`, worded as the batch layer words them."""
+    `conversation`, under the batch layer's rule (`batch/text-length`)."""
     rules = rules or DEFAULT_RULES
     longest, total = text_lengths(case)
     out = []
@@ -30,6 +30,7 @@ def size_findings(case: Case, rules: BatchRules | None = None) -> list[Finding]:
         )
         out.append(Finding("batch", "text-length", message, field="conversation", case_id=case.id))
     if total > rules.max_case_chars:
-        message = f"the case holds {total:,} characters of text, over the limit of {rules.max_case_chars:,}"
+        limit = rules.max_case_chars
+        message = f"the case holds {total:,} characters of text, over the limit of {limit:,}"
         out.append(Finding("batch", "text-length", message, field="conversation", case_id=case.id))
     return out
