@@ -41,6 +41,10 @@ rates the scripts printed at smaller sizes; more when other work shares the CPU)
   its default agents (the reference and two faulty variants), ~2 min.
 - cold-start: `cold_start.py --runs 7`: `casemill --help`, `casemill validate --no-batch seeds/`
   and `casemill validate seeds/` in fresh processes with a warm bytecode cache, ~1-2 min.
+- fuzz: `fuzz_inputs.py --mutants 10000`: good records mixed with 10,000 seeded mutants
+  (truncated, deep, lone surrogates, huge numbers, 10,000-turn conversations...) through
+  `validate`, `review enqueue`, `eval`, `import` and `mine`; counts tracebacks, good records lost
+  and refusals naming no mutant line (each must be 0), ~2-3 min.
 
 `--quick` runs every script on small inputs (hundreds of cases, logs of a few MB); its numbers
 check that the scripts run and their figure lines parse, not the acceptance figures.
@@ -157,6 +161,7 @@ BENCHES: tuple[Bench, ...] = (
     _b("dask", "threads_vs_dask.py", ["--repeats", "3"], []),
     _b("demo", "demo_time.py", [], ["--agents", "reference"]),
     _b("cold-start", "cold_start.py", ["--runs", "7"], ["--runs", "2"]),
+    _b("fuzz", "fuzz_inputs.py", ["--mutants", "10000"], ["--mutants", "1000"]),
 )
 
 

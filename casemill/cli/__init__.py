@@ -1,5 +1,6 @@
 """The `casemill` command line: noun-verb groups, `--json` on listings, exit codes scripts can
-rely on (0 ok, 1 the checked thing failed, 2 usage or input error).
+rely on (0 ok, 1 the checked thing failed, 2 usage or input error, 3 an internal error: a bug,
+whose traceback goes to a log file named on screen, so a script can tell it from bad data).
 
 Each command lives in a module of this package that registers it on `app`. The modules are
 imported when their command is asked for (`casemill validate` imports `casemill.cli.core` and
@@ -10,8 +11,12 @@ its own imports take; `--help` and the Python API (`app`'s group's `commands`) l
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import tempfile
+import traceback
 from collections.abc import MutableMapping
+from pathlib import Path
 
 import typer.main
 from rich.markup import escape
@@ -103,7 +108,13 @@ def _root() -> None:
     pass
 
 
+INTERNAL_ERROR = 3
+
+
 def main() -> None:
+    """Run the command line and decide its exit: a `UserError` is shown as is (exit 2); any
+    other exception is a bug, written with its traceback to a log file whose path is shown
+    (exit 3), so the screen stays readable and the exit tells a crash from a failed check."""
     try:
         app()
     except UserError as exc:  # one line, as the terminal wraps it: a path in it stays whole
@@ -111,3 +122,27 @@ def main() -> None:
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
         sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - the one place every unexpected error ends
+        log = write_crash_log(exc)
+        where = f"the traceback is in {log}" if log else "no log file could be written"
+        err_console.print(
+            f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc)[:300])}"
+            f"\n{escape(where)}; please report it with that file",
+            highlight=False,
+        )
+        sys.exit(INTERNAL_ERROR)
+
+
+def write_crash_log(exc: BaseException) -> Path | None:
+    """Write the command line and `exc`'s traceback to a new file, readable by its owner only
+    (a traceback can quote the data being read), in `CASEMILL_CRASH_DIR` or the temporary
+    folder; its path, or None when it could not be written."""
+    folder = os.environ.get("CASEMILL_CRASH_DIR") or tempfile.gettempdir()
+    try:
+        fd, name = tempfile.mkstemp(prefix="casemill-crash-", suffix=".log", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write("command: " + " ".join(sys.argv) + "\n\n")
+            fh.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        return None
+    return Path(name)

@@ -125,7 +125,8 @@ def mine_command(
     workers: int | None = WORKERS,
     as_json: bool = AS_JSON,
 ) -> None:
-    """Mine support logs into candidate cases (review status pending)."""
+    """Mine support logs into candidate cases (review status pending). Exit 1 when any record
+    was quarantined (the good ones are written), 0 otherwise, as `casemill import` does."""
     from functools import partial
 
     from casemill.mining.stage import MineRequest, run_mine
@@ -155,8 +156,9 @@ def mine_command(
 
 def _present(outcome, as_json: bool) -> None:
     """The summary (a table, or JSON); exit 2 when not one conversation could be read but
-    records were quarantined (most often logs of another format), a warning when the logs
-    hold no record at all."""
+    records were quarantined (most often logs of another format), else 1 when some were
+    quarantined (as `casemill import`: a script sees records were set aside); a warning when
+    the logs hold no record at all."""
     if as_json:
         console.print_json(json.dumps(outcome.as_json()))
     else:
@@ -168,6 +170,8 @@ def _present(outcome, as_json: bool) -> None:
     problem = outcome.unread_problem()
     if problem:
         raise UserError(problem)
+    if outcome.quarantined:
+        raise typer.Exit(1)
 
 
 class _Bar:

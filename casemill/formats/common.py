@@ -20,6 +20,7 @@ from casemill.formats.result import ExportResult, FieldProblem, ImportResult, Qu
 from casemill.io.jsonl import atomic_write_jsonl
 from casemill.validation.findings import Finding
 from casemill.validation.semantic import semantic_findings
+from casemill.validation.sizes import size_findings
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def build_case(data: dict[str, Any], record: SourceRecord) -> tuple[Case | None,
         return None, model_findings(exc, record.file, record.line)
     errors = [
         f.located(record.file, record.line)
-        for f in semantic_findings(case)
+        for f in size_findings(case) + semantic_findings(case)
         if f.severity == "error"
     ]
     return (None, errors) if errors else (case, [])

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from casemill.errors import UserError
-from casemill.io.jsonl import read_jsonl, where
+from casemill.io.jsonl import read_jsonl, syntax_error
+from casemill.io.limits import record_problem
 
 _DECODER = json.JSONDecoder()
 
@@ -62,9 +63,22 @@ def _single_object(path: Path) -> SourceRecord | None:
         try:
             text = (first + fh.read()).decode("utf-8")
             value = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             return None
-    return SourceRecord(str(path), 1, value, raw=text) if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    return _checked(SourceRecord(str(path), 1, value, raw=text))
+
+
+def _checked(record: SourceRecord) -> SourceRecord:
+    """`record`, or an error record when `casemill.io.limits` refuses its value (a lone
+    surrogate, nesting too deep, an integer past a float's range)."""
+    problem = record_problem(record.value, record.raw)
+    if problem is None:
+        return record
+    return SourceRecord(
+        record.file, record.line, error=f"not accepted: {problem[1]}", raw=record.raw
+    )
 
 
 def _read_array(path: Path) -> Iterator[SourceRecord]:
@@ -98,23 +112,60 @@ def _read_array(path: Path) -> Iterator[SourceRecord]:
         try:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
-            yield SourceRecord(
-                file,
-                start,
-                error=f"not valid JSON{hint}: {where(exc.msg, 'line', line_at(exc.pos))}",
-            )
+            error = syntax_error(exc, text, "line", line_at(exc.pos))
+            yield SourceRecord(file, start, error=error)
             return
-        raw = text[pos:end]
-        if not isinstance(value, dict):
-            yield SourceRecord(
-                file, start, error=f"expected a JSON object, got {type(value).__name__}", raw=raw
-            )
+        except (RecursionError, ValueError) as exc:  # too deep or too many digits: this one only
+            yield SourceRecord(file, start, error=f"not valid JSON: {_undecodable(exc)}")
+            end = _end_of_element(text, pos)
+            if end is None:
+                return
         else:
-            yield SourceRecord(file, start, value, raw=raw)
+            yield _element(file, start, value, text[pos:end])
         pos = _skip(text, end)
         if pos < len(text) and text[pos] == ",":
             pos += 1
+
+
+def _undecodable(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "arrays or objects nested too deeply"
+    return str(exc)
+
+
+def _element(file: str, line: int, value: Any, raw: str) -> SourceRecord:
+    """One decoded array element: a record, or an error when it is no object or the limits
+    refuse it."""
+    if not isinstance(value, dict):
+        kind = type(value).__name__
+        return SourceRecord(file, line, error=f"expected a JSON object, got {kind}", raw=raw)
+    return _checked(SourceRecord(file, line, value, raw=raw))
+
+
+def _end_of_element(text: str, pos: int) -> int | None:
+    """Where the array or object starting at `pos` ends, found by its brackets outside strings
+    (for an element `json` could not decode but whose neighbours are still readable); None when
+    it is not an array or object, or is not closed."""
+    if text[pos] not in "[{":
+        return None
+    depth, at, in_string = 0, pos, False
+    while at < len(text):
+        char = text[at]
+        if in_string:
+            if char == "\\":
+                at += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 1
+    return None
 
 
 def _skip(text: str, pos: int) -> int:

@@ -3,11 +3,12 @@
 `read_jsonl` streams a file (gzip when it ends in `.gz` or starts as gzip does) and yields one
 `Line` per non-blank line: either the parsed object or the reason it could not be parsed
 (invalid UTF-8, truncated JSON, a number of too many digits or nesting too deep for Python's
-`json`, not an object, over the size limit, damaged gzip data). A bad line never stops the
-reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes to a temporary file
-beside the target, fsyncs and renames, so a crash never leaves a half-written file; the file
-keeps the mode it had (a new one gets the mode the umask gives), not the owner-only mode of a
-temporary file.
+`json`, not an object, over the size limit, damaged gzip data, or what `casemill.io.limits`
+refuses: lone surrogates, nesting over its depth limit, integers past a float's range). A bad
+line never stops the reading. A BOM and CRLF endings are accepted. `atomic_write_text` writes
+to a temporary file beside the target, fsyncs and renames, so a crash never leaves a
+half-written file; the file keeps the mode it had (a new one gets the mode the umask gives), not
+the owner-only mode of a temporary file.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from casemill.io.limits import record_problem
 from casemill.io.tempfiles import temp_beside
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -67,6 +69,12 @@ def where(message: str, unit: str, number: int) -> str:
     )
 
 
+def syntax_error(exc: json.JSONDecodeError, text: str, unit: str, number: int) -> str:
+    """The message for JSON that does not parse, placed at `unit` `number` (column, line)."""
+    hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
+    return f"not valid JSON{hint}: {where(exc.msg, unit, number)}"
+
+
 def decode_line(file: str, number: int, raw: bytes) -> Line | None:
     """Parse one raw line; None for a blank line."""
     if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -93,13 +101,8 @@ def decode_line(file: str, number: int, raw: bytes) -> Line | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (truncated?)" if exc.pos >= len(text) - 1 else ""
-        return Line(
-            file,
-            number,
-            error=f"not valid JSON{hint}: {where(exc.msg, 'column', exc.colno)}",
-            raw=stripped,
-        )
+        error = syntax_error(exc, text, "column", exc.colno)
+        return Line(file, number, error=error, raw=stripped)
     except ValueError as exc:  # an integer past Python's limit on digits
         reason = str(exc)
         if "digits" in reason:
@@ -113,6 +116,9 @@ def decode_line(file: str, number: int, raw: bytes) -> Line | None:
         return Line(
             file, number, error=f"expected a JSON object, got {type(value).__name__}", raw=stripped
         )
+    problem = record_problem(value, stripped)
+    if problem is not None:
+        return Line(file, number, error=f"not accepted: {problem[1]}", raw=stripped)
     return Line(file, number, value=value, raw=stripped)
 
 

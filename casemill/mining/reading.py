@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING
 import orjson
 
 from casemill.io.jsonl import open_binary
+from casemill.io.limits import record_problem
 
 if TYPE_CHECKING:
     from casemill.mining.model import Quarantined
@@ -108,7 +109,8 @@ def too_long(file: str, line: int) -> Quarantined:
 
 def json_objects(file: str, lines: Iterable[RawLine]) -> Iterator[tuple[int, dict] | Quarantined]:
     """Each non-blank line parsed as a JSON object, as `(line number, object)`; a line that is
-    over the size limit, not JSON or not an object comes back as a `Quarantined` record."""
+    over the size limit, not JSON, not an object or refused by `casemill.io.limits` (nested too
+    deep, say) comes back as a `Quarantined` record."""
     from casemill.mining.model import Quarantined
 
     for raw in lines:
@@ -130,5 +132,9 @@ def json_objects(file: str, lines: Iterable[RawLine]) -> Iterator[tuple[int, dic
                 reason="not_an_object",
                 message=f"expected a JSON object, got {type(record).__name__}",
             )
+            continue
+        problem = record_problem(record, raw.data, orjson_parsed=True)
+        if problem is not None:
+            yield Quarantined(file=file, line=raw.number, reason=problem[0], message=problem[1])
             continue
         yield raw.number, record

@@ -19,6 +19,7 @@ from casemill.io.jsonl import atomic_write_jsonl, read_jsonl
 from casemill.review.items import EnqueueResult
 from casemill.review.schema import BATCH_ID_MAX
 from casemill.review.store import ReviewStore
+from casemill.validation.sizes import size_findings
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +38,17 @@ def load_cases(path: str | Path) -> Loaded:
             errors.append(RecordError(line.file, line.number, None, line.error))
             continue
         try:
-            cases.append(Case.model_validate(line.value))
+            case = Case.model_validate(line.value)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or None
             errors.append(RecordError(line.file, line.number, where, first["msg"]))
+            continue
+        oversize = size_findings(case)  # refused as `casemill validate` refuses it
+        if oversize:
+            errors.append(RecordError(line.file, line.number, "conversation", oversize[0].message))
+            continue
+        cases.append(case)
     return Loaded(tuple(cases), tuple(errors))
 
 

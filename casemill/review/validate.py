@@ -13,12 +13,14 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.validation.findings import Finding
 from casemill.validation.semantic import semantic_findings
+from casemill.validation.sizes import size_findings
 
 
 def case_findings(case: Case) -> list[Finding]:
-    """Semantic findings of a valid case; an unknown domain is a finding, not a crash."""
+    """Semantic findings of a valid case, and its text over the bounds every command applies
+    (`casemill.validation.sizes`); an unknown domain is a finding, not a crash."""
     try:
-        return semantic_findings(case)
+        return size_findings(case) + semantic_findings(case)
     except UserError as exc:
         return [Finding("semantic", "domain", str(exc), field="domain", case_id=case.id)]
 

@@ -140,21 +140,35 @@ class BatchColumns:
         return self.files[index], None if line == _NO_LINE else line
 
 
-def _row(case: Case, write_tools: frozenset[str] | None) -> dict[str, Any]:
+def dialogue_texts(case: Case) -> list[str]:
+    """The texts a customer-facing bound applies to: every turn but system ones, and the user
+    scenario."""
     texts = [t.content for t in case.conversation if t.role != "system"]
     if case.user_scenario:
         texts.append(case.user_scenario)
-    lengths = [len(t) for t in texts] or [0]
+    return texts
+
+
+def text_lengths(case: Case) -> tuple[int, int]:
+    """(the longest of `dialogue_texts`, all the text of the case, system turns too): what
+    `max_turn_chars` and `max_case_chars` bound (`casemill.validation.sizes` checks them a case
+    at a time)."""
+    lengths = [len(t) for t in dialogue_texts(case)] or [0]
+    system = sum(len(t.content) for t in case.conversation if t.role == "system")
+    return max(lengths), sum(lengths) + system
+
+
+def _row(case: Case, write_tools: frozenset[str] | None) -> dict[str, Any]:
+    longest, total = text_lengths(case)
     return {
         "id": case.id,
         "domain": case.domain,
-        "has_dialogue": any(t.strip() for t in texts),
+        "has_dialogue": any(t.strip() for t in dialogue_texts(case)),
         "category": case.tags.category,
         "outcome": case.expected.outcome,
         "difficulty": case.tags.difficulty,
-        "longest_text": max(lengths),
-        "total_chars": sum(lengths)
-        + sum(len(t.content) for t in case.conversation if t.role == "system"),
+        "longest_text": longest,
+        "total_chars": total,
         # 1.0 / 0.0, or NaN (left out of the share) when the domain's write tools are unknown
         "no_write": float("nan")
         if write_tools is None

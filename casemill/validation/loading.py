@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -25,8 +25,13 @@ from casemill.case.model import Case
 from casemill.errors import UserError
 from casemill.gctune import bulk_allocation, checkpoint
 from casemill.io.jsonl import Line, read_jsonl
+from casemill.io.limits import field_path  # re-exported: the layers import it here
 from casemill.validation.findings import Finding
 from casemill.validation.schema import SchemaLayer
+from casemill.validation.sizes import size_findings
+
+if TYPE_CHECKING:
+    from casemill.validation.batch import BatchRules
 
 log = logging.getLogger(__name__)
 
@@ -117,23 +122,15 @@ def clip(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def field_path(loc: Iterable[Any]) -> str:
-    """A pydantic or jsonschema location as a dotted path: `expected.tool_calls[0].params.x`."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 _JSON_RULES = (
     ("invalid UTF-8", "invalid-utf8"),
     ("not valid JSON", "invalid-json"),
     ("expected a JSON object", "not-object"),
     ("-byte limit", "too-large"),
     ("unreadable gzip data", "invalid-gzip"),
+    ("nested over", "too-deep"),
+    ("lone surrogate", "unencodable-text"),
+    ("number out of range", "number-out-of-range"),
 )
 
 
@@ -201,10 +198,13 @@ def case_id_of(value: Any) -> str | None:
 
 @dataclass
 class Loader:
-    """Turns raw lines into cases or bad records; remembers ids seen for duplicate checks."""
+    """Turns raw lines into cases or bad records; remembers ids seen for duplicate checks.
+    A model-valid case over the text bounds of `rules` (the defaults unless given) is refused
+    here, as every command that loads cases refuses it (`casemill.validation.sizes`)."""
 
     schema: SchemaLayer | None = None
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
+    rules: BatchRules | None = None
 
     def load_line(self, line: Line) -> LoadedCase | BadRecord:
         if line.error is not None:
@@ -219,6 +219,9 @@ class Loader:
         except ValidationError as exc:
             found = model_findings(exc, line.file, line.number)
             return BadRecord(line.file, line.number, line.raw, found, case_id_of(value))
+        oversize = [f.located(line.file, line.number) for f in size_findings(case, self.rules)]
+        if oversize:
+            return BadRecord(line.file, line.number, line.raw, oversize, case.id)
         first = self.seen.get(case.id)
         if first is not None:
             message = f"duplicate id {case.id}: first seen at {first[0]}:{first[1]} (kept there)"

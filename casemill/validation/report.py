@@ -226,9 +226,9 @@ def _apply_batch(stream: _Stream, rules: BatchRules | None) -> None:
         report.streamed_valid -= len(refused)
 
 
-def _read(stream: _Stream, schema: bool) -> None:
+def _read(stream: _Stream, schema: bool, rules: BatchRules | None) -> None:
     """Stream every record of the report's files through the loading layers into `stream`."""
-    loader = Loader(schema=SchemaLayer.default() if schema else None)
+    loader = Loader(schema=SchemaLayer.default() if schema else None, rules=rules)
     report = stream.report
     for file in report.files:
         for line in read_jsonl(file):
@@ -259,7 +259,7 @@ def validate_paths(
     stream = _Stream(report, strict, keep_records, BatchColumns() if batch else None)
     with bulk_allocation():
         start = clock()
-        _read(stream, schema)
+        _read(stream, schema, rules)
         report.seconds["load"] = clock() - start - stream.check_seconds
         report.seconds["semantic+lint"] = stream.check_seconds
     log.info("loaded and checked %d records, %d bad", report.records, len(report.bad))

@@ -180,7 +180,7 @@ def test_no_seeded_value_reaches_any_output_and_cases_stay_coherent(tmp_path):
             "--json",
         ],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # records were quarantined
     summary = json.loads(result.stdout)
     assert summary["quarantined"] == {"invalid_json": 1, "truncated": 1, "unknown_role": 2}
     assert set(summary["redactions"]) >= {
@@ -267,7 +267,7 @@ def test_redaction_off_keeps_values_and_says_so(tmp_path):
     result = CliRunner().invoke(
         app, ["mine", str(log), "-f", "openai-jsonl", "-o", str(out), "--no-redact", "--json"]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the seeded log's bad records were quarantined
     assert json.loads(result.stdout)["redacted"] is False
     assert EMAIL.encode() in out.read_bytes()
 

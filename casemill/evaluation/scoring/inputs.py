@@ -21,6 +21,7 @@ from casemill.errors import UserError
 from casemill.evaluation.scoring.caseset import case_set, shown_path
 from casemill.evaluation.scoring.model import CaseSet
 from casemill.io.jsonl import atomic_write_jsonl
+from casemill.io.limits import record_problem
 from casemill.text import count
 
 log = logging.getLogger(__name__)
@@ -115,8 +116,10 @@ def quarantine(run_dir: Path, bad: list[BadCase]) -> Path | None:
     for item in bad:
         try:
             raw: object = json.loads(item.raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raw = item.raw
+        else:  # a record the reading layer refused (a lone surrogate) is kept as its text
+            raw = item.raw if record_problem(raw, item.raw) is not None else raw
         records.append(
             {"file": item.file, "line": item.line, "reasons": item.reasons, "record": raw}
         )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from casemill.io.limits import record_problem
 from casemill.mining.model import Conversation, LoggedCall, Message, RecordProblem, is_error_result
 
 if TYPE_CHECKING:
@@ -101,6 +102,11 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
             raise RecordProblem(
                 "bad_tool_arguments", f"tool-call arguments are not JSON ({exc.msg})"
             ) from None
+        problem = (
+            record_problem(value, raw, orjson_parsed=True) if isinstance(value, dict) else None
+        )
+        if problem is not None:
+            raise RecordProblem("bad_tool_arguments", f"tool-call arguments: {problem[1]}")
         if isinstance(value, dict):
             return value
     raise RecordProblem("bad_tool_arguments", "tool-call arguments must be a JSON object")

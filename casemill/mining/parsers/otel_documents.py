@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from casemill.io.limits import record_problem
 from casemill.mining.model import Quarantined
 from casemill.mining.reading import (
     MAX_LINE_BYTES,
@@ -105,11 +106,22 @@ def _opens_document(data: bytes) -> bool:
 def _whole(file: str, lines: list[RawLine]) -> tuple[int, Any] | Unread:
     """The lines as one pretty-printed document, or one record of why they are not."""
     data = b"\n".join(raw.data for raw in lines)
+    return _parsed(file, 1, data)
+
+
+def _parsed(file: str, number: int, data: bytes) -> tuple[int, Any] | Unread:
+    """The document of one line (or of a pretty-printed file), or why it cannot be read:
+    not JSON, or refused by `casemill.io.limits` (nested too deep)."""
     try:
-        return 1, orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         reason, message = json_problem(data, exc)
-        return unread(Quarantined(file=file, line=1, reason=reason, message=message), data)
+        return unread(Quarantined(file=file, line=number, reason=reason, message=message), data)
+    problem = record_problem(value, data, orjson_parsed=True)
+    if problem is not None:
+        bad = Quarantined(file=file, line=number, reason=problem[0], message=problem[1])
+        return unread(bad, data)
+    return number, value
 
 
 def _each_line(file: str, lines: list[RawLine]) -> Iterator[tuple[int, Any] | Unread]:
@@ -119,9 +131,4 @@ def _each_line(file: str, lines: list[RawLine]) -> Iterator[tuple[int, Any] | Un
             continue
         if not raw.data.strip():
             continue
-        try:
-            yield raw.number, orjson.loads(raw.data)
-        except orjson.JSONDecodeError as exc:
-            reason, message = json_problem(raw.data, exc)
-            bad = Quarantined(file=file, line=raw.number, reason=reason, message=message)
-            yield unread(bad, raw.data)
+        yield _parsed(file, raw.number, raw.data)
