@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from casemill.case.model import Case
 from casemill.domains.base import Sandbox, ToolResult
 from casemill.evaluation.trajectory import AGENT_FAULT_KINDS as AGENT_FAULT_KINDS  # re-exported
 from casemill.evaluation.trajectory import RecordedCall
@@ -84,6 +85,9 @@ class Episode:
     calls: list[RecordedCall] = field(default_factory=list)
     agent_faults: list[tuple[str, str]] = field(default_factory=list)  # (kind, message)
     deadline: float | None = None  # `time.monotonic()` at which the runner's time limit ends
+    # the agent's turn, from 0: `run` is called once a turn, the customer speaking in between
+    turn: int = 0
+    case: Case | None = None  # the case being run (a recorded agent finds its log by it)
     _closed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _ids: int = 0

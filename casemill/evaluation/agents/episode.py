@@ -65,4 +65,5 @@ def new_episode(case: Case, *, max_steps: int = 20) -> Episode:
         tools=[dict(spec) for spec in domain.tool_specs],
         sandbox=sandbox,
         max_steps=max_steps,
+        case=case,
     )
