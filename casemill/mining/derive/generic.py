@@ -14,25 +14,11 @@ import orjson
 
 from casemill.case.ids import canonical_json
 from casemill.case.model import ExpectedCall
+from casemill.domains.recorded import collection, record_key
 from casemill.mining.derive.common import is_read
 from casemill.mining.model import LoggedCall, Message
 
 SKIP_READS = ("think", "calculate")
-VERBS = ("get_", "find_", "list_", "search_")
-
-
-def collection(tool: str) -> str:
-    for verb in VERBS:
-        if tool.startswith(verb):
-            return tool[len(verb) :] or tool
-    return tool
-
-
-def record_key(arguments: dict[str, Any]) -> str:
-    values = [v for v in arguments.values() if isinstance(v, str | int)]
-    if len(arguments) == 1 and len(values) == 1:
-        return str(values[0])
-    return canonical_json(arguments) if arguments else "-"
 
 
 def records(
