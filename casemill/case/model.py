@@ -163,8 +163,7 @@ class Customer(Frozen):
       name the agent's question is matched against (`user_id`, `email`, `order_ids`, ...);
     - script: customer turns to say next, in order, after the case's own conversation (for a
       mined conversation: the logged customer turns that followed it);
-    - declines: the customer answers a request for confirmation with no (default: yes when the
-      case expects a write, no when it expects none);
+    - declines: the customer answers a request for confirmation with no (default: yes);
     - max_turns: the most customer turns the simulator adds (default: the run's maximum).
     """
 

@@ -9,8 +9,7 @@ in this order it:
    logged customer turns that followed the case's own conversation, replayed in order);
 2. answers a request for confirmation ("Shall I go ahead?", "Do you want me to refund ...?",
    "please confirm") with yes, or no where the case says the customer declines
-   (`customer.declines`; by default the customer agrees when the case expects a write and
-   declines when it expects none); after a no it has nothing more to say;
+   (`customer.declines`); after a no it has nothing more to say;
 3. answers a question about one of the customer's facts ("What is your user id?") from the
    case's customer facts (`customer.facts`, or what the domain derives from the case);
 4. otherwise has nothing to add, and the episode ends: the agent's last reply is its final one.
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from casemill.case.model import Case
-from casemill.domains import get_domain, recorded
+from casemill.domains import get_domain
 
 DEFAULT_MAX_TURNS = 10
 STOP = "###STOP###"
@@ -115,8 +114,7 @@ class ScriptedSession:
         customer = self.case.customer
         self.script = [t for t in (_unstopped(s) for s in customer.script) if t] if customer else []
         self.facts = customer_facts(self.case)
-        declines = customer.declines if customer else None
-        self.agrees = expects_write(self.case) if declines is None else not declines
+        self.agrees = not (customer is not None and customer.declines)
 
     async def respond(self, reply: str | None, messages: list[dict[str, Any]]) -> Said:
         return self.next(reply)
@@ -202,12 +200,6 @@ def fact_sentence(name: str, value: Any) -> str:
     elif isinstance(value, list | tuple):
         value = ", ".join(str(v) for v in value)
     return f"My {words} is {value}."
-
-
-def expects_write(case: Case) -> bool:
-    domain = get_domain(case.domain)
-    writes = domain.write_tools if domain.tool_specs else recorded.write_tools(case)
-    return any(c.tool in writes for c in case.expected.tool_calls)
 
 
 def customer_facts(case: Case) -> dict[str, Any]:
