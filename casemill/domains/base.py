@@ -135,6 +135,19 @@ class Sandbox:
         return self.final_state()
 
 
+def dispatch_to_methods(
+    sandbox: Any, specs: dict[str, dict[str, Any]], tool: str, params: dict[str, Any]
+) -> ToolResult:
+    """A spec-checked call to the sandbox's method `_t_<tool>`: unknown tools and parameters
+    that do not fit the tool's specification answer a failed result."""
+    if tool not in specs:
+        return ToolResult.fail("unknown_tool", f"no tool named {tool!r}")
+    problems = param_errors(specs[tool], params)
+    if problems:
+        return ToolResult.fail("invalid_params", "; ".join(problems))
+    return getattr(sandbox, f"_t_{tool}")(**params)
+
+
 def _fault_result(fault: ToolFault) -> ToolResult:
     messages = {
         "timeout": "the service did not answer in time",

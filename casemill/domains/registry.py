@@ -18,7 +18,7 @@ Domains are one kind of Casemill's plugins (`casemill.plugins`): the built-in pa
 declared the same way, in Casemill's own `pyproject.toml`.
 
 `register_domain(pack)` does the same from Python, for a notebook or a script that builds cases
-itself. The built-in names (`support`, `tau2-retail`, `generic`, `generic:LABEL`) cannot be
+itself. The built-in names (`support`, `tau2-retail`, `airline`, `generic`, `generic:LABEL`) cannot be
 taken by another pack.
 """
 
@@ -39,7 +39,7 @@ _METHODS = ("sandbox", "state_problems", "reference_problems")
 
 
 def get_domain(name: str) -> Domain:
-    """The domain pack called `name`: a built-in one (`support`, `tau2-retail`), one registered
+    """The domain pack called `name`: a built-in one (`support`, `tau2-retail`, `airline`), one registered
     or declared by an installed package, or `generic` / `generic:LABEL` (no simulator)."""
     if _is_generic(name):
         return GenericDomain(name=name)

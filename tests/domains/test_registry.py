@@ -198,7 +198,7 @@ def test_a_built_in_name_stays_the_built_in_pack(installed, caplog):
     installed({"support": "bookings_pack:BookingsDomain"})
     assert get_domain("support").name == "support"
     assert type(get_domain("support")).__name__ == "SupportDomain"
-    assert known_domains() == ["support", "tau2-retail"]
+    assert known_domains() == ["airline", "support", "tau2-retail"]
     assert "declares domain 'support', a built-in name: ignored" in caplog.text
 
 
@@ -214,7 +214,7 @@ def test_an_unknown_domain_names_the_known_ones_and_how_to_add_one(installed):
     with pytest.raises(UserError) as err:
         get_domain("hotel")
     assert str(err.value).startswith(
-        "unknown domain 'hotel'; known: bookings, support, tau2-retail, generic[:LABEL] "
+        "unknown domain 'hotel'; known: airline, bookings, support, tau2-retail, generic[:LABEL] "
         "(a package adds one under the 'casemill.domains' entry points"
     )
 

@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any
 
 from casemill.case.model import Environment
-from casemill.domains.base import Sandbox, ToolResult, param_errors
+from casemill.domains.base import Sandbox, ToolResult, dispatch_to_methods
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 ADDRESS_KEYS = ("address1", "address2", "city", "state", "country", "zip")
@@ -70,12 +70,7 @@ class Tau2RetailSandbox(Sandbox):
         self.absent: list[str] = state.get("absent_ids") or []
 
     def _dispatch(self, tool: str, params: dict[str, Any]) -> ToolResult:
-        if tool not in self.specs:
-            return ToolResult.fail("unknown_tool", f"no tool named {tool!r}")
-        problems = param_errors(self.specs[tool], params)
-        if problems:
-            return ToolResult.fail("invalid_params", "; ".join(problems))
-        return getattr(self, f"_t_{tool}")(**params)
+        return dispatch_to_methods(self, self.specs, tool, params)
 
     def final_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {
