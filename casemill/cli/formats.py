@@ -19,7 +19,10 @@ from casemill.formats.cases_io import load_located, write_cases
 from casemill.validation.findings import Finding
 
 # what each option of `casemill import` is, for the formats whose importer takes it
-OPTIONS = {"environment": "the tau2 database, db.json", "label": "the generic domain's label"}
+OPTIONS = {
+    "environment": "the database: tau2's db.json, tau-bench's db/ folder",
+    "label": "the generic domain's label",
+}
 
 
 def _run_import(fmt: str, src: Path, environment: Path | None, label: str | None) -> ImportResult:
@@ -80,10 +83,14 @@ def _print_summary(result: ImportResult, out: Path | None, quarantine: Path | No
 def import_cmd(
     src: Path = typer.Argument(..., help="the file to import"),
     fmt: str = typer.Option(
-        ..., "--from", help="the source format: chapter, companion, tau2, or one a package adds"
+        ...,
+        "--from",
+        help="the source format: chapter, companion, tau2, tau-bench, or one a package adds",
     ),
     environment: Path | None = typer.Option(
-        None, "--environment", help="tau2: db.json (default: beside SRC)"
+        None,
+        "--environment",
+        help="tau2: db.json; tau-bench: the db/ folder (default: beside SRC)",
     ),
     out: Path | None = typer.Option(
         None, "-o", "--out", help="write the imported cases here (JSONL)"

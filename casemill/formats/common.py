@@ -114,6 +114,26 @@ def require(
     return value
 
 
+def named_calls(actions: list[Any], where: str, args_key: str) -> list[tuple[str, dict[str, Any]]]:
+    """`[{"name": tool, args_key: {...}}, ...]` (a benchmark's expected actions) as (tool,
+    arguments) pairs; `FieldProblem` at `where[n]` for an entry of another shape."""
+    out = []
+    for n, action in enumerate(actions):
+        at = f"{where}[{n}]"
+        if not isinstance(action, dict):
+            raise FieldProblem(at, f"expected an action object, got {type(action).__name__}")
+        name = action.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise FieldProblem(f"{at}.name", f"expected a tool name, got {name!r}")
+        args = action.get(args_key, {})
+        if not isinstance(args, dict):
+            raise FieldProblem(
+                f"{at}.{args_key}", f"{args_key} must be an object, got {type(args).__name__}"
+            )
+        out.append((name, args))
+    return out
+
+
 def no_unknown_fields(
     record: dict[str, Any], allowed: Iterable[str], fmt: str, prefix: str = ""
 ) -> None:

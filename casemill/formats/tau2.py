@@ -37,7 +37,7 @@ from typing import Any
 from casemill.domains.tau2_retail import NAME as DOMAIN
 from casemill.domains.tau2_retail.specs import is_read_tool
 from casemill.errors import UserError
-from casemill.formats.common import case_data, import_records, require
+from casemill.formats.common import case_data, import_records, named_calls, require
 from casemill.formats.records import SourceRecord, read_records
 from casemill.formats.result import FieldProblem, ImportResult
 
@@ -172,21 +172,7 @@ def _actions(criteria: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         raise FieldProblem(
             "evaluation_criteria.actions", f"expected a list, got {type(actions).__name__}"
         )
-    out = []
-    for n, action in enumerate(actions):
-        where = f"evaluation_criteria.actions[{n}]"
-        if not isinstance(action, dict):
-            raise FieldProblem(where, f"expected an action object, got {type(action).__name__}")
-        name = action.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise FieldProblem(f"{where}.name", f"expected a tool name, got {name!r}")
-        args = action.get("arguments", {})
-        if not isinstance(args, dict):
-            raise FieldProblem(
-                f"{where}.arguments", f"arguments must be an object, got {type(args).__name__}"
-            )
-        out.append((name, args))
-    return out
+    return named_calls(actions, "evaluation_criteria.actions", "arguments")
 
 
 def _ids(args: dict[str, Any]) -> list[tuple[str, str]]:

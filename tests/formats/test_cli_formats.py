@@ -173,7 +173,7 @@ def test_environment_only_for_tau2(fixtures: Path) -> None:
     )
     assert result.exit_code != 0
     assert isinstance(result.exception, UserError)
-    assert "--environment is only for --from tau2" in str(result.exception)
+    assert "--environment is only for --from tau-bench or tau2" in str(result.exception)
 
 
 @pytest.mark.shared_data
