@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# ../shared/data beside the checkout; CASEMILL_SHARED_DATA names it for a checkout elsewhere
+# (a git worktree one folder deeper)
+SHARED_DATA = Path(os.environ.get("CASEMILL_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")
