@@ -1,4 +1,5 @@
-"""Does Casemill's task success agree with tau-bench's own reward on logged airline trajectories?
+"""Checks that Casemill's task success agrees with tau-bench's own reward on logged airline
+trajectories.
 
 Imports the tau-bench airline tasks (`casemill import --from tau-bench`, keeping the tasks whose
 expected calls break the policy, as the benchmark judges with them), then replays each logged

@@ -6,7 +6,9 @@ hold Casemill's cases, `export_X(cases, path) -> ExportResult`:
 
 - `chapter`: the book chapter's `{order, conversation, expected.final_state}` shape;
 - `companion`: the companion repository's `{sample_id, input, expected_function_call}` JSONL;
-- `tau2`: tau2-bench retail tasks with `db.json` as the environment (import only).
+- `tau2`: tau2-bench retail tasks with `db.json` as the environment (import only);
+- `tau-bench`: tau-bench airline tasks with the `db/` folder as the environment, as `airline`
+  cases (import only).
 
 A case an export cannot hold is skipped, never bent to fit: a finding names it, with the reason
 (its `rule`) and the field. The book's formats hold one order and the customer's turns as
@@ -47,6 +49,7 @@ from casemill.formats.result import (
     write_quarantine,
 )
 from casemill.formats.tau2 import import_tau2
+from casemill.formats.tau_bench import import_tau_bench
 
 
 class Importer(Protocol):
@@ -103,5 +106,6 @@ __all__ = [
     "import_chapter",
     "import_companion",
     "import_tau2",
+    "import_tau_bench",
     "write_quarantine",
 ]

@@ -127,6 +127,18 @@ def _task_dates(db: AirlineDb, text: str, named: list[str], actions) -> set[str]
     return {f"2024-05-{d:02d}" for day in days for d in (day - 1, day, day + 1) if 1 <= d <= 31}
 
 
+def _routes(flights: dict[str, Any], ports: set[str]) -> set[str]:
+    """The flights a search between two of `ports` can answer: direct ones, and both legs of
+    every one-stop connection."""
+    out = {n for n, f in flights.items() if f["origin"] in ports and f["destination"] in ports}
+    first = {n: f for n, f in flights.items() if f["origin"] in ports}
+    second = {n: f for n, f in flights.items() if f["destination"] in ports}
+    via = {f["destination"] for f in first.values()} & {f["origin"] for f in second.values()}
+    out |= {n for n, f in first.items() if f["destination"] in via}
+    out |= {n for n, f in second.items() if f["origin"] in via}
+    return out
+
+
 def _flight_slice(flight: dict[str, Any], held: set[str], bookable: set[str]) -> dict[str, Any]:
     """The flight with the dates a reservation holds and the task's bookable dates."""
     dates = {
@@ -154,14 +166,10 @@ def slice_environment(
         for segment in kwargs.get("flights") or []:
             held.setdefault(segment.get("flight_number"), set())
     named = [k["reservation_id"] for _, k in actions if k.get("reservation_id") in db.reservations]
-    named += [r for r in reservations if _upcoming(db.reservations[r])]
+    upcoming = [r for r in reservations if _upcoming(db.reservations[r])]
     ports = _task_airports(db, text, named, actions)
-    bookable = _task_dates(db, text, named, actions)
-    numbers = set(held) | {
-        n
-        for n, f in db.flights.items()
-        if f.get("origin") in ports or f.get("destination") in ports
-    }
+    bookable = _task_dates(db, text, named + upcoming, actions)
+    numbers = set(held) | _routes(db.flights, ports)
     flights = {
         n: _flight_slice(db.flights[n], held.get(n, set()), bookable)
         for n in sorted(numbers)
