@@ -88,6 +88,8 @@ class Collector:
             folded = fold(token)
             if folded != token.lower() and len(folded) >= 2:  # siobhán, o'sullivan typed as
                 into.add(folded)  # siobhan, osullivan (in an email or a conversation id)
+        for a, b in zip(tokens, tokens[1:], strict=False):  # Ní Bhriain squashed: nibhriain
+            self.last.add(fold(a) + fold(b))
 
     def text(self, text: str) -> None:
         if not text:

@@ -44,8 +44,10 @@ def pipeline(model: str) -> Any:
 @lru_cache(maxsize=256)
 def _persons_of(model: str, text: str) -> tuple[str, ...]:
     doc = pipeline(model)(text[:MAX_CHARS])
-    return tuple(
-        e.text for e in doc.ents if e.label_ == "PERSON" and any(c.isalpha() for c in e.text)
+    return tuple(  # (a word in capitals is a code, JFK, not a name)
+        e.text
+        for e in doc.ents
+        if e.label_ == "PERSON" and any(c.isalpha() for c in e.text) and not e.text.isupper()
     )
 
 

@@ -92,7 +92,7 @@ _LAST4_CUES = ("ending", "ends in", "last four", "last 4", "last digits")
 TLDS = "com|org|net|edu|gov|io|co|de|uk|fr|es|it|nl|ca|au|us|info|me|ie|ch|at|be|se|no|dk|pl"
 _DOT = r"(?:\s?\.\s?|\s+dot\s+|\s?[\(\[]dot[\)\]]\s?)"
 _AT = r"(?:\s?[\(\[]at[\)\]]\s?|\s+at\s+)"
-_WORDS = r"[A-Za-z0-9_%+-]+"
+_WORDS = r"[\w%+-]+"
 OBFUSCATED_DOMAIN = re.compile(rf"{_AT}(?:[A-Za-z0-9-]+{_DOT})+(?i:{TLDS})(?![\w])", re.IGNORECASE)
 OBFUSCATED_LOCAL = re.compile(rf"(?<![\w.])(?:{_WORDS}{_DOT})*{_WORDS}\Z")
 
