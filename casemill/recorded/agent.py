@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +37,17 @@ LOG_ERROR = "recorded_log"
 
 
 class RecordedAgent:
-    """The agent of one log; the log is parsed once, on the first case, for every case."""
+    """The agent of one log; the log is parsed once, on the first case, for every case (and
+    for every agent of the same log and options in the process: the evaluate flow loads the
+    agent once a batch)."""
 
     def __init__(self, spec: LogSpec, name: str | None = None):
         if not spec.path.is_file():
             raise UserError(f"recorded agent: no such log file: {spec.path}")
         self.spec = spec
         self.name = name or _name(spec)
-        self.log = RecordedLog(spec)
+        digest = _digest(spec.path)
+        self.log = _shared_log(spec, digest)
         self.settings: dict[str, Any] = {
             "log": str(spec.path),
             "format": spec.fmt,
@@ -51,7 +55,7 @@ class RecordedAgent:
             "redact": spec.redact,
         }
         self.fingerprint = short_hash(
-            json.dumps({"recorded": VERSION, **self.settings, "digest": _digest(spec.path)})
+            json.dumps({"recorded": VERSION, **self.settings, "digest": digest})
         )
 
     async def run(self, episode: Episode) -> AgentReply:
@@ -101,6 +105,12 @@ class RecordedAgent:
 def _name(spec: LogSpec) -> str:
     options = spec.options
     return f"recorded:{spec.path}" + (f"?{options}" if options else "")
+
+
+@lru_cache(maxsize=2)
+def _shared_log(spec: LogSpec, digest: str) -> RecordedLog:
+    """The log of `spec` as its content `digest` is, parsed once for the agents that share it."""
+    return RecordedLog(spec)
 
 
 def _digest(path: Path) -> str:

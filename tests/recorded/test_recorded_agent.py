@@ -109,3 +109,11 @@ def test_a_missing_log_or_a_temperature_is_refused_at_once(tmp_path):
         load_agent(f"recorded:{tmp_path / 'nope.jsonl'}")
     with pytest.raises(UserError, match="a temperature"):
         load_agent(f"recorded:{tmp_path / 'nope.jsonl'}", temperature=0.5)
+
+
+def test_agents_of_one_log_share_its_reading_until_it_changes(log):
+    first, again = load_agent(f"recorded:{log}"), load_agent(f"recorded:{log}")
+    assert first.log is again.log  # the evaluate flow loads the agent once a batch
+    assert load_agent(f"recorded:{log}?seed=1").log is not first.log
+    write_log(log, CANCEL)
+    assert load_agent(f"recorded:{log}").log is not first.log
