@@ -7,7 +7,7 @@ without a new id is caught on load. Build changed cases with `derive()`, never b
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from orjson import Fragment
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -156,6 +156,29 @@ class Environment(Frozen):
     faults: tuple[ToolFault, ...] = ()
 
 
+class Customer(Frozen):
+    """What the simulated customer of an episode knows and does (`casemill.evaluation.customer`).
+
+    - facts: what the customer may say when asked (ids, name, email, items, preferences), by a
+      name the agent's question is matched against (`user_id`, `email`, `order_ids`, ...);
+    - script: customer turns to say next, in order, after the case's own conversation (for a
+      mined conversation: the logged customer turns that followed it);
+    - declines: the customer answers a request for confirmation with no (default: yes);
+    - max_turns: the most customer turns the simulator adds (default: the run's maximum).
+    """
+
+    facts: dict[str, JsonData] = Field(default_factory=dict)
+    script: tuple[Annotated[str, Field(max_length=MAX_TEXT)], ...] = ()
+    declines: JsonBool | None = None
+    max_turns: JsonInt | None = None
+
+    @model_validator(mode="after")
+    def _turns_not_negative(self) -> Customer:
+        if self.max_turns is not None and self.max_turns < 0:
+            raise ValueError("customer.max_turns must be 0 or more")
+        return self
+
+
 class Tags(Frozen):
     category: Category = "capability"
     intents: tuple[str, ...] = ()
@@ -206,7 +229,14 @@ class Review(Frozen):
     auto_approved: JsonBool = False
 
 
-MEANING_FIELDS = ("domain", "environment", "conversation", "user_scenario", "expected")
+MEANING_FIELDS = (
+    "domain",
+    "environment",
+    "conversation",
+    "user_scenario",
+    "customer",
+    "expected",
+)
 
 
 class Case(Frozen):
@@ -216,6 +246,7 @@ class Case(Frozen):
     environment: Environment = Field(default_factory=Environment)
     conversation: tuple[Turn, ...] = ()
     user_scenario: str | None = Field(default=None, max_length=MAX_TEXT)
+    customer: Customer | None = None
     expected: Expected
     tags: Tags = Field(default_factory=Tags)
     provenance: Provenance = Field(default_factory=Provenance)
@@ -245,9 +276,10 @@ class Case(Frozen):
         return self
 
     def meaning(self) -> dict[str, Any]:
-        """The part of the case its id is a hash of."""
+        """The part of the case its id is a hash of (`customer` only when the case has one, so
+        the ids of cases without one are what they were before it existed)."""
         dumped = self.model_dump(mode="json", include=set(MEANING_FIELDS))
-        return {k: dumped[k] for k in MEANING_FIELDS}
+        return {k: dumped[k] for k in MEANING_FIELDS if k != "customer" or dumped[k] is not None}
 
     def canonical_meaning(self) -> bytes:
         """`canonical_json(self.meaning())` as UTF-8 bytes, composed from the canonical JSON of
@@ -265,6 +297,8 @@ class Case(Frozen):
             members["conversation"] = [Fragment(t) for t in turns]
         if self.user_scenario:
             members["user_scenario"] = self.user_scenario
+        if self.customer is not None and (customer := canonical_dump(self.customer)) != b"{}":
+            members["customer"] = Fragment(customer)
         if expected != b"{}":
             members["expected"] = Fragment(expected)
         try:  # the parts are canonical already, and the two strings hold no float
@@ -276,6 +310,7 @@ class Case(Frozen):
             "environment": None if environment == b"{}" else environment,
             "conversation": canonical_array(turns) if turns else None,
             "user_scenario": canonical_member(self.user_scenario),
+            "customer": None if self.customer is None else _customer_member(self.customer),
             "expected": None if expected == b"{}" else expected,
         }
         return canonical_object(members)
@@ -283,6 +318,10 @@ class Case(Frozen):
     @property
     def customer_text(self) -> str:
         return "\n".join(t.content for t in self.conversation if t.role == "customer")
+
+
+def _customer_member(customer: Customer) -> bytes | None:
+    return canonical_member(customer.model_dump(mode="json"))
 
 
 def _canonical_dump(model: BaseModel) -> bytes:

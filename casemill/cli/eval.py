@@ -70,6 +70,19 @@ _HUMAN_LABELS = typer.Option(
 _RUBRIC = typer.Option(
     None, "--rubric", help="TOML rubric for the judge: criterion tables with name and question"
 )
+_USER_MODEL = typer.Option(
+    None,
+    "--user-model",
+    help="play the customer with this model on the configured OpenAI-compatible endpoint "
+    "(default: the scripted customer, offline)",
+)
+_CUSTOMER_TURNS = typer.Option(
+    10,
+    "--max-customer-turns",
+    min=0,
+    help="turns the simulated customer may add to an episode, unless a case says otherwise "
+    "(0: one agent turn a case)",
+)
 _SCORING = typer.Option(
     None, "--scoring", help="TOML scoring config: weights of 'overall', prices per token"
 )
@@ -94,6 +107,8 @@ def eval_command(
     rubric: Path | None = _RUBRIC,
     scoring: Path | None = _SCORING,
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    user_model: str | None = _USER_MODEL,
+    max_customer_turns: int = _CUSTOMER_TURNS,
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of a table"),
 ) -> None:
     """Run an agent on cases, score every trial, write the reports, and check the gate."""
@@ -101,7 +116,7 @@ def eval_command(
         agent=agent, cases=cases, output=output, trials=trials, concurrency=concurrency,
         timeout=timeout, max_steps=max_steps, temperature=temperature, baseline=baseline, gate=gate,
         rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels, rubric=rubric,
-        scoring=scoring, seed=seed,
+        scoring=scoring, seed=seed, user_model=user_model, max_customer_turns=max_customer_turns,
     )  # fmt: skip
     try:
         with _progress_bar(not as_json) as progress:

@@ -39,13 +39,14 @@ from casemill.evaluation.agents import (
     Agent,
     AgentError,
     AgentReply,
-    Episode,
     EpisodeClosed,
     StepLimitReached,
     load_agent,
     new_episode,
 )
 from casemill.evaluation.agents.retry import RetryPolicy
+from casemill.evaluation.conversation import Conversation, turn_messages
+from casemill.evaluation.customer import DEFAULT_MAX_TURNS, Customer, ScriptedCustomer
 from casemill.evaluation.run_store import RunStore
 from casemill.evaluation.trajectory import Trajectory
 from casemill.gctune import fewer_collections
@@ -55,6 +56,7 @@ from casemill.text import count
 
 log = logging.getLogger(__name__)
 
+SCRIPTED = ScriptedCustomer()
 CASE_RETRY = RetryPolicy(attempts=2, base_s=0.5, max_s=4.0)
 UNREACHABLE_AFTER = 3  # trials in a row that could not connect, once one connected: agent down
 
@@ -76,6 +78,8 @@ def run(
     retry: RetryPolicy = CASE_RETRY,
     seed: int = 0,
     unreachable_after: int = UNREACHABLE_AFTER,
+    customer: Customer | None = None,
+    max_customer_turns: int = DEFAULT_MAX_TURNS,
 ) -> list[Trajectory]:
     """Blocking wrapper of `run_async` (starts its own event loop), with fewer garbage
     collections while it runs (`casemill.gctune`)."""
@@ -95,6 +99,8 @@ def run(
                 retry=retry,
                 seed=seed,
                 unreachable_after=unreachable_after,
+                customer=customer,
+                max_customer_turns=max_customer_turns,
             )
         )
 
@@ -114,13 +120,24 @@ async def run_async(
     retry: RetryPolicy = CASE_RETRY,
     seed: int = 0,
     unreachable_after: int = UNREACHABLE_AFTER,
+    customer: Customer | None = None,
+    max_customer_turns: int = DEFAULT_MAX_TURNS,
 ) -> list[Trajectory]:
     """Run the agent on every (case, trial) not yet done; see the module docstring
-    (`unreachable_after` 0: every trial is tried, however many could not connect before)."""
-    if trials < 1 or concurrency < 1 or max_steps < 1 or timeout_s <= 0 or unreachable_after < 0:
+    (`unreachable_after` 0: every trial is tried, however many could not connect before;
+    `customer`: the simulated customer, scripted by default, up to `max_customer_turns` turns
+    an episode unless a case says otherwise)."""
+    if (
+        trials < 1
+        or concurrency < 1
+        or max_steps < 1
+        or timeout_s <= 0
+        or unreachable_after < 0
+        or max_customer_turns < 0
+    ):
         raise ValueError(
             "trials, concurrency and max_steps must be >= 1, timeout_s > 0 and "
-            "unreachable_after >= 0"
+            "unreachable_after, max_customer_turns >= 0"
         )
     agent = (
         load_agent(agent_spec_or_agent, settings)
@@ -166,6 +183,8 @@ async def run_async(
                     max_steps=max_steps,
                     retry=retry,
                     seed=seed,
+                    customer=customer,
+                    max_customer_turns=max_customer_turns,
                 )
                 down.saw(trajectory)
         trajectory = _masked(trajectory, secrets)
@@ -342,11 +361,21 @@ async def run_case(
     retry: RetryPolicy = CASE_RETRY,
     seed: int = 0,
     sleep: Callable[[float], Any] = asyncio.sleep,
+    customer: Customer | None = None,
+    max_customer_turns: int = DEFAULT_MAX_TURNS,
 ) -> Trajectory:
     """One (case, trial), retried from a fresh sandbox on transient failure."""
     rng = random.Random(f"{seed}:{case.id}:{trial}")
     for attempt in range(1, retry.attempts + 1):
-        trajectory = await _attempt(agent, case, trial, timeout_s=timeout_s, max_steps=max_steps)
+        trajectory = await _attempt(
+            agent,
+            case,
+            trial,
+            timeout_s=timeout_s,
+            max_steps=max_steps,
+            customer=customer,
+            max_customer_turns=max_customer_turns,
+        )
         if (
             trajectory.error_kind not in TRANSIENT_KINDS
             or trajectory.error is None
@@ -367,7 +396,14 @@ async def run_case(
 
 
 async def _attempt(
-    agent: Agent, case: Case, trial: int, *, timeout_s: float, max_steps: int
+    agent: Agent,
+    case: Case,
+    trial: int,
+    *,
+    timeout_s: float,
+    max_steps: int,
+    customer: Customer | None = None,
+    max_customer_turns: int = DEFAULT_MAX_TURNS,
 ) -> Trajectory:
     started = time.perf_counter()
     base = {
@@ -386,9 +422,10 @@ async def _attempt(
         )
     reply, error = None, None
     episode.deadline = time.monotonic() + timeout_s  # adapters do not wait for a retry past it
+    talk = Conversation(episode, (customer or SCRIPTED).session(case), case, max_customer_turns)
     try:
         async with asyncio.timeout(timeout_s):  # no extra task per case, unlike wait_for
-            reply = await agent.run(episode)
+            reply = await talk.run(agent)
     except TimeoutError:
         error = AgentError("timeout", f"no reply within the {timeout_s:g}s time limit")
     except StepLimitReached:
@@ -401,12 +438,17 @@ async def _attempt(
         error = AgentError("exception", f"{type(exc).__name__}: {exc}")
     finally:
         episode.close()
-    return _trajectory(base, episode, reply, error, time.perf_counter() - started)
+    return _trajectory(base, talk, reply, error, time.perf_counter() - started)
 
 
 def _trajectory(
-    base: dict, episode: Episode, reply: AgentReply | None, error: AgentError | None, latency: float
+    base: dict,
+    talk: Conversation,
+    reply: AgentReply | None,
+    error: AgentError | None,
+    latency: float,
 ) -> Trajectory:
+    episode = talk.episode
     reply = reply or AgentReply(None)
     text = reply.text if isinstance(reply.text, str) else None
     kind, message = (
@@ -414,9 +456,14 @@ def _trajectory(
         if error
         else (episode.agent_faults[0] if episode.agent_faults else (None, None))
     )
+    messages = (
+        reply.messages
+        if reply.messages is not None
+        else turn_messages(episode, text, talk.turn_started)
+    )
     return Trajectory(
         **base,
-        messages=tuple(reply.messages if reply.messages is not None else _messages(episode, text)),
+        messages=tuple(talk.marked(messages)),
         calls=tuple(episode.calls),
         final_reply=text,
         steps=len(episode.calls) + (1 if (text or "").strip() else 0),
@@ -426,41 +473,12 @@ def _trajectory(
         final_state=episode.sandbox.comparable_state(),
         hit_step_limit=reply.hit_step_limit,
         gave_up=reply.gave_up,
+        customer_turns=talk.turns,
+        hit_turn_limit=talk.hit_limit,
+        customer_ended=talk.ended or None,
         error=message,
         error_kind=kind,
     )
-
-
-def _messages(episode: Episode, text: str | None) -> list[dict[str, Any]]:
-    """The conversation plus the calls the agent made and its reply, in OpenAI chat format, for
-    agents that do not return their own message list."""
-    import json
-
-    out = list(episode.messages)
-    for call in episode.calls:
-        out.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call.call_id,
-                        "type": "function",
-                        "function": {"name": call.tool, "arguments": json.dumps(call.params)},
-                    }
-                ],
-            }
-        )
-        out.append(
-            {
-                "role": "tool",
-                "tool_call_id": call.call_id,
-                "content": json.dumps(call.result, sort_keys=True),
-            }
-        )
-    if text is not None:
-        out.append({"role": "assistant", "content": text})
-    return out
 
 
 def _progress_reporter(progress: bool | Progress, total: int) -> Progress:

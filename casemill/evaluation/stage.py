@@ -34,6 +34,7 @@ from casemill.text import count
 log = logging.getLogger(__name__)
 
 Caller = Literal["cli", "flow"]
+DEFAULT_CUSTOMER_TURNS = 10  # casemill.evaluation.customer.DEFAULT_MAX_TURNS, without its import
 Progress = Callable[[int, int], None]
 Warn = Callable[[str, str], None]
 
@@ -65,6 +66,9 @@ class EvaluateRequest:
     seed: int = 0
     batch_size: int | None = None
     caller: Caller = "cli"
+    # the simulated customer: scripted (None), or played by this model (`--user-model`)
+    user_model: str | None = None
+    max_customer_turns: int = DEFAULT_CUSTOMER_TURNS
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,7 @@ def plan_evaluate(request: EvaluateRequest, *, warn: Warn | None = None) -> Eval
             from casemill.evaluation.gate_checks import check_judge
 
             check_judge(gate, None, why="the judge is skipped (above); configure its endpoint")
+    settings = {**settings, **customer_settings(request)}
     cases = tuple(loaded.cases)
     return EvaluatePlan(
         cases=cases, case_set=loaded.case_set(), config=config, agent_settings=settings,
@@ -185,7 +190,33 @@ def run_part(
         max_steps=request.max_steps,
         rerun_failed=request.rerun_failed,
         progress=progress or False,
+        customer=load_customer(request.user_model),
+        max_customer_turns=request.max_customer_turns,
     )
+
+
+def load_customer(user_model: str | None) -> Any:
+    """The simulated customer of a run: scripted, or played by `user_model` on the configured
+    endpoint (`EndpointNotConfigured`, a `UserError`, says what to set when there is none)."""
+    from casemill.evaluation.customer import ScriptedCustomer
+
+    if not user_model:
+        return ScriptedCustomer()
+    from casemill.evaluation.customer_llm import LLMCustomer
+
+    return LLMCustomer.from_settings(user_model)
+
+
+def customer_settings(request: EvaluateRequest) -> dict[str, Any]:
+    """The simulated customer, for the run's provenance (the summary's agent settings), when it
+    is not the default (scripted, 10 turns): the model and its prompt's hash, the maximum."""
+    customer = load_customer(request.user_model)  # fails now when its endpoint is missing
+    out: dict[str, Any] = {}
+    if request.user_model:
+        out = {"customer": customer.name, "customer_prompt_hash": customer.prompt_hash}
+    if request.max_customer_turns != DEFAULT_CUSTOMER_TURNS:
+        out["max_customer_turns"] = request.max_customer_turns
+    return out
 
 
 def finish_evaluate(

@@ -1,7 +1,7 @@
 """What one run of an agent on one case left behind: the trajectory.
 
-The runner writes it; scoring reads it. It holds every message (OpenAI chat format), every tool
-call with its arguments and result, the final customer-facing reply, steps, latency, tokens, the
+The runner writes it; scoring reads it. It holds every message (OpenAI chat format; the simulated
+customer's turns carry `"simulated": true`), every tool call with its arguments and result, the final customer-facing reply, steps, latency, tokens, the
 environment's state after the run (as the domain compares it), and the error if the run failed.
 """
 
@@ -54,6 +54,9 @@ class Trajectory(BaseModel):
     final_state: dict[str, Any] | None = None  # the domain's comparable state after the run
     hit_step_limit: bool = False
     gave_up: bool = False
+    customer_turns: int = 0  # turns the simulated customer added (marked in `messages`)
+    hit_turn_limit: bool = False  # the customer-turn maximum ended the episode
+    customer_ended: str | None = None  # why the customer ended it, when it did
     error: str | None = None
     error_kind: str | None = (
         None  # exception, timeout, http_429, http_5xx, invalid_json, malformed_tool_call, unknown_tool, ...
@@ -72,5 +75,6 @@ class Trajectory(BaseModel):
             not self.ended_in_error
             and bool((self.final_reply or "").strip())
             and not self.hit_step_limit
+            and not self.hit_turn_limit
             and not self.gave_up
         )

@@ -125,17 +125,22 @@ def evaluate_agent(
     seed: int = 0,
     rerun_failed: bool = False,
     temperature: float | None = None,
+    user_model: str | None = None,
+    max_customer_turns: int = 10,
 ) -> dict[str, Any]:
     """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate. A run into a
     `run_dir` that holds an earlier run of the same agent does only what is missing, and with
     `rerun_failed` also the trials that ended in an error (`casemill eval --rerun-failed`);
     `{date}` or `{datetime}` in `run_dir` give each (scheduled) run a folder of its own;
-    `temperature` is an `openai:MODEL` agent's sampling temperature (default 0)."""
+    `temperature` is an `openai:MODEL` agent's sampling temperature (default 0); the simulated
+    customer is scripted, or played by `user_model` on the configured endpoint, for at most
+    `max_customer_turns` turns an episode (`casemill eval --user-model`, `--max-customer-turns`)."""
     request = EvaluateRequest(
         agent=agent, cases=cases, output=Path(dated_run_dir(run_dir)), trials=trials,
         concurrency=concurrency, timeout=timeout_s, max_steps=max_steps, temperature=temperature,
         baseline=baseline, gate=gate, rerun_failed=rerun_failed, seed=seed,
-        batch_size=batch_size, caller="flow",
+        batch_size=batch_size, caller="flow", user_model=user_model,
+        max_customer_turns=max_customer_turns,
     )  # fmt: skip
     plan = plan_evaluate(request)
     trajectories = _run_batches(request, plan)

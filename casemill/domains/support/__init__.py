@@ -50,6 +50,20 @@ class SupportDomain:
     def state_problems(self, state: dict[str, Any]) -> list[Problem]:
         return self.check_state(state)[1]
 
+    def customer_facts(self, case: Case) -> dict[str, Any]:
+        """What the signed-in customer knows of themselves: their id, name and email (the
+        simulated customer answers an agent's question about these; which order is meant is
+        the case's to say, in its conversation, not a fact to hand out when asked)."""
+        customer_id = signed_in_customer(case)
+        customers = case.environment.state.get("customers")
+        record = customers.get(customer_id) if customer_id and isinstance(customers, dict) else None
+        facts: dict[str, Any] = {"customer_id": customer_id} if customer_id else {}
+        if isinstance(record, dict):
+            facts.update(
+                {k: record[k] for k in ("name", "email") if isinstance(record.get(k), str)}
+            )
+        return facts
+
     def check_state(
         self, state: dict[str, Any], parsed: SupportState | None = None
     ) -> tuple[SupportState | None, list[Problem]]:

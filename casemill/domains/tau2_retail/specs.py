@@ -18,8 +18,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from casemill.domains.recorded import READ_PREFIXES as READ_PREFIXES  # re-exported
+from casemill.domains.recorded import is_read_tool as is_read_tool  # re-exported
+
 TOOLS_FILE = Path(__file__).with_name("tools.json")
-READ_PREFIXES: tuple[str, ...] = ("get_", "find_", "list_", "search_", "calculate", "think")
 # What each tool does, in the words of the retail policy (the signature itself is inferred).
 PURPOSE: dict[str, str] = {
     "calculate": "Evaluate an arithmetic expression (numbers, + - * / and parentheses).",
@@ -43,10 +45,6 @@ PURPOSE: dict[str, str] = {
     "original payment method or an existing gift card.",
     "transfer_to_human_agents": "Transfer the user to a human agent, with a summary.",
 }
-
-
-def is_read_tool(name: str) -> bool:
-    return name.startswith(READ_PREFIXES)
 
 
 def json_type(value: Any) -> str:

@@ -27,7 +27,7 @@ from casemill.evaluation.trajectory import RecordedCall
 T = TypeVar("T")
 
 # error kinds a trajectory can carry; the transient ones are retried
-TRANSIENT_KINDS = frozenset({"timeout", "http_429", "http_5xx", "connection"})
+TRANSIENT_KINDS = frozenset({"timeout", "http_429", "http_5xx", "connection", "user_simulator"})
 
 
 class AgentError(Exception):

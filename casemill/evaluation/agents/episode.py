@@ -4,8 +4,9 @@ Roles map as `customer -> user`; `system`, `assistant` and `tool` stay as they a
 `tool_calls` in OpenAI shape (`{"id", "type": "function", "function": {"name", "arguments"}}`)
 and each `tool` turn carrying the `tool_call_id` of the call it answers (ids are made up, in
 order, when the case has none). A case with a `user_scenario` gives the scenario to the agent as
-the first user message (after the leading system turns, before any scripted turn): there is no
-user simulator, so the scenario is the customer's request as a whole.
+the first user message (after the leading system turns, before any scripted turn): the
+scenario is the customer's request as a whole, and the simulated customer
+(`casemill.evaluation.customer`) answers what the agent asks after it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import json
 from typing import Any
 
 from casemill.case.model import Case
-from casemill.domains import get_domain
+from casemill.domains import Sandbox, get_domain, recorded
+from casemill.domains.recorded import RecordedSandbox
 from casemill.evaluation.agents.base import Episode
 
 ROLE_MAP = {"customer": "user", "assistant": "assistant", "tool": "tool", "system": "system"}
@@ -56,13 +58,19 @@ def case_messages(case: Case) -> list[dict[str, Any]]:
 
 
 def new_episode(case: Case, *, max_steps: int = 20) -> Episode:
-    """A fresh episode on a fresh sandbox (faults on) for `case`."""
+    """A fresh episode on a fresh sandbox (faults on) for `case`: the domain's simulator, or the
+    case's recorded tools when the domain has none (`casemill.domains.recorded`)."""
     domain = get_domain(case.domain)
-    sandbox = domain.sandbox(case.environment, faults=True)
+    if domain.has_simulator:
+        sandbox: Sandbox = domain.sandbox(case.environment, faults=True)
+        specs = domain.tool_specs
+    else:
+        sandbox = RecordedSandbox(case, faults=True)
+        specs = domain.tool_specs or recorded.tool_specs(case)
     return Episode(
         case_id=case.id,
         messages=case_messages(case),
-        tools=[dict(spec) for spec in domain.tool_specs],
+        tools=[dict(spec) for spec in specs],
         sandbox=sandbox,
         max_steps=max_steps,
         case=case,

@@ -12,19 +12,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from casemill.case.model import Case, ExpectedCall, ForbiddenCall
-from casemill.domains import get_domain
+from casemill.domains import get_domain, recorded
 from casemill.replay import replay
 
 log = logging.getLogger(__name__)
 
 SEMANTIC_LABEL = "semantic-phrases"
 MAX_CACHED = 200_000
-READ_PREFIXES = ("get_", "find_", "list_", "search_", "calculate", "think")
-
-
-def is_read_tool(name: str) -> bool:
-    """For domains that do not declare their tools: the usual read-only names."""
-    return name.startswith(READ_PREFIXES)
+is_read_tool = recorded.is_read_tool  # for domains that do not declare their tools
 
 
 @dataclass(frozen=True)
@@ -43,6 +38,10 @@ class CaseContext:
     expected_state: dict | None  # None: the domain has no simulator or the replay failed
     replay_note: str | None
     reference_reply: str | None
+    # how the final state is checked: "replay" (the final state against the expected calls'
+    # replayed state), "calls" (recorded tools: the writes made against the expected calls,
+    # a multiset under the matching rules), or None (no check: the replay failed)
+    state_check: str | None = None
 
 
 _CACHE: dict[str, CaseContext] = {}
@@ -67,17 +66,21 @@ def context_for(case: Case) -> CaseContext:
 def _build(case: Case) -> CaseContext:
     domain = get_domain(case.domain)
     expected = case.expected
-    state, note = None, None
+    state, note, check = None, None, None
     if domain.has_simulator:
         result = replay(case, domain)
         if result.ok:
-            state = result.comparable_state
+            state, check = result.comparable_state, "replay"
         else:
             first = result.problems[0]
             note = f"state check skipped: the expected calls do not replay ({first.message})"
             log.warning("case %s: %s", case.id, note)
     else:
-        note = f"state check skipped: domain {case.domain!r} {domain.no_replay_reason}"
+        check = "calls"
+        note = (
+            f"state check on calls: domain {case.domain!r} {domain.no_replay_reason}; the writes "
+            "made are compared with the expected calls (recorded tools)"
+        )
     return CaseContext(
         case_id=case.id,
         write_tools=_write_tools(domain, case),
@@ -93,6 +96,7 @@ def _build(case: Case) -> CaseContext:
         expected_state=state,
         replay_note=note,
         reference_reply=expected.reference_reply,
+        state_check=check,
     )
 
 

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from casemill.case.matching import forbidden_hit, params_match
+from casemill.domains.recorded import OFF_SCRIPT
 from casemill.evaluation.scoring.context import CaseContext, is_read_tool
 from casemill.evaluation.trajectory import RecordedCall, Trajectory
 
@@ -105,8 +106,40 @@ def efficiency(ctx: CaseContext, trajectory: Trajectory) -> float | None:
 
 
 def state_success(ctx: CaseContext, trajectory: Trajectory) -> float | None:
+    if ctx.state_check == "calls":
+        return 1.0 if writes_match(ctx, trajectory.calls) else 0.0
     if ctx.expected_state is None:
         return None
     if trajectory.final_state is None:
         return 0.0
     return 1.0 if trajectory.final_state == ctx.expected_state else 0.0
+
+
+def writes_made(ctx: CaseContext, calls: Sequence[RecordedCall]) -> list[RecordedCall]:
+    """The write calls that count as made on recorded tools: executed ones, and those nothing
+    was recorded for (`off_script`: the agent tried it, and nobody knows it would have failed).
+    A write answered with its recorded failure, a fault or bad parameters changed nothing."""
+    writes = write_set(ctx, calls)
+    return [c for c in calls if c.tool in writes and (c.ok or c.error == OFF_SCRIPT)]
+
+
+def writes_match(ctx: CaseContext, calls: Sequence[RecordedCall]) -> bool:
+    """The writes made and the expected calls, one to one (a multiset), under the matching
+    rules: each expected call matched by its own write and no write left over."""
+    made = writes_made(ctx, calls)
+    if len(made) != len(ctx.expected_calls):
+        return False
+    used = [False] * len(made)
+    for want in ctx.expected_calls:
+        for index, call in enumerate(made):
+            if not used[index] and call.tool == want.tool and params_match(want, call.params):
+                used[index] = True
+                break
+        else:
+            return False
+    return True
+
+
+def off_script_calls(calls: Sequence[RecordedCall]) -> int:
+    """Calls nothing was recorded for (recorded tools only)."""
+    return sum(1 for c in calls if c.error == OFF_SCRIPT)

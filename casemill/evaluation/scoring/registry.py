@@ -61,7 +61,23 @@ _SPECS = (
     MetricSpec(
         "reply_excludes_violations", "1", False, "excluded phrases in the final reply", "count"
     ),
-    MetricSpec("state_success", "1", True, "final state equals the replayed expected state"),
+    MetricSpec(
+        "state_success",
+        "2",
+        True,
+        "final state equals the replayed expected state (state_check replay); on recorded "
+        "tools, the writes made equal the expected calls, one to one (state_check calls)",
+    ),
+    MetricSpec(
+        "off_script_calls",
+        "1",
+        False,
+        "calls on recorded tools that nothing was recorded for (told to the agent as errors)",
+        "count",
+    ),
+    MetricSpec(
+        "customer_turns", "1", False, "turns the simulated customer added to the episode", "count"
+    ),
     MetricSpec("completion", "2", True, "final reply given, no error, no give-up, no step limit"),
     MetricSpec("efficiency", "1", True, "min(1, optimal_steps / steps)"),
     MetricSpec("steps", "1", False, "tool calls plus the final reply", "count"),

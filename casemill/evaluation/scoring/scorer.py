@@ -93,6 +93,9 @@ def _score_casemill(
     values["forbidden_violations"] = float(len(violations))
     values["reply_excludes_violations"] = float(len(excluded))
     values["state_success"] = m.state_success(ctx, t)
+    if ctx.state_check == "calls":
+        values["off_script_calls"] = float(m.off_script_calls(calls))
+    values["customer_turns"] = float(t.customer_turns)
     completed = t.completed
     values["completion"] = 1.0 if completed else 0.0
     values["efficiency"] = m.efficiency(ctx, t)
@@ -114,7 +117,7 @@ def _score_casemill(
         mode="casemill",
         metrics=values,
         assertions=assertions,
-        labels={"failure": failure},
+        labels={"failure": failure, "state_check": ctx.state_check or "none"},
         task_success=success,
         violations=tuple(violations) + tuple(f"excluded phrase {p!r} in reply" for p in excluded),
         notes=tuple(notes),

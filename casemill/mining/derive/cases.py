@@ -305,6 +305,9 @@ def _build(
             "environment": parts.environment(d.state),
             "conversation": parts.turns(d.messages),
             "user_scenario": d.scenario or None,
+            "customer": None
+            if domain == "support"
+            else generic.customer(conv.messages, d.messages),
             "expected": {
                 "tool_calls": calls,
                 "outcome": outcome,

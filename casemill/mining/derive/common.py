@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casemill.case.model import MAX_TEXT
+from casemill.domains.recorded import is_read_tool
 from casemill.mining.model import Conversation, LoggedCall, Message
 
-READ_PREFIXES = ("get_", "find_", "list_", "search_", "calculate", "think")
 ESCALATION = re.compile(r"(transfer|escalat)\w*_?(to_)?human|escalate", re.IGNORECASE)
 REFUSAL = re.compile(r"\b(cannot|can't|can not|unable|not able|not possible|unfortunately)\b", re.I)
 CLARIFY = re.compile(r"\bwhich (order|item|one|reservation)\b", re.IGNORECASE)
@@ -20,7 +20,7 @@ CAPPED_MARK = " [...]"
 
 def is_read(tool: str) -> bool:
     """The shared rule: names starting with get_/find_/list_/search_/calculate/think only read."""
-    return tool.startswith(READ_PREFIXES)
+    return is_read_tool(tool)
 
 
 def is_escalation(tool: str) -> bool:

@@ -14,25 +14,13 @@ import orjson
 
 from casemill.case.ids import canonical_json
 from casemill.case.model import ExpectedCall
+from casemill.domains.recorded import call_key, collection, record_key
 from casemill.mining.derive.common import is_read
 from casemill.mining.model import LoggedCall, Message
 
 SKIP_READS = ("think", "calculate")
-VERBS = ("get_", "find_", "list_", "search_")
-
-
-def collection(tool: str) -> str:
-    for verb in VERBS:
-        if tool.startswith(verb):
-            return tool[len(verb) :] or tool
-    return tool
-
-
-def record_key(arguments: dict[str, Any]) -> str:
-    values = [v for v in arguments.values() if isinstance(v, str | int)]
-    if len(arguments) == 1 and len(values) == 1:
-        return str(values[0])
-    return canonical_json(arguments) if arguments else "-"
+STOP = "###STOP###"  # tau-bench's simulated users end with it
+DEFAULT_TURNS = 10  # the runner's default customer-turn maximum
 
 
 def records(
@@ -63,6 +51,7 @@ class Answers:
     def __init__(self) -> None:
         self._seen: dict[int, tuple[str, str, Any]] = {}
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
+        self._calls: dict[int, list[dict[str, Any]]] = {}
 
     def __call__(self, call: LoggedCall) -> tuple[str, str, Any]:
         found = self._seen.get(id(call))
@@ -79,6 +68,57 @@ class Answers:
         if id(messages) not in self._tools:
             self._tools[id(messages)] = observed_tools(messages)
         return self._tools[id(messages)]
+
+    def calls(self, messages: list[Message]) -> list[dict[str, Any]]:
+        if id(messages) not in self._calls:
+            self._calls[id(messages)] = recorded_calls(messages)
+        return self._calls[id(messages)]
+
+
+def recorded_calls(messages: list[Message]) -> list[dict[str, Any]]:
+    """The conversation's calls that the records do not answer, with their results, for the
+    recorded tools (`casemill.domains.recorded`): every write, and every read that failed. One
+    entry a call (tool and arguments): a call logged more than once keeps its first success,
+    else its first failure, so that it has one recorded result. `turn` is the message index."""
+    out: dict[str, dict[str, Any]] = {}
+    for index, m in enumerate(messages):
+        for call in m.calls:
+            if is_read(call.tool) and not call.error:
+                continue
+            if call.result is None:
+                continue
+            key = call_key(call.tool, call.arguments)
+            if key in out and (out[key]["ok"] or call.error):
+                continue
+            try:
+                result: Any = orjson.loads(call.result)
+            except orjson.JSONDecodeError:
+                result = call.result
+            out[key] = {
+                "tool": call.tool,
+                "params": call.arguments,
+                "result": result,
+                "ok": not call.error,
+                "turn": index,
+            }
+    return list(out.values())
+
+
+def customer(messages: list[Message], shown: list[Message]) -> dict[str, Any] | None:
+    """The simulated customer of a case whose conversation is `shown`: the customer turns of
+    `messages` after the last of `shown`, to replay in order (`casemill.evaluation.customer`),
+    and room for them all in the customer-turn maximum."""
+    last = id(shown[-1]) if shown else None
+    at = next((i for i, m in enumerate(messages) if id(m) == last), -1)
+    script = [
+        text
+        for m in messages[at + 1 :]
+        if m.role == "customer" and (text := " ".join(m.content.replace(STOP, " ").split()))
+    ]
+    if not script:
+        return None
+    turns = len(script) + 2
+    return {"script": script, "max_turns": turns if turns > DEFAULT_TURNS else None}
 
 
 def observed_tools(messages: list[Message]) -> dict[str, dict[str, Any]]:
@@ -117,6 +157,7 @@ def state(
     return {
         "records": records(seen, latest=upto is not None, answers=answers),
         "tools": answers.tools(all_messages),
+        "calls": answers.calls(all_messages),
     }
 
 

@@ -24,7 +24,7 @@ def test_correct_refund_scores_full_marks_and_ignores_the_unexpected_read():
     s = score(case, trajectory(case, GOOD_REFUND, GOOD_REFUND_REPLY))
     m = s.metrics
     assert s.task_success is True
-    assert s.labels == {"failure": "none"}
+    assert s.labels == {"failure": "none", "state_check": "replay"}
     assert m["tool_recall"] == 1.0
     assert m["tool_precision"] == 1.0  # get_order is a read the case does not expect: not counted
     assert m["tool_recall_multiset"] == 1.0 and m["tool_precision_multiset"] == 1.0
@@ -150,7 +150,7 @@ def test_overall_is_the_weighted_mean_of_configured_metrics():
     assert s.metrics["overall"] == pytest.approx((0.5 * 1 + 1.0 * 3) / 4)
 
 
-def test_generic_domain_counts_writes_by_name_and_skips_state():
+def test_generic_domain_counts_writes_by_name_and_checks_the_writes_made():
     case = Case(
         domain="generic:shop",
         conversation=(Turn(role="customer", content="refund my order A1"),),
@@ -174,8 +174,11 @@ def test_generic_domain_counts_writes_by_name_and_skips_state():
     assert (
         s.metrics["tool_precision"] == 0.5
     )  # issue_refund, send_email counted; get_order is a read
-    assert s.metrics["state_success"] is None
-    assert "state check skipped: domain 'generic:shop' has no simulator" in s.notes
+    # recorded tools: the writes made (issue_refund, send_email) against the expected one
+    assert s.metrics["state_success"] == 0.0 and s.labels["state_check"] == "calls"
+    assert any(n.startswith("state check on calls: domain 'generic:shop'") for n in s.notes)
+    only_expected = t.model_copy(update={"calls": calls[:2]})
+    assert score(case, only_expected).metrics["state_success"] == 1.0
 
 
 @pytest.mark.slow  # rouge-score imports nltk (seconds, once)
