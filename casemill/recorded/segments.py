@@ -8,6 +8,11 @@ made after the customer's last turn). Let k be the case's customer turns. On age
 one: its assistant messages, whose tool calls are made again and whose last text is the reply.
 On turn 0 the messages the case already holds after its last customer turn are skipped.
 
+A turn in which the logged agent said nothing (the customer's farewell left unanswered, a
+transfer to a human with no word after it, a turn past the log's end when the simulated customer
+goes on) replies with the agent's last words before it in the log, as mining reads a conversation's final reply (`derive.common.final_reply`): the reply the
+customer was left with, not a reply withdrawn.
+
 A case with a `user_scenario` and no customer turn of its own (an imported task) counts its
 scenario as the first customer turn.
 """
@@ -17,18 +22,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from casemill.case.model import Case
-from casemill.mining.derive.common import CAPPED_MARK
+from casemill.mining.derive.common import CAPPED_MARK, final_reply
 from casemill.mining.model import Conversation, LoggedCall, Message
 
 
 @dataclass(frozen=True)
 class Segment:
-    """What the logged agent did on one turn: its calls in order and its last text (None when
-    it said nothing more); `found` is False when the log ends before this turn."""
+    """What the logged agent did on one turn: its calls in order and its last text, or when it
+    said nothing on this turn its last words before (`said_before`; None when it has said
+    nothing at all); `found` is False when the log ends before this turn."""
 
     calls: tuple[LoggedCall, ...] = ()
     reply: str | None = None
     found: bool = True
+    said_before: bool = False
 
 
 def customer_turns(case: Case) -> int:
@@ -57,7 +64,8 @@ def segment(conv: Conversation, case: Case, turn: int) -> Segment:
     if nth < 1 or nth > len(customers):
         if nth == 0 and turn == 0:  # no customer turn at all: the agent opens
             return _segment(conv.messages, 0, customers[0] if customers else None)
-        return Segment(found=False)
+        last = final_reply(conv.messages) or None
+        return Segment(reply=last, found=False, said_before=last is not None)
     start = customers[nth - 1] + 1
     if turn == 0:
         start += held_after_customer(case)
@@ -74,6 +82,9 @@ def _segment(messages: list[Message], start: int, end: int | None) -> Segment:
         calls += m.calls
         if m.content.strip():
             reply = m.content
+    if reply is None:
+        before = final_reply(messages[:start])
+        return Segment(tuple(calls), before or None, said_before=bool(before))
     return Segment(tuple(calls), reply)
 
 

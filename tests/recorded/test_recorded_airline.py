@@ -16,7 +16,6 @@ runner = CliRunner()
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_the_logged_airline_agent_passes_its_resolved_conversations(shared_data, tmp_path):
     log = shared_data / "tau-bench-airline-logs" / "support_logs.jsonl"
     cases, run_dir = tmp_path / "cases.jsonl", tmp_path / "run"

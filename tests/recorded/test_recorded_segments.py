@@ -40,9 +40,27 @@ def test_a_conversation_case_plays_the_log_turn_by_turn(log_and_cases):
         ("cancel_reservation", {"reservation_id": "ZK3P9Q"})
     ]
     assert second.reply == "Done: ZK3P9Q is cancelled, Ana."
-    # the customer's last logged turn: the logged agent said nothing more
-    assert (third.calls, third.reply, third.found) == ((), None, True)
-    assert not segment(conv, case, 3).found  # past the log's end
+    # the customer's farewell, left unanswered in the log: the agent's last words stand
+    assert (third.calls, third.reply, third.said_before) == ((), second.reply, True)
+    past = segment(conv, case, 3)  # past the log's end (a customer that goes on)
+    assert (past.found, past.calls, past.reply, past.said_before) == (
+        False,
+        (),
+        second.reply,
+        True,
+    )
+
+
+def test_a_turn_of_calls_without_words_replies_with_the_words_before(log_and_cases):
+    recorded, cases = log_and_cases
+    case = cases[("air-bags-2", "decision_point")]
+    conv = _conv(recorded, case)
+    quiet = conv.with_messages(
+        [m for m in conv.messages if m.content != "One bag is added to ZK3P9Q."]
+    )
+    first = segment(quiet, case, 0)
+    assert [c.tool for c in first.calls] == ["update_reservation_baggages"]
+    assert (first.reply, first.said_before) == ("No checked bags on ZK3P9Q.", True)
 
 
 def test_a_decision_point_starts_after_its_own_customer_turns(log_and_cases):
