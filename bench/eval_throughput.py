@@ -2,7 +2,9 @@
 that answers every request after a fixed delay (100 ms by default).
 
 The model behind the server makes one tool call (`get_customer` for the signed-in customer) and
-then replies, so each case costs two requests. Cases are built from the seeds (each seed copied
+then replies, so each case costs two requests. With `--turns 2` (the default) it first asks
+"Shall I look up your account?", the runner's scripted customer answers yes, and the model goes
+on in a second agent turn: three requests and one simulated customer turn a case. Cases are built from the seeds (each seed copied
 with a numbered suffix on its last customer turn, so every copy has its own id) or, without
 seeds, generated. Prints the measured time at the chosen concurrency, the ideal
 (requests x delay / concurrency), their ratio (target: >= 0.85) and the speed-up over running
@@ -13,7 +15,7 @@ server adds next to nothing to the 100 ms, where a thread per connection would a
 interpreter-lock queue at 500 requests a second. It counts the requests it answers.
 
     uv run python bench/eval_throughput.py [--cases 1000] [--concurrency 50] [--delay 0.1]
-        [--serial-subset 50]
+        [--serial-subset 50] [--turns 2]
 """
 
 from __future__ import annotations
@@ -68,8 +70,14 @@ def build_cases(n: int) -> tuple[list[Case], str]:
     return out, source
 
 
+ASK = "Shall I look up your account?"
+TURNS = [2]  # agent turns a case (set before the server process forks)
+
+
 def responder(body: dict) -> dict:
-    """One tool call, then a reply."""
+    """With two turns: a question first; then one tool call, then a reply."""
+    if TURNS[0] == 2 and not any(m.get("content") == ASK for m in body["messages"]):
+        return {"content": ASK}
     last_user = max(i for i, m in enumerate(body["messages"]) if m["role"] in ("user", "system"))
     if any(m.get("role") == "tool" for m in body["messages"][last_user:]):
         return {"content": "Thanks, I have looked at your account and this is sorted."}
@@ -119,7 +127,7 @@ def timed_run(
         cpu, started = time.process_time(), time.perf_counter()
         trajectories = run(agent, cases, Path(tmp), concurrency=concurrency, timeout_s=60)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    errors = sum(1 for t in trajectories if t.error)
+    errors = sum(1 for t in trajectories if t.error or t.customer_turns != TURNS[0] - 1)
     return elapsed, server.count() - before, errors, cpu
 
 
@@ -131,10 +139,15 @@ def main() -> None:
         "--delay", type=float, default=0.1, help="server delay per request, seconds"
     )
     parser.add_argument("--serial-subset", type=int, default=50, help="cases run one at a time")
+    parser.add_argument(
+        "--turns", type=int, choices=(1, 2), default=2, help="agent turns a case (2: it asks)"
+    )
     args = parser.parse_args()
+    TURNS[0] = args.turns
 
     cases, source = build_cases(args.cases)
-    print(f"cases: {len(cases)} ({source}); load average before: {_load()}")
+    print(f"cases: {len(cases)} ({source}); {args.turns} agent turn(s) a case")
+    print(f"load average before: {_load()}")
     with ServerProcess(args.delay) as server:
         timed_run(server, cases[:20], args.concurrency)  # warm-up: imports, first connections
         elapsed, requests, errors, cpu = timed_run(server, cases, args.concurrency)
@@ -160,7 +173,8 @@ def main() -> None:
         print(f"speed-up of concurrency {args.concurrency} over 1 (per case): {speedup:.1f}x")
     ratio = ideal / elapsed
     figure(
-        f"eval throughput, {len(cases)} cases at concurrency {args.concurrency} (ideal / measured)",
+        f"eval throughput, {len(cases)} cases, {args.turns} agent turns each, at concurrency "
+        f"{args.concurrency} (ideal / measured)",
         round(100 * ratio, 1),
         ">= 85%",
         "%",

@@ -119,7 +119,10 @@ def test_a_trial_that_recovers_from_an_unknown_tool_succeeds_and_loses_efficienc
         [traj] = run(agent_for(server), [case], tmp_path, retry=NO_CASE_RETRY)
     result = score(case, traj)
     assert traj.error_kind == "unknown_tool" and not traj.ended_in_error and traj.completed
-    assert result.task_success is True and result.labels == {"failure": "none", "state_check": "replay"}
+    assert result.task_success is True and result.labels == {
+        "failure": "none",
+        "state_check": "replay",
+    }
     assert result.assertions["no_error"] is True and result.error_kind == "unknown_tool"
     assert result.metrics["state_success"] == 1.0 and result.metrics["tool_precision"] == 1.0
     # get_order, refund_items and the reply are the 3 optimal steps; the unknown call is a 4th
@@ -138,7 +141,10 @@ def test_an_unknown_tool_call_without_recovery_fails_on_what_was_not_done(tmp_pa
     with OpenAIServer(respond) as server:
         [traj] = run(agent_for(server), [case], tmp_path, retry=NO_CASE_RETRY)
     result = score(case, traj)
-    assert result.task_success is False and result.labels == {"failure": "missing_tool", "state_check": "replay"}
+    assert result.task_success is False and result.labels == {
+        "failure": "missing_tool",
+        "state_check": "replay",
+    }
     assert result.metrics["state_success"] == 0.0
 
 
