@@ -62,6 +62,7 @@ def print_extras(summary: RunSummary) -> None:
         shown = ", ".join(f"{f.case_id} ({f.passes}/{f.trials})" for f in summary.flaky[:FLAKIEST])
         more = f" and {len(summary.flaky) - FLAKIEST} more" if len(summary.flaky) > FLAKIEST else ""
         console.print(f"flaky cases: {len(summary.flaky)}: {shown}{more}", markup=False)
+    print_conversation(summary)
     if summary.consistency.mean is not None:
         families = summary.consistency.families
         console.print(f"consistency over {families} seed families: {num(summary.consistency.mean)}")
@@ -71,6 +72,18 @@ def print_extras(summary: RunSummary) -> None:
             warn(note)
         else:
             console.print(f"note: {note}", markup=False, highlight=False)
+
+
+def print_conversation(summary: RunSummary) -> None:
+    """The simulated customer's turns and the calls recorded tools had no result for, when any
+    (means over the cases that have them)."""
+    for name, what in (
+        ("customer_turns", "simulated customer turns a case"),
+        ("off_script_calls", "off-script calls a case (recorded tools had no result for them)"),
+    ):
+        stat = summary.metrics.get(name)
+        if stat is not None and stat.mean:
+            console.print(f"{what}: {num(stat.mean)} over {stat.n} cases", highlight=False)
 
 
 def comparison_table(comp: Comparison, title: str = "") -> Table:

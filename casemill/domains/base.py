@@ -182,9 +182,14 @@ class GenericDomain:
     write_tools: frozenset[str] = field(default_factory=frozenset)
     has_simulator: bool = False
     no_replay_reason: str = "has no simulator"
+    # its cases run on their recorded tool results (`casemill.domains.recorded`); a pack
+    # without a sandbox of its own says so with the same attribute
+    recorded_tools: bool = True
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
-        raise NotImplementedError(f"domain {self.name!r} has no simulator")
+        raise NotImplementedError(
+            f"domain {self.name!r} has no simulator: its cases run on recorded tools"
+        )
 
     def state_problems(self, state: dict[str, Any]) -> list[Problem]:
         return []

@@ -37,6 +37,12 @@ VERBS = ("get_", "find_", "list_", "search_")
 OFF_SCRIPT = "off_script"
 
 
+def uses_recorded_tools(domain: Any) -> bool:
+    """Whether cases of `domain` run on recorded tools: the generic domains, and a pack that
+    declares `recorded_tools = True` (it has no sandbox of its own)."""
+    return bool(getattr(domain, "recorded_tools", False))
+
+
 def is_read_tool(name: str) -> bool:
     """The shared naming rule for tools a log does not declare: these names only read."""
     return name.startswith(READ_PREFIXES)

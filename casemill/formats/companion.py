@@ -174,9 +174,18 @@ class _Mapper:
         )
         labels = _labels(roles, turns, value.get("expected_routing"), "expected_routing" in value)
         notes: list[str] = []
+        recorded = False
         if support:
-            domain, state, conversation, expected = self._support(value, name, args, turns, notes)
-            if expected["outcome"] == "clarify":
+            try:
+                domain, state, conversation, expected = self._support(
+                    value, name, args, turns, notes
+                )
+            except FieldProblem as exc:  # the pack cannot take it whole: recorded tools can
+                domain, state, conversation, expected = self._recorded(value, name, args, turns)
+                notes = [_recorded_note(domain, exc)]
+                labels.append("recorded-tools")
+                recorded = True
+            if not recorded and expected["outcome"] == "clarify":
                 labels.append("clarify")
         else:
             domain, state, conversation, expected = self._generic(value, name, args, turns, notes)
@@ -187,11 +196,13 @@ class _Mapper:
             state=state,
             conversation=conversation,
             expected=expected,
-            intents=sc.intents_of_dumped(expected["tool_calls"]) if support else (),
+            intents=sc.intents_of_dumped(expected["tool_calls"])
+            if support and not recorded
+            else (),
             labels=labels,
             difficulty_=difficulty(len(expected["tool_calls"]), len(turns)),
             source_id=str(sample_id),
-            confident=not (support and "order" not in value),
+            confident=not (support and "order" not in value) and not recorded,
             notes=notes,
         )
 
@@ -213,6 +224,21 @@ class _Mapper:
         }
         return "support", state, conversation, expected
 
+    def _recorded(self, value: dict, name: str, args: dict, turns: list) -> tuple:
+        """A sample the support pack cannot take whole (an order without line items, say), as
+        a case of a generic domain that runs on recorded tools (`casemill.domains.recorded`):
+        its order as the record a `get_order` returns, its call as the expected write."""
+        domain = f"generic:{self.label or 'ecommerce'}"
+        order = value.get("order")
+        state: dict[str, Any] = {"tools": {name: {"kind": "write", "params": sorted(args)}}}
+        if isinstance(order, dict):
+            key = order.get("order_id", order.get("id", args.get("order_id", "order")))
+            state["records"] = {"order": {str(key): order}}
+            state["tools"]["get_order"] = {"kind": "read", "params": ["order_id"]}
+        expected = {"tool_calls": [{"tool": name, "params": args}], "outcome": "resolve"}
+        expected["optimal_steps"] = 3 if isinstance(order, dict) else 2
+        return domain, state, [t.model_dump(mode="json") for t in turns], expected
+
     def _generic(self, value: dict, name: str, args: dict, turns: list, notes: list[str]) -> tuple:
         domain = f"generic:{self.label or domain_label(value)}"
         state = sm.map_order(value["order"], notes) if "order" in value else {}
@@ -228,6 +254,14 @@ class _Mapper:
             "optimal_steps": 2,
         }
         return domain, state, [t.model_dump(mode="json") for t in turns], expected
+
+
+def _recorded_note(domain: str, problem: FieldProblem) -> str:
+    return (
+        f"the support pack cannot take this sample whole ({problem.field}: {problem.message}): "
+        f"imported into {domain} to run on recorded tools (its order answers get_order, its "
+        "call is the expected write); check the label in review"
+    )
 
 
 def import_companion(path: str | Path, label: str | None = None) -> ImportResult:

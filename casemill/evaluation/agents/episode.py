@@ -61,12 +61,12 @@ def new_episode(case: Case, *, max_steps: int = 20) -> Episode:
     """A fresh episode on a fresh sandbox (faults on) for `case`: the domain's simulator, or the
     case's recorded tools when the domain has none (`casemill.domains.recorded`)."""
     domain = get_domain(case.domain)
-    if domain.has_simulator:
-        sandbox: Sandbox = domain.sandbox(case.environment, faults=True)
-        specs = domain.tool_specs
-    else:
-        sandbox = RecordedSandbox(case, faults=True)
+    if recorded.uses_recorded_tools(domain):
+        sandbox: Sandbox = RecordedSandbox(case, faults=True)
         specs = domain.tool_specs or recorded.tool_specs(case)
+    else:
+        sandbox = domain.sandbox(case.environment, faults=True)
+        specs = domain.tool_specs
     return Episode(
         case_id=case.id,
         messages=case_messages(case),

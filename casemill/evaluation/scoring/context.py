@@ -75,12 +75,14 @@ def _build(case: Case) -> CaseContext:
             first = result.problems[0]
             note = f"state check skipped: the expected calls do not replay ({first.message})"
             log.warning("case %s: %s", case.id, note)
-    else:
+    elif recorded.uses_recorded_tools(domain):
         check = "calls"
         note = (
             f"state check on calls: domain {case.domain!r} {domain.no_replay_reason}; the writes "
             "made are compared with the expected calls (recorded tools)"
         )
+    else:
+        note = f"state check skipped: domain {case.domain!r} {domain.no_replay_reason}"
     return CaseContext(
         case_id=case.id,
         write_tools=_write_tools(domain, case),
