@@ -53,6 +53,7 @@ class RecordedAgent:
             "format": spec.fmt,
             "seed": spec.seed,
             "redact": spec.redact,
+            **({"names_model": spec.names_model} if spec.names_model else {}),
         }
         self.fingerprint = short_hash(
             json.dumps({"recorded": VERSION, **self.settings, "digest": digest})

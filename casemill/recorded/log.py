@@ -96,6 +96,8 @@ class RecordedLog:
         spec = self.spec
         if not spec.path.is_file():
             raise LogProblem(f"no such log file: {spec.path}")
+        if spec.redact and spec.names_model:
+            _check_names_model(spec.names_model)
         options = MineOptions(
             redact=spec.redact, seed=spec.seed, csv_mapping=_mapping(spec), workers=1
         )
@@ -118,7 +120,9 @@ class RecordedLog:
         if conv is None:
             conv = self._conversations[at]  # type: ignore[index]
             if self.spec.redact:
-                conv = redact_conversation(conv, self.spec.seed).conversation
+                conv = redact_conversation(
+                    conv, self.spec.seed, names_model=self.spec.names_model
+                ).conversation
             if support.is_support(conv):  # the calls as the support cases hold them
                 conv = support.zips_as_text(conv)
             self._redacted[at] = conv
@@ -138,6 +142,16 @@ class RecordedLog:
 
     def _found(self, at: int) -> Found:
         return Found(self._redact(at), self._conversations[at].id)  # type: ignore[index]
+
+
+def _check_names_model(model: str) -> None:
+    """The named-entity layer's model loads, or `LogProblem` saying what to install."""
+    from casemill.mining.redact.entities import pipeline
+
+    try:
+        pipeline(model)
+    except UserError as exc:
+        raise LogProblem(f"names-model={model}: {exc}") from None
 
 
 def _mapping(spec: LogSpec):

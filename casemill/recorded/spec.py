@@ -5,6 +5,7 @@
     recorded:logs/support.jsonl?redact=off       # mined with `casemill mine --no-redact`
     recorded:traces/spans.jsonl?format=otel      # any `--format` that logs tool calls
     recorded:tickets.csv?csv-mapping=map.json    # csv (the default for a `.csv` file)
+    recorded:logs/support.jsonl?names-model=en_core_web_sm   # mined with --names-model
 
 Options follow a `?`, joined by `&`, with the names and values `casemill mine` takes.
 """
@@ -17,7 +18,7 @@ from urllib.parse import parse_qsl
 
 from casemill.errors import UserError
 
-OPTIONS = ("format", "seed", "redact", "csv-mapping")
+OPTIONS = ("format", "seed", "redact", "csv-mapping", "names-model")
 ON, OFF = ("on", "yes", "true", "1"), ("off", "no", "false", "0")
 NO_CALLS = ("transcript",)  # formats whose logs show tool results but not the calls
 
@@ -31,6 +32,7 @@ class LogSpec:
     seed: int = 0
     redact: bool = True
     csv_mapping: Path | None = None
+    names_model: str | None = None  # the named-entity layer of redaction (`--names-model`)
 
     @property
     def options(self) -> str:
@@ -39,6 +41,7 @@ class LogSpec:
         out += [f"seed={self.seed}"] if self.seed else []
         out += [] if self.redact else ["redact=off"]
         out += [f"csv-mapping={self.csv_mapping}"] if self.csv_mapping else []
+        out += [f"names-model={self.names_model}"] if self.names_model else []
         return "&".join(out)
 
 
@@ -80,6 +83,7 @@ def parse_spec(rest: str) -> LogSpec:
         seed=_seed(options.get("seed", "0"), rest),
         redact=_switch(options.get("redact", "on"), rest),
         csv_mapping=Path(mapping) if mapping else None,
+        names_model=options.get("names-model") or None,
     )
 
 

@@ -80,3 +80,10 @@ def test_a_log_without_any_tool_call_has_nothing_to_replay(tmp_path):
 def test_a_missing_log_is_said(tmp_path):
     with pytest.raises(LogProblem, match="no such log file"):
         RecordedLog(LogSpec(tmp_path / "nope.jsonl")).conversations()
+
+
+def test_a_named_entity_model_that_is_not_installed_is_said(tmp_path):
+    log = write_log(tmp_path / "a.jsonl")
+    recorded = RecordedLog(LogSpec(log, names_model="no_such_spacy_model"))
+    with pytest.raises(LogProblem, match=r"^names-model=no_such_spacy_model: "):
+        recorded.conversations()

@@ -52,3 +52,9 @@ def test_a_transcript_log_is_refused_it_shows_no_calls():
         "a transcript log shows what tools returned, not the calls the agent made: it cannot "
         "be replayed as an agent. Replay a log with tool calls (openai-jsonl, otel, csv)"
     )
+
+
+def test_the_named_entity_layer_of_the_mine_run_is_named_too():
+    spec = parse_spec("a.jsonl?names-model=en_core_web_sm")
+    assert spec.names_model == "en_core_web_sm"
+    assert spec.options == "names-model=en_core_web_sm"
