@@ -13,6 +13,7 @@ from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 from casemill.evaluation.report.markdown import HEADLINE
 from casemill.evaluation.scoring.caseset import describe
+from casemill.evaluation.scoring.errors import not_covered_line
 from casemill.evaluation.scoring.model import Comparison, RunSummary
 from casemill.text import count
 
@@ -53,6 +54,8 @@ def print_extras(summary: RunSummary) -> None:
     console.print(f"cases: {describe(summary.case_set)}", markup=False, highlight=False)
     if summary.settings_line:
         console.print(f"agent settings: {summary.settings_line}", markup=False, highlight=False)
+    if summary.not_covered:
+        console.print(f"not covered: {not_covered_line(summary)}", markup=False, highlight=False)
     if summary.pass_k:
         console.print("pass^k: " + ", ".join(f"k={k} {num(v)}" for k, v in summary.pass_k.items()))
     if summary.flaky:
