@@ -26,6 +26,8 @@ rates the scripts printed at smaller sizes; more when other work shares the CPU)
 - mine-stages: `mine_stages.py --size-mb 20`: mines a 20 MB log twice in one process and
   prints each stage's CPU time per conversation (parse, redact, derive, dedup, write), ~5-10 s.
 - mine-accuracy: `mine_accuracy.py`: the 100 tau-bench airline conversations, ~10 s.
+- recorded-agreement: `recorded_agreement.py`: the same conversations mined, then replayed as
+  the agent under test (`recorded:LOG`) on their cases, ~10 s.
 - eval: `eval_throughput.py --cases 1000 --concurrency 50`: 2,000 requests at 100 ms, plus 50
   cases one at a time, ~30 s.
 - score: `score_throughput.py --cases 5000 --trials 4`: 20,000 trajectories, ~30 s.
@@ -138,6 +140,7 @@ BENCHES: tuple[Bench, ...] = (
     ),
     _b("mine-stages", "mine_stages.py", ["--size-mb", "20"], ["--size-mb", "2"]),
     _b("mine-accuracy", "mine_accuracy.py", [], []),
+    _b("recorded-agreement", "recorded_agreement.py", [], []),
     _b(
         "eval",
         "eval_throughput.py",

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# ../shared/data beside the checkout; CASEMILL_SHARED_DATA names it for a checkout elsewhere
-# (a git worktree one folder deeper)
+# (CASEMILL_SHARED_DATA: where the data is when the checkout is not beside it, a git worktree)
 SHARED_DATA = Path(os.environ.get("CASEMILL_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 

@@ -43,7 +43,7 @@ def extras(tmp_path, monkeypatch):
 
 
 def test_the_built_ins_are_declared_as_entry_points_of_casemill():
-    assert plugins.names("agent") == ["http", "https", "openai", "python", "reference"]
+    assert plugins.names("agent") == ["http", "https", "openai", "python", "recorded", "reference"]
     assert plugins.names("log_format") == ["csv", "openai-jsonl", "otel", "transcript"]
     assert plugins.names("gate_check") == ["no_regression", "threshold"]
     assert {"support", "tau2-retail"} <= set(plugins.names("domain"))
@@ -244,7 +244,7 @@ def test_an_agent_transport_of_another_package_is_a_spec_prefix(extras):
         load_agent("nonsense")
     assert str(err.value) == (
         "unknown agent spec 'nonsense'; expected one of: reference, reference:NAME, "
-        "python:package.module:function, http(s)://..., openai:MODEL, echo:..."
+        "python:package.module:function, http(s)://..., openai:MODEL, recorded:LOG, echo:..."
     )
 
 

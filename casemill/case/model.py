@@ -229,6 +229,10 @@ class Review(Frozen):
     auto_approved: JsonBool = False
 
 
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
 MEANING_FIELDS = (
     "domain",
     "environment",
@@ -246,7 +250,8 @@ class Case(Frozen):
     environment: Environment = Field(default_factory=Environment)
     conversation: tuple[Turn, ...] = ()
     user_scenario: str | None = Field(default=None, max_length=MAX_TEXT)
-    customer: Customer | None = None
+    # left out of a dump when None, so files of cases without one read as they did before it
+    customer: Customer | None = Field(default=None, exclude_if=_is_none)
     expected: Expected
     tags: Tags = Field(default_factory=Tags)
     provenance: Provenance = Field(default_factory=Provenance)
@@ -279,7 +284,7 @@ class Case(Frozen):
         """The part of the case its id is a hash of (`customer` only when the case has one, so
         the ids of cases without one are what they were before it existed)."""
         dumped = self.model_dump(mode="json", include=set(MEANING_FIELDS))
-        return {k: dumped[k] for k in MEANING_FIELDS if k != "customer" or dumped[k] is not None}
+        return {k: dumped[k] for k in MEANING_FIELDS if k in dumped}
 
     def canonical_meaning(self) -> bytes:
         """`canonical_json(self.meaning())` as UTF-8 bytes, composed from the canonical JSON of

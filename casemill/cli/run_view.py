@@ -13,6 +13,7 @@ from casemill.cli.console import console, err_console
 from casemill.errors import UserError
 from casemill.evaluation.report.markdown import HEADLINE
 from casemill.evaluation.scoring.caseset import describe
+from casemill.evaluation.scoring.errors import not_covered_line
 from casemill.evaluation.scoring.model import Comparison, RunSummary
 from casemill.text import count
 
@@ -53,12 +54,15 @@ def print_extras(summary: RunSummary) -> None:
     console.print(f"cases: {describe(summary.case_set)}", markup=False, highlight=False)
     if summary.settings_line:
         console.print(f"agent settings: {summary.settings_line}", markup=False, highlight=False)
+    if summary.not_covered:
+        console.print(f"not covered: {not_covered_line(summary)}", markup=False, highlight=False)
     if summary.pass_k:
         console.print("pass^k: " + ", ".join(f"k={k} {num(v)}" for k, v in summary.pass_k.items()))
     if summary.flaky:
         shown = ", ".join(f"{f.case_id} ({f.passes}/{f.trials})" for f in summary.flaky[:FLAKIEST])
         more = f" and {len(summary.flaky) - FLAKIEST} more" if len(summary.flaky) > FLAKIEST else ""
         console.print(f"flaky cases: {len(summary.flaky)}: {shown}{more}", markup=False)
+    print_conversation(summary)
     if summary.consistency.mean is not None:
         families = summary.consistency.families
         console.print(f"consistency over {families} seed families: {num(summary.consistency.mean)}")
@@ -68,6 +72,18 @@ def print_extras(summary: RunSummary) -> None:
             warn(note)
         else:
             console.print(f"note: {note}", markup=False, highlight=False)
+
+
+def print_conversation(summary: RunSummary) -> None:
+    """The simulated customer's turns and the calls recorded tools had no result for, when any
+    (means over the cases that have them)."""
+    for name, what in (
+        ("customer_turns", "simulated customer turns a case"),
+        ("off_script_calls", "off-script calls a case (recorded tools had no result for them)"),
+    ):
+        stat = summary.metrics.get(name)
+        if stat is not None and stat.mean:
+            console.print(f"{what}: {num(stat.mean)} over {stat.n} cases", highlight=False)
 
 
 def comparison_table(comp: Comparison, title: str = "") -> Table:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from casemill.case.model import Case
@@ -46,9 +47,13 @@ class Conversation:
         self._agent_messages = agent_messages or turn_messages
 
     async def run(self, agent: Agent) -> AgentReply:
+        last: AgentReply | None = None
+        tokens = [0, 0]  # the prompt and completion tokens of the turns before this one
         while True:
-            self.turn_started = len(self.episode.calls)
+            self.turn_started = self.episode.turn_start = len(self.episode.calls)
             reply = await agent.run(self.episode)
+            if last is not None:
+                reply = self._later(reply, last, tokens)
             if reply.hit_step_limit or reply.gave_up or self.max_turns == 0:
                 return reply
             text = reply.text if isinstance(reply.text, str) else None
@@ -65,6 +70,19 @@ class Conversation:
             self.episode.messages = messages
             self.episode.turn += 1
             self.turns += 1
+            last, tokens = reply, [reply.prompt_tokens, reply.completion_tokens]
+
+    def _later(self, reply: AgentReply, last: AgentReply, tokens: list[int]) -> AgentReply:
+        """A later turn's reply with the tokens of every turn, and, when the agent said nothing
+        and called nothing (the customer's thanks left unanswered), the last thing it said."""
+        silent = not (reply.text or "").strip() and len(self.episode.calls) == self.turn_started
+        text = last.text if silent and not reply.hit_step_limit else reply.text
+        return replace(
+            reply,
+            text=text,
+            prompt_tokens=tokens[0] + reply.prompt_tokens,
+            completion_tokens=tokens[1] + reply.completion_tokens,
+        )
 
     def marked(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """`messages` with each user message after the case's own marked as simulated."""

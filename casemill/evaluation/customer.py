@@ -112,7 +112,7 @@ class ScriptedSession:
 
     def __post_init__(self) -> None:
         customer = self.case.customer
-        self.script = [t for t in (_unstopped(s) for s in customer.script) if t] if customer else []
+        self.script = _until_stop(customer.script) if customer else []
         self.facts = customer_facts(self.case)
         self.agrees = not (customer is not None and customer.declines)
 
@@ -147,8 +147,17 @@ class ScriptedSession:
         return " ".join(fact_sentence(name, self.facts[name]) for name in asked)
 
 
-def _unstopped(text: str) -> str:
-    return " ".join(text.replace(STOP, " ").split())
+def _until_stop(script: tuple[str, ...]) -> list[str]:
+    """The script's turns up to the one that ends the conversation (`###STOP###`, kept for the
+    words before it)."""
+    out = []
+    for line in script:
+        text = " ".join(line.replace(STOP, " ").split())
+        if text:
+            out.append(text)
+        if STOP in line:
+            break
+    return out
 
 
 def questions(text: str) -> list[str]:

@@ -48,7 +48,7 @@ from casemill.evaluation.agents.retry import RetryPolicy
 from casemill.evaluation.conversation import Conversation, turn_messages
 from casemill.evaluation.customer import DEFAULT_MAX_TURNS, Customer, ScriptedCustomer
 from casemill.evaluation.run_store import RunStore
-from casemill.evaluation.trajectory import Trajectory
+from casemill.evaluation.trajectory import NOT_COVERED, Trajectory
 from casemill.gctune import fewer_collections
 from casemill.llm import masked
 from casemill.settings import Settings
@@ -209,7 +209,7 @@ class Unreachable:
     closes it again; trials that never asked the agent (no sandbox, no simulator) change
     nothing."""
 
-    NOT_ASKED = frozenset({"environment", "no_simulator"})
+    NOT_ASKED = frozenset({"environment", "no_simulator", NOT_COVERED})
 
     def __init__(self, agent: Agent, after: int):
         self.agent = agent

@@ -19,6 +19,11 @@ TRAJECTORY_FORMAT = 1
 # other (see `ended_in_error`)
 AGENT_FAULT_KINDS = frozenset({"malformed_tool_call", "unknown_tool"})
 
+# the error kind of a trial whose case the agent has no behaviour for (a recorded agent whose log
+# holds no conversation for the case): not run, and neither passed nor failed; scoring counts such
+# cases apart (`RunSummary.not_covered`), out of every rate
+NOT_COVERED = "not_covered"
+
 
 class RecordedCall(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -178,6 +178,7 @@ def case_data(
     source_id: str | None = None,
     confident: bool = True,
     notes: Iterable[str] = (),
+    customer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The case dict every importer returns: imported origin, the source's file, line, format and
     id, the notes of what was inferred."""
@@ -186,6 +187,7 @@ def case_data(
         "environment": {"state": state},
         "conversation": conversation or [],
         "user_scenario": user_scenario,
+        "customer": customer,
         "expected": expected,
         "tags": {
             "category": "capability",
@@ -211,13 +213,21 @@ def no_user_scenario(case: Case, fmt: str) -> None:
     """`FieldProblem` (reason `user scenario`) for a case with a user scenario: the book's
     formats hold the customer's turns as scripted text, and a scenario is instructions for a
     simulated customer (what to say if asked, what to insist on); given as the customer's words
-    it would hand the agent what the customer keeps back, and dropped it would change the test."""
+    it would hand the agent what the customer keeps back, and dropped it would change the test.
+    The same for a case's simulated customer (reason `simulated customer`)."""
     if case.user_scenario:
         raise FieldProblem(
             "user_scenario",
             f"a user scenario (instructions for a simulated customer) has no place in the {fmt} "
             "format, which holds the customer's turns as scripted text",
             rule="user scenario",
+        )
+    if case.customer is not None and (case.customer.script or case.customer.facts):
+        raise FieldProblem(
+            "customer",
+            f"what the simulated customer says later or knows (customer.script, customer.facts) "
+            f"has no place in the {fmt} format; dropped, it would change the test",
+            rule="simulated customer",
         )
 
 

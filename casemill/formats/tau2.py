@@ -209,6 +209,31 @@ def _task_users(db: Tau2Db, actions: list[tuple[str, dict[str, Any]]], text: str
     return list(dict.fromkeys(users))
 
 
+def customer_facts(state: dict[str, Any], text: str) -> dict[str, Any]:
+    """What the task's customer knows and may say when asked: of the first user of the slice,
+    the name, zip code, email and user id the scenario gives (a scenario that says the customer
+    does not remember their email gives no email), and the order ids it names."""
+    users = state.get("users") or {}
+    if not users:
+        return {}
+    user = next(iter(users.values()))
+    name = user.get("name") if isinstance(user.get("name"), dict) else {}
+    full = " ".join(str(name.get(k, "")) for k in ("first_name", "last_name")).strip()
+    facts: dict[str, Any] = {}
+    if full and full.lower() in text.lower():
+        facts["name"] = full
+    address = user.get("address") if isinstance(user.get("address"), dict) else {}
+    if address.get("zip") and str(address["zip"]) in text:
+        facts["zip"] = str(address["zip"])
+    for key, value in (("email", user.get("email")), ("user_id", next(iter(users)))):
+        if isinstance(value, str) and value in text:
+            facts[key] = value
+    orders = [o for o in (state.get("orders") or {}) if o in text]
+    if orders:
+        facts["order_ids"] = orders
+    return facts
+
+
 def slice_environment(
     db: Tau2Db, actions: list[tuple[str, dict[str, Any]]], text: str
 ) -> dict[str, Any]:
@@ -350,6 +375,7 @@ class _Mapper:
             difficulty_=_difficulty(actions),
             source_id=task_id,
             notes=notes,
+            customer={"facts": facts} if (facts := customer_facts(state, text)) else None,
         )
 
 

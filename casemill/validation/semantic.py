@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from casemill.case.model import Case
-from casemill.domains import Domain, Problem, get_domain
+from casemill.domains import Domain, Problem, get_domain, recorded
 from casemill.domains.base import param_errors, specs_by_name
 from casemill.replay import replay
 from casemill.validation.findings import Finding
@@ -73,6 +73,8 @@ def semantic_findings(
     else:
         parsed, problems = None, domain.state_problems(case.environment.state)
     findings += [_f(p, case) for p in problems]
+    if recorded.uses_recorded_tools(domain):  # two results for one recorded call, say
+        findings += [_f(p, case) for p in recorded.recorded_problems(case)]
     if findings:
         return findings
     if parsed is not None:

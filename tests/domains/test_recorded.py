@@ -122,3 +122,15 @@ def test_two_different_recorded_results_for_one_call_are_a_finding_naming_the_tu
         ("environment.state.calls[2]", "recorded-call-shape"),
     ]
     assert "(turn 9): calls[0] and calls[1]" in problems[0].message
+
+
+def test_validation_reports_the_conflict_as_a_semantic_finding():
+    from casemill.validation.semantic import semantic_findings
+
+    second = {"tool": "cancel_reservation", "params": {"reservation_id": "NO6JO3"}, "turn": 9}
+    case = airline_case(calls=[*airline_case().environment.state["calls"], second])
+    found = semantic_findings(case)
+    assert [(f.field, f.rule) for f in found] == [
+        ("environment.state.calls[1]", "recorded-conflict")
+    ]
+    assert semantic_findings(airline_case()) == []

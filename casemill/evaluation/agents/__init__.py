@@ -5,6 +5,8 @@ Specs `load_agent` understands:
 - `python:package.module:function`: a Python callable (sync or async);
 - `http://...` / `https://...`: an HTTP endpoint speaking `casemill-agent/1`;
 - `openai:MODEL`: an OpenAI-compatible model driven by Casemill's tool-calling loop;
+- `recorded:LOG`: a logged conversation's agent replayed for the cases mined from it
+  (`casemill.recorded`);
 - `NAME:...`: a transport an installed package declares under the `casemill.agents` entry
   points (docs/agents.md).
 """
@@ -31,7 +33,10 @@ from casemill.evaluation.agents.retry import RetryPolicy
 from casemill.settings import Settings
 
 PLUGIN_KIND = "agent"
-SPEC_HELP = "reference, reference:NAME, python:package.module:function, http(s)://..., openai:MODEL"
+SPEC_HELP = (
+    "reference, reference:NAME, python:package.module:function, http(s)://..., openai:MODEL, "
+    "recorded:LOG"
+)
 
 
 def takes_temperature(spec: str) -> bool:

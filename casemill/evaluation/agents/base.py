@@ -85,8 +85,10 @@ class Episode:
     calls: list[RecordedCall] = field(default_factory=list)
     agent_faults: list[tuple[str, str]] = field(default_factory=list)  # (kind, message)
     deadline: float | None = None  # `time.monotonic()` at which the runner's time limit ends
-    # the agent's turn, from 0: `run` is called once a turn, the customer speaking in between
+    # the agent's turn, from 0: `run` is called once a turn, the customer speaking in between;
+    # the step limit counts the calls of the current turn, from call `turn_start` on
     turn: int = 0
+    turn_start: int = 0
     case: Case | None = None  # the case being run (a recorded agent finds its log by it)
     _closed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -120,8 +122,8 @@ class Episode:
         with self._lock:
             if self._closed:
                 raise EpisodeClosed(f"episode {self.case_id} was closed (time limit)")
-            if len(self.calls) >= self.max_tool_calls:
-                raise StepLimitReached(f"more than {self.max_tool_calls} tool calls")
+            if len(self.calls) - self.turn_start >= self.max_tool_calls:
+                raise StepLimitReached(f"more than {self.max_tool_calls} tool calls in a turn")
             self._ids += 1
             call_id = call_id or f"call_{self._ids}"
             if not isinstance(tool, str) or not tool.strip():
@@ -153,8 +155,8 @@ class Episode:
     ) -> ToolResult:
         """Record a tool call whose arguments could not be parsed (nothing is executed)."""
         with self._lock:
-            if len(self.calls) >= self.max_tool_calls:
-                raise StepLimitReached(f"more than {self.max_tool_calls} tool calls")
+            if len(self.calls) - self.turn_start >= self.max_tool_calls:
+                raise StepLimitReached(f"more than {self.max_tool_calls} tool calls in a turn")
             self._ids += 1
             message = f"arguments of {tool} are not a JSON object: {raw_arguments[:200]!r}"
             return self._record_fault(

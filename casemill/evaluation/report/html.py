@@ -19,7 +19,7 @@ from casemill.evaluation.report.diff import DiffRow, state_diff
 from casemill.evaluation.report.markdown import HEADLINE
 from casemill.evaluation.scoring.caseset import describe
 from casemill.evaluation.scoring.context import context_for
-from casemill.evaluation.scoring.errors import unmeasured
+from casemill.evaluation.scoring.errors import not_covered_line, unmeasured
 from casemill.evaluation.scoring.model import CaseScore, RunSummary
 from casemill.evaluation.scoring.registry import pass_k_of, spec
 from casemill.evaluation.trajectory import Trajectory
@@ -90,7 +90,9 @@ def _failing(
     trajectories: dict[tuple[str, int], Trajectory],
 ) -> list[FailingCase]:
     out = []
-    for s in sorted((s for s in scores if not s.task_success), key=lambda s: (s.case_id, s.trial)):
+    for s in sorted(
+        (s for s in scores if s.covered and not s.task_success), key=lambda s: (s.case_id, s.trial)
+    ):
         case = cases.get(s.case_id)
         t = trajectories.get((s.case_id, s.trial))
         expected = [_call_text(c.tool, c.params) for c in case.expected.tool_calls] if case else []
@@ -215,7 +217,7 @@ def render_html(
     case_map = {c.id: c for c in cases}
     by_key = {(t.case_id, t.trial): t for t in trajectories}
     failing = _failing(scores, case_map, by_key)
-    total_failing = sum(1 for s in scores if not s.task_success)
+    total_failing = sum(1 for s in scores if s.covered and not s.task_success)
     template = _env().get_template("report.html.j2")
     return template.render(
         format=REPORT_FORMAT,
@@ -223,6 +225,7 @@ def render_html(
         headline=[n for n in HEADLINE if n in summary.metrics],
         cases_line=describe(summary.case_set),
         unmeasured=unmeasured(summary),
+        not_covered=not_covered_line(summary) if summary.not_covered else "",
         charts=_charts(summary, trajectories),
         failing=failing,
         anchors=_first_anchors(failing),

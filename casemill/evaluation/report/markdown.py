@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from casemill.evaluation.scoring.caseset import describe
-from casemill.evaluation.scoring.errors import split_kinds, unmeasured
+from casemill.evaluation.scoring.errors import not_covered_line, split_kinds, unmeasured
 from casemill.evaluation.scoring.model import RunSummary, Stat
 from casemill.text import count
 
@@ -120,6 +120,8 @@ def render_markdown(summary: RunSummary) -> str:
     if warning is not None:
         lines.append(f":warning: **{cell(warning)}**.")
     lines.append(f"cases: {cell(describe(summary.case_set))}")
+    if summary.not_covered:
+        lines.append(f"Not covered: {cell(not_covered_line(summary))}")
     if summary.settings_line:
         lines.append(f"agent settings: {cell(summary.settings_line)}")
     if summary.pass_k:

@@ -52,9 +52,11 @@ def slice_keys(case: Case | None) -> list[tuple[str, str]]:
 
 
 def by_case(scores: Iterable[CaseScore]) -> dict[str, list[CaseScore]]:
+    """The trials of each case the agent covered (`CaseScore.covered`), in trial order."""
     grouped: dict[str, list[CaseScore]] = defaultdict(list)
     for s in scores:
-        grouped[s.case_id].append(s)
+        if s.covered:
+            grouped[s.case_id].append(s)
     for trials in grouped.values():
         trials.sort(key=lambda s: s.trial)
     return dict(sorted(grouped.items()))
@@ -100,8 +102,10 @@ def summarize(
     case_set: CaseSet | None = None,
 ) -> RunSummary:
     """The run's summary; `baseline` (with its per-case table) adds deltas and flips, and a
-    note when the two runs' case sets differ. `case_set` records what the run was on."""
+    note when the two runs' case sets differ. `case_set` records what the run was on. Cases the
+    agent did not cover are listed apart (`not_covered`) and counted in nothing else."""
     case_map = {c.id: c for c in cases}
+    everything, scores = scores, [s for s in scores if s.covered]
     grouped = by_case(scores)
     per_case = per_case_means(grouped)
     names = sorted({n for row in per_case.values() for n in row})
@@ -110,10 +114,10 @@ def summarize(
     outcomes = list(successes.values())
     trials = max((len(o) for o in outcomes), default=0)
     errors = error_counts(scores)
-    modes = Counter(s.mode for s in scores)
+    modes = Counter(s.mode for s in everything)
     mode = modes.most_common(1)[0][0] if modes else "casemill"
     summary = RunSummary(
-        agent=_agent(scores),
+        agent=_agent(everything),
         mode=mode,
         cases=len(grouped),
         case_set=case_set,
@@ -121,6 +125,7 @@ def summarize(
         results=len(scores),
         errors=sum(1 for s in scores if ended_in_error(s)),
         error_kinds=errors,
+        not_covered=tuple(sorted({s.case_id for s in everything if not s.covered} - set(grouped))),
         task_success_rate=metric_stats["task_success"].mean if grouped else None,
         task_success=metric_stats.get("task_success", Stat()),
         metrics=metric_stats,

@@ -6,6 +6,10 @@ tells the two apart: when every trial ended in an error that is not the agent's 
 agent fault, such as a call to an unknown tool, is noted on a trial that ran to the end), nothing
 was scored and the run itself failed; the CLI and the evaluate flow then fail with its message.
 
+Cases the agent did not cover (`not_covered`: a recorded agent whose log holds no conversation
+for them) are neither errors nor failures: they are said apart (`describe_not_covered`), and a
+run that covers no case at all could not be scored either.
+
 Error messages come from the trajectories, where the adapters masked the API key when the error
 was raised (`LLMEndpoint.scrub`); they are clipped here, never echoed whole.
 """
@@ -73,11 +77,24 @@ def counted_faults(counts: dict[str, int], trials: int) -> str:
 
 def describe_errors(scores: Sequence[CaseScore]) -> str | None:
     """`N of M trials ended in an error (kind count, ...); first: ...`, or None when no trial
-    ended in an error (agent faults are `describe_faults`)."""
+    ended in an error (agent faults are `describe_faults`; cases not covered,
+    `describe_not_covered`)."""
+    scores = [s for s in scores if s.covered]
     ended = [s for s in scores if ended_in_error(s)]
     if not ended:
         return None
     return f"{counted(error_counts(ended), len(scores))}; first: {first_error(ended)}"
+
+
+def describe_not_covered(scores: Sequence[CaseScore]) -> str | None:
+    """`N of M cases not covered by the agent (not scored); first: ...`, or None when the
+    agent covered every case."""
+    missing = {s.case_id for s in scores if not s.covered}
+    if not missing:
+        return None
+    cases = len({s.case_id for s in scores})
+    first = first_error([s for s in scores if not s.covered])
+    return f"{len(missing)} of {cases} cases not covered by the agent (not scored); first: {first}"
 
 
 def describe_faults(scores: Sequence[CaseScore]) -> str | None:
@@ -91,9 +108,19 @@ def describe_faults(scores: Sequence[CaseScore]) -> str | None:
 
 def unscored(scores: Sequence[CaseScore]) -> str | None:
     """Why no trial could be scored, or None when at least one could (or there are none)."""
-    if not scores or not all(ended_in_error(s) for s in scores):
+    if scores and not any(s.covered for s in scores):
+        return f"no trial could be scored: {describe_not_covered(scores)}"
+    if not scores or not all(ended_in_error(s) for s in scores if s.covered):
         return None
     return f"no trial could be scored: {describe_errors(scores)}"
+
+
+def not_covered_line(summary: RunSummary, most: int = 5) -> str:
+    """`N cases, out of every figure (the agent has no behaviour for them): ID, ID ...`."""
+    ids = summary.not_covered
+    shown = ", ".join(ids[:most]) + (" ..." if len(ids) > most else "")
+    cases = "case" if len(ids) == 1 else "cases"
+    return f"{len(ids)} {cases}, out of every figure (the agent has no behaviour for them): {shown}"
 
 
 def unmeasured(summary: RunSummary) -> str | None:

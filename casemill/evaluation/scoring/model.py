@@ -11,10 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from casemill.evaluation.trajectory import NOT_COVERED
+
 RESULTS_FORMAT = 1
 # 2: `case_set`, what the run was evaluated on; 3: `agent_settings`; 4: pass^k rows among a
-# comparison's deltas and `comparison.pass_k_note`
-SUMMARY_FORMAT = 4
+# comparison's deltas and `comparison.pass_k_note`; 5: `not_covered`
+SUMMARY_FORMAT = 5
 
 Mode = Literal["casemill", "chapter"]
 
@@ -39,6 +41,12 @@ class CaseScore(_Frozen):
     notes: tuple[str, ...] = ()
     error: str | None = None
     error_kind: str | None = None
+
+    @property
+    def covered(self) -> bool:
+        """Whether the agent had a behaviour for the case (see `NOT_COVERED`): a trial that is
+        not covered is counted apart, neither passed nor failed."""
+        return self.error_kind != NOT_COVERED
 
 
 class Stat(_Frozen):
@@ -194,6 +202,11 @@ class RunSummary(_Frozen):
         default_factory=dict,
         description="trials with an error noted, by kind, agent faults (unknown_tool, "
         "malformed_tool_call) on trials that ran on included",
+    )
+    not_covered: tuple[str, ...] = Field(
+        default=(),
+        description="the cases the agent has no behaviour for (a recorded agent whose log holds "
+        "no conversation for them), sorted: counted apart, in no rate, error or result above",
     )
     task_success_rate: float | None = None
     task_success: Stat = Field(default_factory=Stat)

@@ -267,6 +267,18 @@ def _case(
     return case
 
 
+def _customer(conv: Conversation, domain: str, d: _Draft) -> dict[str, Any] | None:
+    """The simulated customer of a generic case: a conversation-level case replays the logged
+    customer turns; a decision point tests the one decision the agent makes right after the
+    customer's turn, so it has no customer turns (`max_turns` 0: whatever the log or an agent
+    did next, a write the customer agreed to later, is another test)."""
+    if domain == "support":
+        return None
+    if d.kind != "conversation":
+        return {"max_turns": 0}
+    return generic.customer(conv.messages, d.messages)
+
+
 def _build(
     conv: Conversation,
     domain: str,
@@ -305,9 +317,7 @@ def _build(
             "environment": parts.environment(d.state),
             "conversation": parts.turns(d.messages),
             "user_scenario": d.scenario or None,
-            "customer": None
-            if domain == "support"
-            else generic.customer(conv.messages, d.messages),
+            "customer": _customer(conv, domain, d),
             "expected": {
                 "tool_calls": calls,
                 "outcome": outcome,

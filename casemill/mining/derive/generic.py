@@ -105,16 +105,21 @@ def recorded_calls(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 def customer(messages: list[Message], shown: list[Message]) -> dict[str, Any] | None:
-    """The simulated customer of a case whose conversation is `shown`: the customer turns of
-    `messages` after the last of `shown`, to replay in order (`casemill.evaluation.customer`),
+    """The simulated customer of a conversation-level case whose conversation is `shown`: the
+    customer turns of `messages` after the last of `shown`, to replay in order
+    (`casemill.evaluation.customer`), up to the one that ends the conversation (`###STOP###`),
     and room for them all in the customer-turn maximum."""
     last = id(shown[-1]) if shown else None
     at = next((i for i, m in enumerate(messages) if id(m) == last), -1)
-    script = [
-        text
-        for m in messages[at + 1 :]
-        if m.role == "customer" and (text := " ".join(m.content.replace(STOP, " ").split()))
-    ]
+    script = []
+    for m in messages[at + 1 :]:
+        if m.role != "customer":
+            continue
+        text = " ".join(m.content.replace(STOP, " ").split())
+        if text:
+            script.append(text)
+        if STOP in m.content:
+            break
     if not script:
         return None
     turns = len(script) + 2

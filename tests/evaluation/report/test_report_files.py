@@ -72,7 +72,7 @@ def test_evaluate_run_writes_every_report_and_never_drops_a_case(tmp_path):
     assert by_id[refund.id]["format"] == 1
     assert set(by_id[refund.id]) >= {"case_id", "trial", "metrics", "task_success", "error"}
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["format"] == 4
+    assert summary["format"] == 5  # 5: not_covered
     assert summary["cases"] == 3 and summary["errors"] == 1 and summary["trials"] == 1
     assert summary["task_success_rate"] == pytest.approx(1 / 3)
     assert summary["gate"]["passed"] is False
