@@ -1,4 +1,4 @@
-"""From per-trial scores to a run summary: means with bootstrap intervals, slices, pass^k,
+"""From per-trial scores to a run summary: means with intervals (Wilson, bootstrap), slices, pass^k,
 flakiness, convergence, consistency per seed family, and the comparison with a baseline."""
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def trial_success(grouped: dict[str, list[CaseScore]]) -> dict[str, tuple[bool, 
 
 
 def _stat(values: Sequence[float | None], seed: int, name: str) -> Stat:
-    mean, low, high, n = stats.mean_ci(values, seed, name)
-    return Stat(mean=mean, ci_low=low, ci_high=high, n=n)
+    mean, low, high, n, method = stats.interval(values, seed, name)
+    return Stat(mean=mean, ci_low=low, ci_high=high, n=n, method=method)
 
 
 def summarize(

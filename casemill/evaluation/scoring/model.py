@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 RESULTS_FORMAT = 1
 # 2: `case_set`, what the run was evaluated on; 3: `agent_settings`; 4: pass^k rows among a
-# comparison's deltas and `comparison.pass_k_note`
-SUMMARY_FORMAT = 4
+# comparison's deltas and `comparison.pass_k_note`; 5: intervals of rates by Wilson's score
+# method, of other means by scipy's bootstrap, each `Stat` naming its `method`
+SUMMARY_FORMAT = 5
 
 Mode = Literal["casemill", "chapter"]
 
@@ -42,12 +43,17 @@ class CaseScore(_Frozen):
 
 
 class Stat(_Frozen):
-    """A mean with its bootstrap 95% confidence interval over cases."""
+    """A mean with its 95% confidence interval over cases."""
 
     mean: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     n: int = 0
+    method: str = Field(
+        default="",
+        description="how the interval was found: 'wilson' (a rate: every value 0 or 1), "
+        "'bootstrap' (scipy's, resampling cases), 'single value'; '' before format 5",
+    )
 
 
 class SliceRow(_Frozen):
