@@ -173,7 +173,8 @@ def evaluate_run(
         "results": results.write_results(run_dir, scores),
         "summary": results.write_summary(run_dir, summary),
         "report": atomic_write_text(
-            run_dir / results.REPORT, [html.render_html(summary, cases, scores, trajectories)]
+            run_dir / results.REPORT,
+            [html.render_html(summary, cases, scores, trajectories, name=str(run_dir))],
         ),
         "summary_md": atomic_write_text(
             run_dir / results.SUMMARY_MD, [markdown.render_markdown(summary)]
