@@ -1,7 +1,7 @@
 """Statistics over cases: confidence intervals, pass^k, flakiness, convergence.
 
-A rate (a metric whose per-case values are all 0 or 1: task success with one trial, state
-success, a violation seen or not) gets the Wilson score interval, which keeps a real lower bound
+A rate (a metric in 0..1 whose per-case values are all 0 or 1: task success with one trial,
+state success) gets the Wilson score interval, which keeps a real lower bound
 at 75 of 75 (0.951 - 1.000, not 1.000 - 1.000). Any other mean gets scipy's bootstrap
 (`scipy.stats.bootstrap`, percentile method) resampling cases (a case's trials stay together:
 they are not independent), with a numpy `Generator` seeded from the run seed and the name of
@@ -57,16 +57,23 @@ def bootstrap_mean(
 
 
 def interval(
-    values: Sequence[float | None], seed: int, name: str, resamples: int = RESAMPLES
+    values: Sequence[float | None],
+    seed: int,
+    name: str,
+    resamples: int = RESAMPLES,
+    *,
+    rate: bool = True,
 ) -> tuple[float | None, float | None, float | None, int, str]:
     """(mean, ci_low, ci_high, n, method) over the non-missing values, 95%: Wilson for a rate
-    (every value 0 or 1), the bootstrap otherwise; '' as the method when there is no value."""
+    (`rate`: a metric in 0..1, and every value 0 or 1), the bootstrap otherwise; '' as the
+    method when there is no value. A count, seconds or tokens are never a rate, even when
+    every trial took 1 second."""
     arr = np.asarray([v for v in values if v is not None], dtype=float)
     n = len(arr)
     if n == 0:
         return None, None, None, 0, ""
     mean = float(arr.mean())
-    if np.all((arr == 0) | (arr == 1)):
+    if rate and np.all((arr == 0) | (arr == 1)):
         low, high = wilson(int(arr.sum()), n)
         return mean, low, high, n, WILSON
     if n == 1 or np.all(arr == arr[0]):

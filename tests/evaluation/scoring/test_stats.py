@@ -29,3 +29,8 @@ def test_means_that_are_not_rates_are_bootstrapped_and_repeat_with_the_seed():
 def test_no_value_gives_no_interval_and_equal_differences_a_point():
     assert interval([None, None], 0, "x") == (None, None, None, 0, "")
     assert mean_ci([0.0, 0.0, 0.0], 0, "delta:x") == (0.0, 0.0, 0.0, 3)
+
+
+def test_a_count_or_a_duration_is_never_taken_for_a_rate():
+    mean, low, high, n, method = interval([1.0, 1.0, 1.0], 0, "latency_s", rate=False)
+    assert (mean, low, high, n, method) == (1.0, 1.0, 1.0, 3, "single value")
