@@ -23,7 +23,14 @@ from casemill.cli.run_view import (
     summary_table,
 )
 from casemill.errors import UserError
-from casemill.evaluation.stage import EvaluateOutcome, EvaluateRequest, check_unscored, run_evaluate
+from casemill.evaluation.stage import (
+    EvaluateOutcome,
+    EvaluatePlan,
+    EvaluateRequest,
+    check_unscored,
+    run_evaluate,
+)
+from casemill.text import count
 
 
 @contextmanager
@@ -70,6 +77,18 @@ _HUMAN_LABELS = typer.Option(
 _RUBRIC = typer.Option(
     None, "--rubric", help="TOML rubric for the judge: criterion tables with name and question"
 )
+_LIMIT = typer.Option(
+    None, "--limit", min=1, help="run the first N cases only (after --filter and --sample)"
+)
+_SAMPLE = typer.Option(
+    None, "--sample", min=1, help="run a sample of N cases, stratified by operator (--seed)"
+)
+_FILTER = typer.Option(
+    None,
+    "--filter",
+    help="KEY=VALUE[,VALUE...] with KEY tag, operator, intent, id (a prefix), origin or "
+    "domain; repeat to narrow further",
+)
 _SCORING = typer.Option(
     None, "--scoring", help="TOML scoring config: weights of 'overall', prices per token"
 )
@@ -93,19 +112,24 @@ def eval_command(
     human_labels: Path | None = _HUMAN_LABELS,
     rubric: Path | None = _RUBRIC,
     scoring: Path | None = _SCORING,
-    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    limit: int | None = _LIMIT,
+    sample: int | None = _SAMPLE,
+    filters: list[str] | None = _FILTER,
+    seed: int = typer.Option(0, "--seed", help="seed of the bootstrap and of --sample"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of a table"),
 ) -> None:
-    """Run an agent on cases, score every trial, write the reports, and check the gate."""
+    """Run an agent on cases, score every trial, write the reports, and check the gate.
+    A first run on a paid model: --sample 20 (or --limit, --filter) runs a few cases."""
     request = EvaluateRequest(
         agent=agent, cases=cases, output=output, trials=trials, concurrency=concurrency,
         timeout=timeout, max_steps=max_steps, temperature=temperature, baseline=baseline, gate=gate,
         rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels, rubric=rubric,
-        scoring=scoring, seed=seed,
+        scoring=scoring, seed=seed, filters=tuple(filters or ()), sample=sample, limit=limit,
     )  # fmt: skip
     try:
         with _progress_bar(not as_json) as progress:
-            outcome = run_evaluate(request, progress=progress, warn=_warn)
+            announce = None if as_json else _announce
+            outcome = run_evaluate(request, progress=progress, warn=_warn, announce=announce)
     except UserError as exc:
         raise fail_input(exc) from exc
     except KeyboardInterrupt:
@@ -118,6 +142,21 @@ def eval_command(
     _fail_unscored(request, outcome)
     if outcome.gate_failed:
         raise typer.Exit(1)
+
+
+def _announce(plan: EvaluatePlan) -> None:
+    """What is about to run, before the agent is called: the endpoint and model it talks to,
+    and how many cases (how they were chosen)."""
+    settings = plan.agent_settings
+    said = f"{count(len(plan.cases), 'case')}"
+    if plan.endpoint:
+        said += f"; endpoint {plan.endpoint}"
+    if settings.get("model"):
+        said += f", model {settings['model']}"
+    err_console.print(f"running on {said}", markup=False, highlight=False)
+    for note in plan.notes:
+        if note.startswith("cases run: "):
+            err_console.print(note, markup=False, highlight=False)
 
 
 def _print_outcome(outcome: EvaluateOutcome, baseline: Path | None) -> None:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 RESULTS_FORMAT = 1
 # 2: `case_set`, what the run was evaluated on; 3: `agent_settings`; 4: pass^k rows among a
 # comparison's deltas and `comparison.pass_k_note`; 5: intervals of rates by Wilson's score
-# method, of other means by scipy's bootstrap, each `Stat` naming its `method`
+# method, of other means by scipy's bootstrap, each `Stat` naming its `method`; `endpoint`
 SUMMARY_FORMAT = 5
 
 Mode = Literal["casemill", "chapter"]
@@ -187,6 +187,11 @@ class RunSummary(_Frozen):
         default_factory=dict,
         description="the agent's configuration as run (openai:MODEL: model, temperature); "
         "empty when the agent has none to tell or the run predates format 3",
+    )
+    endpoint: str | None = Field(
+        default=None,
+        description="the URL the agent talked to (an openai:MODEL agent's endpoint); None when "
+        "the agent has none to tell or the run predates format 5",
     )
     mode: Mode = "casemill"
     cases: int = 0
