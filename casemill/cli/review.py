@@ -356,6 +356,11 @@ def export(
         help="finish the job of an export that died: take over the claims it left "
         "(cases the corpus holds are marked exported, the others written)",
     ),
+    new_domain: bool = typer.Option(
+        False,
+        "--new-domain",
+        help="let cases of a domain the corpus does not hold yet join it (refused otherwise)",
+    ),
 ) -> None:
     """Write the approved, not yet exported cases as a new corpus version.
 
@@ -370,6 +375,7 @@ def export(
         corpus_dir=corpus,
         actor=_reviewer(None),
         take_over=take_over,
+        new_domain=new_domain,
     )
     with err_console.status("exporting") as status:
         result = run_export(request, progress=status.update)

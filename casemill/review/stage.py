@@ -144,6 +144,7 @@ class ExportRequest:
     corpus_option: str = "--corpus"
     actor: str = "export"
     take_over: bool = False
+    new_domain: bool = False  # cases of a domain the corpus does not hold may join it
 
 
 def target_corpus(corpus_dir: Path | None, option: str = "--corpus") -> CorpusStore:
@@ -277,8 +278,9 @@ def run_export(
     if progress:
         progress(f"exporting to {corpus.root}")
     return export_batch(
-        store, corpus, request.batch_id, actor=request.actor, take_over=request.take_over
-    )
+        store, corpus, request.batch_id, actor=request.actor, take_over=request.take_over,
+        new_domain=request.new_domain,
+    )  # fmt: skip
 
 
 def enqueue_message(batch_id: str, counts: dict) -> str:
