@@ -4,17 +4,14 @@ Exit codes: 0 ok, 1 the gate failed or no trial could be scored, 2 bad input."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from casemill.cli import app
-from casemill.cli.console import console, err_console
+from casemill.cli.console import console, err_console, progress_bar
 from casemill.cli.run_view import (
     fail_input,
     print_comparison,
@@ -31,20 +28,6 @@ from casemill.evaluation.stage import (
     run_evaluate,
 )
 from casemill.text import count
-
-
-@contextmanager
-def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A bar of the trials run, on stderr, gone when done; yields its `progress(done, total)`
-    callback (None when not `enabled`: `--json`)."""
-    if not enabled:
-        yield None
-        return
-    columns = (TextColumn("running"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task("run", total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
-
 
 # the options of `casemill eval` (their declarations would fill the command's function)
 _AGENT = typer.Option(
@@ -127,7 +110,7 @@ def eval_command(
         scoring=scoring, seed=seed, filters=tuple(filters or ()), sample=sample, limit=limit,
     )  # fmt: skip
     try:
-        with _progress_bar(not as_json) as progress:
+        with progress_bar("running", not as_json) as progress:
             announce = None if as_json else _announce
             outcome = run_evaluate(request, progress=progress, warn=_warn, announce=announce)
     except UserError as exc:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 from casemill.cli import app
-from casemill.cli.console import console, err_console
+from casemill.cli.console import console, err_console, progress_bar
 from casemill.cli.help import Typer
 from casemill.errors import UserError
 from casemill.settings import Settings
@@ -80,8 +80,8 @@ def enqueue(
         policy=policy,
         actor=_reviewer(None),  # the audit says who queued the cases, as it says who exported
     )
-    with err_console.status("enqueueing") as status:
-        outcome = run_enqueue(request, progress=status.update)
+    with progress_bar("validating and enqueueing", not as_json) as bar:
+        outcome = run_enqueue(request, bar=bar)
     if as_json:
         console.print_json(json.dumps(outcome.summary()))
     else:
