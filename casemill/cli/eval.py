@@ -51,7 +51,10 @@ _BASELINE = typer.Option(
 _GATE = typer.Option(None, "--gate", help="gate TOML file (see gates/default.toml)")
 _RERUN = typer.Option(False, "--rerun-failed", help="redo trials that ended in an error")
 _MODE = typer.Option(
-    "casemill", "--mode", help="casemill, or chapter (the book chapter's formulas)"
+    "casemill",
+    "--mode",
+    help="casemill, or chapter (the formulas of the book chapter the chapter format comes "
+    "from; docs/reports.md)",
 )
 _JUDGE = typer.Option(False, "--judge", help="add LLM-judge verdicts (needs an endpoint)")
 _HUMAN_LABELS = typer.Option(

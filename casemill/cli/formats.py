@@ -80,7 +80,9 @@ def _print_summary(result: ImportResult, out: Path | None, quarantine: Path | No
 def import_cmd(
     src: Path = typer.Argument(..., help="the file to import"),
     fmt: str = typer.Option(
-        ..., "--from", help="the source format: chapter, companion, tau2, or one a package adds"
+        ...,
+        "--from",
+        help="the source format: chapter, companion, tau2 (docs/formats.md), or one a package adds",
     ),
     environment: Path | None = typer.Option(
         None, "--environment", help="tau2: db.json (default: beside SRC)"
@@ -124,7 +126,9 @@ def export_cmd(
         ..., help="a JSONL file of cases, a corpus folder, or a folder of case files"
     ),
     fmt: str = typer.Option(
-        ..., "--to", help="the target format: chapter, companion, or one a package adds"
+        ...,
+        "--to",
+        help="the target format: chapter, companion (docs/formats.md), or one a package adds",
     ),
     out: Path = typer.Option(..., "-o", "--out", help="the file to write"),
 ) -> None:
