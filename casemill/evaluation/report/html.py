@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
@@ -40,7 +41,8 @@ from casemill.text import count
 
 # 2: the run viewer (every case, filtered, opened on demand) in place of the failing cases
 REPORT_FORMAT = 2
-GATE_CASES = 50  # cases named under each failed gate rule (all of them are in the viewer)
+GATE_CASES = 10  # cases listed under each failed gate rule (all of them are in the viewer)
+GATE_OPERATORS = 8  # operators named, with their counts, under a failed gate rule
 
 
 def _env() -> Environment:
@@ -73,23 +75,28 @@ def viewer_assets() -> dict[str, Any]:
     }
 
 
-def _gate_cases(summary: RunSummary, cases: dict[str, Case]) -> dict[str, list[dict[str, str]]]:
-    """Per failed rule, its first cases with their operator and intents."""
-    out: dict[str, list[dict[str, str]]] = {}
+def _gate_cases(summary: RunSummary, cases: dict[str, Case]) -> dict[str, dict[str, Any]]:
+    """Per failed rule: its first cases with their operator and intents, and how many of its
+    cases each operator made (the most first)."""
+    out: dict[str, dict[str, Any]] = {}
     for f in summary.gate.failures if summary.gate else ():
-        named = []
-        for case_id in f.case_ids[:GATE_CASES]:
-            case = cases.get(case_id)
-            ops = case.provenance.operators if case else ()
-            named.append(
-                {
-                    "id": case_id,
-                    "operator": ops[-1].name if ops else ("(none)" if case else "?"),
-                    "intent": ", ".join(case.tags.intents) if case and case.tags.intents else "-",
-                }
-            )
-        out[f.rule] = named
+        rows = [_case_row(case_id, cases.get(case_id)) for case_id in f.case_ids]
+        operators = Counter(r["operator"] for r in rows).most_common()
+        out[f.rule] = {
+            "cases": rows[:GATE_CASES],
+            "operators": operators[:GATE_OPERATORS],
+            "more_operators": max(0, len(operators) - GATE_OPERATORS),
+        }
     return out
+
+
+def _case_row(case_id: str, case: Case | None) -> dict[str, str]:
+    ops = case.provenance.operators if case else ()
+    return {
+        "id": case_id,
+        "operator": ops[-1].name if ops else ("(none)" if case else "?"),
+        "intent": ", ".join(case.tags.intents) if case and case.tags.intents else "-",
+    }
 
 
 def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
@@ -166,7 +173,6 @@ def render_html(
         unmeasured=unmeasured(summary),
         charts=_charts(summary, trajectories),
         gate_cases=_gate_cases(summary, {c.id: c for c in cases}),
-        gate_more=GATE_CASES,
         viewer=viewer_assets() | viewer_blocks(index, details),
     )
 

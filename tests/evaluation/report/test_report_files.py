@@ -165,12 +165,13 @@ def test_state_diff_lists_changed_and_missing_paths():
     got = {"orders": {"W1": {"status": "cancelled", "refunds": [{"id": "R1"}]}}, "tickets": []}
     rows = state_diff(want, got)
     assert [(r.path, r.expected, r.actual) for r in rows] == [
-        ("orders.W1.refunds", "[]", "(absent)"),
-        ("orders.W1.refunds[0].id", "(absent)", '"R1"'),
+        ("orders.W1.refunds[0].id", "(absent)", '"R1"'),  # not `refunds: [] / (absent)` too
         ("orders.W1.status", '"delivered"', '"cancelled"'),
     ]
     assert state_diff(want, want) == []
     assert state_diff(None, got) == []
+    emptied = state_diff(got, want)  # the other way round: the element gone, `[]` left
+    assert [(r.path, r.actual) for r in emptied][0] == ("orders.W1.refunds[0].id", "(absent)")
 
 
 def test_a_trajectory_that_cannot_be_scored_becomes_an_error_record(tmp_path):

@@ -76,8 +76,10 @@ def test_a_gate_failure_names_the_cases_operator_and_intent_and_filters_the_view
     run = evaluate(tmp_path, "run", clarify_writes=True)
     page, errors = _open(browser, run / "report.html")
     clarify = cases()[1]
-    assert f"{clarify.id} (operator (none), intent refund)" in page.locator("body").text_content()
-    page.get_by_text("show them in the viewer").click()
+    row = page.locator("table.gate-cases tr").nth(1).locator("td").all_text_contents()
+    assert row == [clarify.id, "(none)", "refund"]
+    assert "1 failing case; by operator: (none) 1." in page.locator("body").text_content()
+    page.get_by_text("Show all of them in the viewer").click()
     page.wait_for_function("document.querySelectorAll('tr[data-case]').length === 1")
     assert page.locator(".cm-count").text_content() == "1 of 4 cases"
     assert errors == []

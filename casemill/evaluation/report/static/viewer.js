@@ -142,7 +142,8 @@
     return details;
   }
 
-  function section(title) { var s = el("section", "cm-sec"); s.appendChild(el("h4", null, title)); return s; }
+  var where = "";  /* " (run 2, trial 0)" in a comparison: each section says whose it is */
+  function section(title) { var s = el("section", "cm-sec"); s.appendChild(el("h4", null, title + where)); return s; }
   function pre(text, cls) { return el("pre", cls, text); }
   function list(items, empty) {
     if (!items.length) return el("p", "cm-note", empty);
@@ -230,6 +231,7 @@
   }
 
   function trial(caseDetail, t, label) {
+    where = label ? " (" + label + "trial " + t.trial + ")" : "";
     var box = el("details", "cm-trial");
     box.open = true;
     var verdict = t.ok ? "pass" : (t.failure || "fail");
@@ -261,6 +263,7 @@
           if (!trials.length) panel.appendChild(el("p", "cm-note", "not in this run"));
         }
         trials.forEach(function (t) { panel.appendChild(trial(caseDetail, t, many ? "run " + (i + 1) + ", " : "")); });
+        where = "";
       });
       draw();
     });
