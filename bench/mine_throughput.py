@@ -57,6 +57,7 @@ from _common import peak_rss_mb
 from casemill.mining.output import mine_to_files
 from casemill.mining.pipeline import MineOptions
 log, out, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+names_model = sys.argv[4] or None
 me, tree_peak, done = psutil.Process(), [0], threading.Event()
 
 def sample():  # resident memory of this process and every process it started
@@ -73,7 +74,8 @@ if __name__ == "__main__":
     if workers > 1:  # not in the one-core run, whose CPU time the sampler would add to
         threading.Thread(target=sample, daemon=True).start()
     cpu, wall = time.process_time(), time.perf_counter()
-    summary = mine_to_files([log], "openai-jsonl", out, options=MineOptions(workers=workers))
+    summary = mine_to_files([log], "openai-jsonl", out, options=MineOptions(workers=workers,
+                                                                         names_model=names_model))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     done.set()
     print(json.dumps({"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak_rss_mb(),
@@ -146,9 +148,9 @@ def generate(path: Path, size_mb: int, source: str, seed: int = 0) -> tuple[int,
     return written, count, time.perf_counter() - started
 
 
-def run(log: Path, out: Path, workers: int = 1) -> dict:
+def run(log: Path, out: Path, workers: int = 1, names_model: str = "") -> dict:
     done = subprocess.run(
-        [sys.executable, "-c", MINER, str(log), str(out), str(workers)],
+        [sys.executable, "-c", MINER, str(log), str(out), str(workers), names_model],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -207,6 +209,12 @@ def main() -> int:
         default=[],
         help="also mine each log with this many worker processes (wall-time MB/s)",
     )
+    parser.add_argument(
+        "--names-model",
+        default="",
+        help="also mine with the named-entity layer on, by this installed spaCy package "
+        "(needs casemill[ner]); its MB/s is printed beside",
+    )
     args = parser.parse_args()
     yardstick("before")
     with tempfile.TemporaryDirectory(prefix="casemill-bench-") as tmp:
@@ -253,6 +261,19 @@ def main() -> int:
                 "MB",
                 peak < PEAK_LIMIT_MB,
             )
+            if args.names_model:
+                named = run(log, folder / f"named_{size}mb.jsonl", 1, args.names_model)
+                s = named["summary"]
+                rate = mb / named["cpu_s"]
+                print(
+                    f"  named-entity layer on ({args.names_model}): {rate:.2f} MB/s on one core "
+                    f"(CPU time {named['cpu_s']:.0f} s), {s['redactions'].get('name', 0):,} name "
+                    f"replacements (layer off: {result['summary']['redactions'].get('name', 0):,})"
+                )
+                figure(
+                    f"mining throughput with the named-entity layer, {size} MB log",
+                    round(rate, 2), "printed", "MB/s", None,
+                )  # fmt: skip
             for workers in args.workers:
                 parallel(log, folder, args.source, size, workers, mb, result)
             log.unlink() if not args.keep else None

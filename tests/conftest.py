@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# (CASEMILL_SHARED_DATA: where the data is when the checkout is not beside it, a git worktree)
+SHARED_DATA = Path(os.environ.get("CASEMILL_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")

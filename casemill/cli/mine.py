@@ -81,6 +81,12 @@ NO_REDACT = typer.Option(False, "--no-redact", help="keep personal data (never f
 KEEP_RAW = typer.Option(
     None, "--keep-raw", help="also write the raw values redaction replaced to this separate file"
 )
+NAMES_MODEL = typer.Option(
+    None,
+    "--names-model",
+    help="named-entity layer: an installed spaCy pipeline package (pip install "
+    "'casemill[ner]' and the model's package) that finds names in text nothing announces",
+)
 QUARANTINE = typer.Option(None, "--quarantine", help="bad records (default: OUT.quarantine.jsonl)")
 CORPUS = typer.Option(None, "--corpus", help="deduplicate against this corpus folder")
 CSV_MAPPING = typer.Option(None, "--csv-mapping", help="JSON file mapping CSV columns (format csv)")
@@ -121,6 +127,7 @@ def mine_command(
     tools: Path | None = TOOLS,
     domain: str | None = DOMAIN,
     seed: int = SEED,
+    names_model: str | None = NAMES_MODEL,
     max_turns: int = MAX_TURNS,
     workers: int | None = WORKERS,
     as_json: bool = AS_JSON,
@@ -142,6 +149,7 @@ def mine_command(
         tools=tools,
         redact=not no_redact,
         seed=seed,
+        names_model=names_model,
         max_turns=max_turns,
         domain_label=domain,
         workers=partial(chosen_workers, workers),
@@ -227,6 +235,8 @@ def _print_summary(summary, out: Path) -> None:
     for name, counts in rows:
         table.add_row(name, ", ".join(f"{k} {v:,}" for k, v in counts.items()) or "-")
     console.print(table)
+    if summary.uncued_names:
+        console.print(f"names in text that nothing announces: {summary.uncued_names}")
     if summary.capped_conversations:
         console.print(f"{summary.capped_conversations} conversation(s) capped at the turn limit")
     if summary.capped_decision_points:

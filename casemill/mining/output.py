@@ -135,4 +135,4 @@ def mine_to_files(
                 files["quarantine"].write(item.model_dump(mode="json"))
             elif "raw" in files:
                 files["raw"].write(raw_record(item))
-    return tally.summary(options.redact)
+    return tally.summary(options.redact, options.names_model)

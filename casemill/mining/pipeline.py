@@ -82,6 +82,8 @@ class MineOptions:
     redact: bool = True
     seed: int = 0
     keep_raw: bool = False
+    # a spaCy pipeline package for names in text nothing announces (`redact.entities`); None: off
+    names_model: str | None = None
     max_turns: int = 500
     max_decision_points: int = 20
     domain_label: str | None = None  # `generic:<label>` for non-support logs; default: file name
@@ -267,7 +269,7 @@ def _raised_at(exc: BaseException) -> str:
 def _work(conv: Conversation, options: MineOptions, derive: DeriveOptions) -> Worked:
     worked = Worked(conversation=True)
     if options.redact:
-        red = redact_conversation(conv, options.seed, options.keep_raw)
+        red = redact_conversation(conv, options.seed, options.keep_raw, options.names_model)
         conv, worked.redactions, worked.raw = red.conversation, red.counts, red.raw
     if conv.capped:
         worked.capped = True
@@ -364,7 +366,7 @@ def collect(
     return MineResult(
         cases=tuple(cases),
         quarantined=tuple(quarantined),
-        summary=tally.summary(options.redact),
+        summary=tally.summary(options.redact, options.names_model),
         raw_values=tuple(raw),
     )
 

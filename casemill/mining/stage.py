@@ -79,6 +79,7 @@ class MineRequest:
     tools: Path | None = None  # JSON file of tool specs for logs that carry none
     redact: bool = True
     seed: int = 0
+    names_model: str | None = None  # spaCy pipeline package of the named-entity layer
     max_turns: int = 500
     domain_label: str | None = None
     workers: int | Callable[[int], int] = 1
@@ -215,6 +216,7 @@ def plan(request: MineRequest) -> MinePlan:
         redact=r.redact,
         seed=r.seed,
         keep_raw=r.keep_raw is not None,
+        names_model=r.names_model,
         max_turns=r.max_turns,
         domain_label=r.domain_label,
         csv_mapping=mapping,
@@ -277,7 +279,7 @@ def stream_parts(
             if len(part) >= CHUNK:
                 yield part
                 part = MinedPart()
-    part.summary = tally.summary(options.redact)
+    part.summary = tally.summary(options.redact, options.names_model)
     yield part
 
 

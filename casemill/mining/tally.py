@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from casemill.case.model import Case
 from casemill.mining.dedup import KeepAll, MinedDeduper
 from casemill.mining.model import PackedCase, Quarantined
+from casemill.mining.redact.entities import summary_note
 
 
 class MineSummary(BaseModel):
@@ -37,6 +38,7 @@ class MineSummary(BaseModel):
     domains: dict[str, int] = {}
     duplicates: dict[str, int] = {}
     redactions: dict[str, int] = {}
+    uncued_names: str = ""  # whether names in text that nothing announces were searched
     quarantined: dict[str, int] = {}
 
     @property
@@ -105,7 +107,7 @@ class Tally:
         self.redactions.update(s.redactions)
         self.quarantined.update(s.quarantined)
 
-    def summary(self, redacted: bool) -> MineSummary:
+    def summary(self, redacted: bool, names_model: str | None = None) -> MineSummary:
         def d(c: Counter) -> dict[str, int]:
             return dict(sorted(c.items()))
 
@@ -123,6 +125,7 @@ class Tally:
             domains=d(self.domains),
             duplicates=d(self.duplicates),
             redactions=d(self.redactions),
+            uncued_names=summary_note(redacted, names_model),
             quarantined=d(self.quarantined),
         )
 
@@ -144,11 +147,14 @@ class Merge:
         self.deduper = deduper
         self.tally = Tally()
         self.redacted = True
+        self.names_model: str | None = None
 
     def take(self, part: MineResult | MinedPart) -> Iterator[Case | PackedCase]:
         """Add `part`'s counts and yield its cases that are no duplicate."""
         self.tally.add_counts(part.summary)
         self.redacted = self.redacted and part.summary.redacted
+        if part.summary.uncued_names.startswith("searched"):  # (the parts share the options)
+            self.names_model = part.summary.uncued_names.split("(")[-1].rstrip(")")
         check, tally = self.deduper.check, self.tally
         for case in part.cases:
             where, _ = check(case)
@@ -159,7 +165,7 @@ class Merge:
             yield case
 
     def summary(self) -> MineSummary:
-        return self.tally.summary(self.redacted)
+        return self.tally.summary(self.redacted, self.names_model)
 
 
 def merge_results(results: Iterable[MineResult], existing: Iterable[Case] = ()) -> MineResult:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from casemill.mining.redact import shapes
 from casemill.mining.redact.collect import NAME_TOKEN, TAU_ID, WORDS, Collector
 from casemill.mining.redact.surrogates import ZIP, Surrogates
 
@@ -30,6 +31,11 @@ WORD_NAMES = frozenset({
     "stone", "summer", "sunny", "trace", "victor", "wade", "ward", "white", "will", "winter",
     "wolf", "wood", "young"
 })  # fmt: skip
+
+
+_SHAPED = {
+    "iban": shapes.iban, "ssn": shapes.ssn, "sin": shapes.sin, "nino": shapes.nino, "ip": shapes.ip,
+}  # fmt: skip
 
 
 def _digits(value: str) -> str:
@@ -103,7 +109,13 @@ class Assigner:
 
     def _surrogate(self, kind: str, value: str, names: dict[str, str], raws: frozenset[str]) -> str:
         p, s = self.sur.pools, self.sur
+        shaped = self._shaped(kind, value, raws)
+        if shaped is not None:
+            return shaped
         if kind == "email":
+            if "@" not in value:  # obfuscated: `name(at)web.de`, written so again
+                plain = shapes.deobfuscate(value)
+                return shapes.obfuscated(value, self._surrogate(kind, plain, names, raws))
             local = [t.lower() for t in NAME_TOKEN.findall(value.split("@")[0])]
             first = names.get(local[0]) if local else None
             last = names.get(local[1]) if len(local) > 1 else None
@@ -121,7 +133,7 @@ class Assigner:
             pool = p.street if value[:1].isdigit() else p.unit
             return s.pick("address", value, pool, raws, self._street_fits(names, p.street_words))
         if kind == "dob":
-            return s.pick("dob", value, p.dob, raws)
+            return shapes.date_of_birth(s, value, p.dob, raws)
         if kind == "postcode":
             zip4 = ZIP.fullmatch(value) if len(value) > 5 else None
             if zip4 is not None:  # the surrogate of its zip (built before: sorted first) and 4
@@ -133,6 +145,21 @@ class Assigner:
         if kind == "payment":
             return self._payment_id(value)
         return self._user_id(value, names, raws)
+
+    def _shaped(self, kind: str, value: str, raws: frozenset[str]) -> str | None:
+        """The surrogate of a value of a kind `shapes` draws (or a card's last four digits),
+        or None for the other kinds."""
+        s = self.sur
+        if kind in _SHAPED:
+            return _SHAPED[kind](s, value, raws)
+        if kind in ("passport", "account"):
+            return s.shaped(kind, value, raws)
+        if kind != "last4":
+            return None
+        for key, (other, surrogate) in self.map.items():  # built before: sorted first
+            if other == "card" and _digits(key)[-4:] == value:
+                return _digits(surrogate)[-4:]  # the text agrees with the surrogate card
+        return s.number("last4", value, 4, raws)
 
     def _payment_id(self, value: str) -> str:
         """A payment method's id of the same shape: a label and digits (`credit_card_7815826`,

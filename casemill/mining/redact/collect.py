@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from typing import Any
 
 import orjson
@@ -21,6 +22,8 @@ from casemill.mining.redact.fields import (
     PERSON_MARKERS,
     PLAIN_ADDRESS_KEYS,
     is_payment_method,
+    kind_by_meaning,
+    looks_like_name,
 )
 from casemill.mining.redact.surrogates import ZIP
 
@@ -32,7 +35,12 @@ NAME_TOKEN = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 WORDS = re.compile(r"\w+")  # the words of a text (what `\b` goes by)
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # kinds whose value a record may hold as a JSON number (a phone, a card, an id, a zip code)
-NUMERIC_KINDS = frozenset({"phone", "card", "user_id", "payment", "postcode"})
+NUMERIC_KINDS = frozenset(
+    {"phone", "card", "user_id", "payment", "postcode", "account", "ssn", "sin", "last4"}
+)
+# kinds of keys found by meaning whose string must hold digits to be one (`account`: a bank
+# account's number, not `"account": "premium"`)
+NEEDS_DIGITS = frozenset({"account", "ip", "passport", "ssn", "sin", "last4", "iban", "dob"})
 
 
 class Collector:
@@ -52,9 +60,11 @@ class Collector:
             return  # punctuation alone ("{}", "--") is no personal data; replaced, it breaks JSON
         if kind == "name":
             self.add_name(value)
-        elif value.isdigit() and len(value) < 5 and kind in ("user_id", "payment"):
+        elif value.isdigit() and len(value) < 5 and kind in ("user_id", "payment", "account"):
             return  # an id of a few digits (customer 42): replaced everywhere it would turn
             # every 42 of the conversation, amounts and quantities, into another number
+        elif kind in NEEDS_DIGITS and not any(ch.isdigit() for ch in value):
+            return
         else:
             self.values.setdefault(value, kind)
             if kind == "postcode" and len(value) > 5 and ZIP.fullmatch(value):
@@ -75,6 +85,11 @@ class Collector:
             into.add(token.lower())
             if "-" in token:  # Garcia-Lopez: each part is the name too, typed alone (Ms. Lopez)
                 into.update(p.lower() for p in token.split("-") if len(p) >= 3)
+            folded = fold(token)
+            if folded != token.lower() and len(folded) >= 2:  # siobhán, o'sullivan typed as
+                into.add(folded)  # siobhan, osullivan (in an email or a conversation id)
+        for a, b in zip(tokens, tokens[1:], strict=False):  # Ní Bhriain squashed: nibhriain
+            self.last.add(fold(a) + fold(b))
 
     def text(self, text: str) -> None:
         if not text:
@@ -124,6 +139,9 @@ class Collector:
                         self.add_name(item)
                 elif action == "person_record":  # a person's record, but not as one
                     pass
+                elif action == "party":  # a third party's name (`recipient`), or their record
+                    if looks_like_name(item):
+                        self.add_name(item)
                 elif action == "plain_address":
                     if not item.startswith("{"):
                         self.add("address", item)
@@ -143,7 +161,8 @@ class Collector:
                 if key == "payment_methods":  # payment methods keyed by their ids (tau-bench)
                     for method_id in item:
                         self.add("payment", method_id)
-                self._record(item, (_FIELDS.get(key) or _field(key))[0] == "person_record")
+                action = (_FIELDS.get(key) or _field(key))[0]
+                self._record(item, action in ("person_record", "party"))
             elif isinstance(item, list):
                 self._items(item)
             elif type(item) is int:
@@ -177,15 +196,24 @@ def _field(key: Any) -> tuple[str, str | None]:
     elif lowered in PLAIN_ADDRESS_KEYS:  # a plain address, not one serialised as JSON
         found = ("plain_address", None)
     elif lowered in PERSON_KEYS:  # a dict under it is a person's record
-        found = ("person_record", None)
+        found = (kind_by_meaning(lowered) or "person_record", None)
     elif lowered == "id":  # a payment method's id when the record is one
         found = ("id", None)
+    elif lowered in ("full", "fullname", "display_name"):  # a person record's name
+        found = ("person", None)
     else:
-        found = ("", None)
+        found = (kind_by_meaning(lowered) or "", None)
     if len(_FIELDS) >= 4096:  # keys of logs are few; bound them anyway
         _FIELDS.clear()
     _FIELDS[key] = found
     return found
+
+
+def fold(token: str) -> str:
+    """A name token as typed without accents, apostrophes or hyphens, lowered (`O'Sullivan`:
+    `osullivan`, `Siobhán`: `siobhan`)."""
+    plain = unicodedata.normalize("NFKD", token)
+    return "".join(ch for ch in plain if ch.isalnum() and not unicodedata.combining(ch)).lower()
 
 
 def normal_key(key: str) -> str:

@@ -24,11 +24,13 @@ from collections.abc import Iterator
 from functools import lru_cache
 from itertools import compress
 
-from casemill.mining.redact.names import NAME_HINTS, name_after
+from casemill.mining.redact.names import NAME_HINTS, name_after, uncued_names
+from casemill.mining.redact.numbers import VALID, scan_ids
 from casemill.mining.redact.places import AFTER_NUMBER, POSTCODE_AFTER, address_ok, city_after
 
 KINDS = (
     "email", "phone", "card", "address", "postcode", "city", "name", "user_id", "payment", "dob",
+    "iban", "account", "ip", "passport", "ssn", "sin", "nino", "last4",
 )  # fmt: skip
 
 # a phone number's separator: a space, dot or hyphen (and maybe a line break after it), or a
@@ -174,6 +176,8 @@ def _scan_at(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
         if "_" in text:
             found += [(m.start(), "payment", m.group(0)) for m in PAYMENT_ID.finditer(text)]
     low = text.lower()
+    ids = scan_ids(text, low, digits)
+    found += ids if not luhn else [f for f in ids if valid(f[1], f[2])]
     if digits:
         for hint in _PHONE_HINTS:
             at = low.find(hint)
@@ -190,7 +194,18 @@ def _scan_at(text: str, luhn: bool = True) -> list[tuple[int, str, str]]:
                 if name is not None:
                     found.append((name[0], "name", name[1]))
             at = low.find(hint, at + 1)
+    named = {where for where, kind, _ in found if kind == "name"}
+    found += [f for f in uncued_names(text) if f[0] not in named]  # (said once: found once)
     return found
+
+
+def valid(kind: str, value: str) -> bool:
+    """Whether a candidate's digits pass its kind's check (a card's Luhn check, an IBAN's
+    check digits...); kinds without one always do."""
+    if kind == "card":
+        return card_ok(value)
+    check = VALID.get(kind)
+    return check is None or check(value)
 
 
 def card_ok(value: str) -> bool:
@@ -268,7 +283,7 @@ def scan_many(
         text = texts[i]
         for start, end, kind in known[i]:
             value = text[start:end]
-            if kind != "card" or card_ok(value):
+            if valid(kind, value):
                 found.append((kind, value))
     fresh = [i for i, spans in enumerate(known) if spans is None]
     if fresh and any(len(shapes[i]) > LONG for i in fresh):  # never remembered
@@ -287,7 +302,7 @@ def scan_many(
         n = bisect_right(starts, where) - 1
         start = where - starts[n]
         each.setdefault(n, []).append((start, start + len(value), kind))
-        if kind != "card" or card_ok(value):
+        if valid(kind, value):
             found.append((kind, value))
     if len(_FOUND) + len(fresh) > _FOUND_MAX:
         _FOUND.clear()

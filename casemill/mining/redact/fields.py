@@ -141,3 +141,85 @@ PERSON_MARKERS = frozenset(
         "saved_passengers",
     }
 )
+
+
+# Keys matched by meaning: a key not in `FIELD_KINDS` is split into its words (snake case), and
+# its kind is that of the first rule whose words it holds. So `beneficiary_name`, `recipient`,
+# `registered_ip`, `passport_no` and `emergency_contact_passport` are found without a list of
+# every key a log may use.
+_PERSON_WORDS = frozenset(
+    [
+        "beneficiary",
+        "recipient",
+        "holder",
+        "who",
+        "payee",
+        "payer",
+        "addressee",
+        "sender",
+        "owner",
+        "contact",
+        "guardian",
+        "spouse",
+        "kin",
+        "emergency",
+        "traveler",
+        "traveller",
+        "passenger",
+        "guest",
+        "customer",
+        "cardholder",
+        "signatory",
+        "attendee",
+        "patient",
+    ]
+)
+_MEANINGS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"email", "e_mail", "mail"}), "email"),
+    (frozenset({"iban"}), "iban"),
+    (frozenset({"ip", "ipv4", "ipv6", "ip_address"}), "ip"),
+    (frozenset({"passport"}), "passport"),
+    (frozenset({"ssn"}), "ssn"),
+    (frozenset({"sin"}), "sin"),
+    (frozenset({"nino", "insurance_number"}), "nino"),
+    (frozenset({"born", "birth", "birthday", "dob", "birthdate"}), "dob"),
+    (frozenset({"phone", "mobile", "telephone", "tel", "cell"}), "phone"),
+    (frozenset({"last4", "last_four"}), "last4"),
+)
+# a key's words that make its string a bank account's number (only when it holds digits)
+ACCOUNT_WORDS = frozenset({"account", "bank_account", "account_no", "acct"})
+
+
+def kind_by_meaning(key: str) -> str | None:
+    """The kind of a key's string by the words of the key (`key` in snake case), or None."""
+    words = key.split("_")
+    pairs = {f"{a}_{b}" for a, b in zip(words, words[1:], strict=False)}
+    present = set(words) | pairs
+    for vocabulary, kind in _MEANINGS:
+        if not vocabulary.isdisjoint(present):
+            return kind
+    if key in ACCOUNT_WORDS or words[-1] in ("account", "acct"):
+        return "account"
+    if words[-1] in ("name", "full", "fullname") and not _PERSON_WORDS.isdisjoint(words):
+        return "name"
+    if words[-1] in _PERSON_WORDS and words[-1] not in _SELF_WORDS:
+        return "party"  # `recipient`, `holder`, `emergency_contact`: a person's name or record
+    return None
+
+
+# person words that name the customer's own record, under which a string is no name (an id)
+_SELF_WORDS = frozenset({"customer", "passenger", "traveler", "traveller", "guest", "patient"})
+
+
+def looks_like_name(value: str) -> bool:
+    """Whether a string under a person's key (`recipient`) is written as a name: one to four
+    words of letters (with inner apostrophes, hyphens and dots), not an id or a sentence."""
+    words = value.split()
+    return (
+        0 < len(words) <= 4
+        and len(value) <= 60
+        and all(
+            w.replace("'", "").replace("-", "").replace(".", "").replace("’", "").isalpha()
+            for w in words
+        )
+    )

@@ -33,6 +33,7 @@ from casemill.mining.model import Conversation, LoggedCall, Message
 from casemill.mining.redact.assign import Assigner
 from casemill.mining.redact.collect import Collector, parse_json, parse_literal
 from casemill.mining.redact.detect import LONG
+from casemill.mining.redact.entities import persons
 from casemill.mining.redact.replace import Replacer
 from casemill.mining.redact.surrogates import Surrogates
 
@@ -63,10 +64,17 @@ class ConversationRedactor:
     """Redacts one conversation; build a new one per conversation."""
 
     def __init__(
-        self, conversation: Conversation, seed: int, keep_raw: bool = False, context: Any = None
+        self,
+        conversation: Conversation,
+        seed: int,
+        keep_raw: bool = False,
+        context: Any = None,
+        names_model: str | None = None,
     ):
-        """`context`: a record whose personal data is collected too (`scrub_text`)."""
+        """`context`: a record whose personal data is collected too (`scrub_text`);
+        `names_model`: the spaCy pipeline package of the named-entity layer (`entities`)."""
         self.source = conversation
+        self.names_model = names_model
         self.context = context
         self.keep_raw = keep_raw
         # drawn by what the conversation holds, not by its id: the same conversation logged under
@@ -102,6 +110,10 @@ class ConversationRedactor:
             c.walk(self.context)
         batch += c.strings
         c.texts(batch)
+        if self.names_model:
+            texts = [m.content for m in self.source.messages if m.role != "tool"]
+            for name in persons(self.names_model, texts):
+                c.add_name(name)
         return c
 
     # -- surrogates -------------------------------------------------------------------------
@@ -171,6 +183,13 @@ class ConversationRedactor:
         # logs reuse call ids, so an id alone does not name one call
         latest: dict[str, LoggedCall] = {}
         answered: set[int] = set()
+        ids: dict[str, str] = {}  # call ids redacted (logs make them of conversation ids)
+
+        def redacted_id(call_id: str) -> str:
+            if call_id not in ids:
+                ids[call_id] = replacer.text(call_id)
+            return ids[call_id]
+
         for m, step in zip(self.source.messages, plan, strict=True):
             content = step[1] if step[0] == "json" else done[step[1]]
             if m.role == "tool":
@@ -178,17 +197,23 @@ class ConversationRedactor:
                 if call is not None and call.result is not None:
                     call.result = content
                     answered.add(id(call))
-                messages.append(Message("tool", content, call_id=m.call_id))
+                call_id = redacted_id(m.call_id) if m.call_id is not None else None
+                messages.append(Message("tool", content, call_id=call_id))
                 continue
             calls = [
                 LoggedCall(
-                    c.id, c.tool, args if at is None else orjson.loads(done[at]), c.result, c.error
+                    redacted_id(c.id),
+                    c.tool,
+                    args if at is None else orjson.loads(done[at]),
+                    c.result,
+                    c.error,
                 )
                 for c, at, args in step[2]
             ]
-            for call in calls:
-                latest[call.id] = call
-            messages.append(Message(m.role, content, calls, m.call_id))
+            for original, call in zip(step[2], calls, strict=True):
+                latest[original[0].id] = call
+            call_id = redacted_id(m.call_id) if m.call_id is not None else None
+            messages.append(Message(m.role, content, calls, call_id))
         for m in messages:
             for call in m.calls:
                 if call.result is not None and id(call) not in answered:
@@ -197,11 +222,15 @@ class ConversationRedactor:
 
 
 def redact_conversation(
-    conversation: Conversation, seed: int = 0, keep_raw: bool = False
+    conversation: Conversation,
+    seed: int = 0,
+    keep_raw: bool = False,
+    names_model: str | None = None,
 ) -> Redaction:
     """The conversation with every piece of personal data replaced by a surrogate, the number
-    of replacements per kind, and (only with `keep_raw`) the raw values and their surrogates."""
-    return ConversationRedactor(conversation, seed, keep_raw).run()
+    of replacements per kind, and (only with `keep_raw`) the raw values and their surrogates;
+    with `names_model`, names the named-entity layer finds in text too."""
+    return ConversationRedactor(conversation, seed, keep_raw, names_model=names_model).run()
 
 
 def scrub_text(text: str, seed: int = 0, context: Any = None) -> str:

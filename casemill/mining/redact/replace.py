@@ -21,6 +21,11 @@ import orjson
 from casemill.mining.redact.collect import SEP, WORDS
 from casemill.mining.redact.detect import LONG
 
+# a card's last four digits are replaced only right after what says they are (`ending 4417`,
+# `"last_four": "4417"`): alone, four digits are as often a year, an amount or a flight's
+LAST4_BEFORE = re.compile(
+    r"(?:last[ _]?(?:four|4)|ending|ends|last digits)(?:[\s\"':#*x.=-]|in|with|of|are|is|digits)*\Z"
+)
 CASED = ("name", "city")  # kinds whose surrogates are written in the case of the raw value
 LOOSE = ("city", "postcode")  # kinds found with other whitespace between their words
 
@@ -84,6 +89,11 @@ def _shape(raw: str, surrogate: str) -> str:
     return surrogate
 
 
+def _cued(low: str, at: int) -> bool:
+    """Whether what `low` says right before `at` names a card's last four digits."""
+    return LAST4_BEFORE.search(low, max(0, at - 40), at) is not None
+
+
 class Replacer:
     """Replaces the values of `mapping` (lowered raw -> (kind, surrogate)) and counts the
     replacements by kind (`counts`). `codes`: name tokens kept where written in capitals;
@@ -106,6 +116,7 @@ class Replacer:
             for n in needles
         ]
         self.words: list[Any] | None = None  # the words of each needle, once asked
+        self.cued = frozenset(n for n in needles if mapping[n][0] == "last4")
         # cities and postal codes of many words: needle -> (its pattern with other whitespace
         # between its words, its first word), see `_loose`
         self.loose: dict[str, tuple[re.Pattern[str], str]] = {
@@ -154,6 +165,8 @@ class Replacer:
                 continue  # a code, not the name: left as it is
             if word_names and needle in word_names and not text[start].isupper():
                 continue  # the word, not the name
+            if needle in self.cued and not _cued(low, start):
+                continue  # four digits, but not said to be a card's last four
             out.append(text[pos:start])
             kind, surrogate = self.map[needle]
             counts[kind] += 1
@@ -202,6 +215,8 @@ class Replacer:
         if self.word_names and raw.lower() in self.word_names and not raw[0].isupper():
             return raw
         key = raw.lower()
+        if key in self.cued and not _cued(m.string.lower(), m.start()):
+            return raw
         if key not in self.map:  # a city or postal code written with other whitespace
             key = next(n for n, (p, _) in self.loose.items() if p.fullmatch(raw))
         kind, surrogate = self.map[key]
@@ -213,16 +228,27 @@ class Replacer:
             return self.text(value)
         if isinstance(value, dict):
             return {
-                self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in value.items()
+                self.text(k) if isinstance(k, str) else k: self._item(k, v)
+                for k, v in value.items()
             }
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if type(value) is int and (found := self.map.get(str(value))) is not None:
             kind, surrogate = found
-            if surrogate.isdigit():  # a zip code, a phone, a card or an id written as a number
+            if (
+                surrogate.isdigit() and kind != "last4"
+            ):  # (a last four: under its key only)  # a zip code, a phone, a card or an id written as a number
                 self.counts[kind] += 1
                 return int(surrogate)
         return value
+
+    def _item(self, key: Any, value: Any) -> Any:
+        """A record's value redacted; a card's last four digits under `last4` or `last_four`."""
+        if self.cued and key in ("last4", "last_four", "lastFour") and str(value) in self.cued:
+            kind, surrogate = self.map[str(value)]
+            self.counts[kind] += 1
+            return surrogate if isinstance(value, str) else int(surrogate)
+        return self.value(value)
 
     def json_text(self, text: str, parsed: Any) -> str:
         """A JSON tool result redacted: on its raw text when it holds no escape sequences (the
