@@ -43,6 +43,8 @@ rates the scripts printed at smaller sizes; more when other work shares the CPU)
   its default agents (the reference and two faulty variants), ~2 min.
 - cold-start: `cold_start.py --runs 7`: `casemill --help`, `casemill validate --no-batch seeds/`
   and `casemill validate seeds/` in fresh processes with a warm bytecode cache, ~1-2 min.
+- viewer: `viewer_open.py --cases 5000`: the run viewer of a 5,000-case run opened in Chromium
+  (best of 3) and the run folder's size, ~1 min.
 - fuzz: `fuzz_inputs.py --mutants 10000`: good records mixed with 10,000 seeded mutants
   (truncated, deep, lone surrogates, huge numbers, 10,000-turn conversations...) through
   `validate`, `review enqueue`, `eval`, `import` and `mine`; counts tracebacks, good records lost
@@ -165,6 +167,7 @@ BENCHES: tuple[Bench, ...] = (
     _b("demo", "demo_time.py", [], ["--agents", "reference"]),
     _b("cold-start", "cold_start.py", ["--runs", "7"], ["--runs", "2"]),
     _b("fuzz", "fuzz_inputs.py", ["--mutants", "10000"], ["--mutants", "1000"]),
+    _b("viewer", "viewer_open.py", ["--cases", "5000"], ["--cases", "300", "--opens", "1"]),
 )
 
 

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from casemill.case.model import Case, Category, Origin
 from casemill.cli import app
-from casemill.cli.console import console, err_console
+from casemill.cli.console import console, err_console, progress_bar
 from casemill.cli.help import Typer
 from casemill.corpus import (
     CorpusStore,
@@ -96,17 +96,8 @@ def validate(
 ) -> None:
     """Validate case files through every layer; exit 0 when every case is valid, 1 otherwise."""
     request = ValidateRequest(tuple(paths), strict, not no_batch, quarantine)
-    status = err_console.status("validating")
-
-    def started(what: str) -> None:  # a spinner on stderr while the cases are checked
-        if not as_json:
-            status.update(what)
-            status.start()
-
-    try:
-        outcome = run_validate(request, progress=started)
-    finally:
-        status.stop()
+    with progress_bar("validating", not as_json) as bar:
+        outcome = run_validate(request, bar=bar)
     if as_json:
         typer.echo(json.dumps(outcome.as_json(), ensure_ascii=False, indent=2))
     else:

@@ -4,17 +4,14 @@ Exit codes: 0 ok, 1 the gate failed or no trial could be scored, 2 bad input."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from casemill.cli import app
-from casemill.cli.console import console, err_console
+from casemill.cli.console import console, err_console, progress_bar
 from casemill.cli.run_view import (
     fail_input,
     print_comparison,
@@ -23,21 +20,14 @@ from casemill.cli.run_view import (
     summary_table,
 )
 from casemill.errors import UserError
-from casemill.evaluation.stage import EvaluateOutcome, EvaluateRequest, check_unscored, run_evaluate
-
-
-@contextmanager
-def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A bar of the trials run, on stderr, gone when done; yields its `progress(done, total)`
-    callback (None when not `enabled`: `--json`)."""
-    if not enabled:
-        yield None
-        return
-    columns = (TextColumn("running"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task("run", total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
-
+from casemill.evaluation.stage import (
+    EvaluateOutcome,
+    EvaluatePlan,
+    EvaluateRequest,
+    check_unscored,
+    run_evaluate,
+)
+from casemill.text import count
 
 # the options of `casemill eval` (their declarations would fill the command's function)
 _AGENT = typer.Option(
@@ -61,7 +51,10 @@ _BASELINE = typer.Option(
 _GATE = typer.Option(None, "--gate", help="gate TOML file (see gates/default.toml)")
 _RERUN = typer.Option(False, "--rerun-failed", help="redo trials that ended in an error")
 _MODE = typer.Option(
-    "casemill", "--mode", help="casemill, or chapter (the book chapter's formulas)"
+    "casemill",
+    "--mode",
+    help="casemill, or chapter (the formulas of the book chapter the chapter format comes "
+    "from; docs/reports.md)",
 )
 _JUDGE = typer.Option(False, "--judge", help="add LLM-judge verdicts (needs an endpoint)")
 _HUMAN_LABELS = typer.Option(
@@ -82,6 +75,18 @@ _CUSTOMER_TURNS = typer.Option(
     min=0,
     help="turns the simulated customer may add to an episode, unless a case says otherwise "
     "(0: one agent turn a case)",
+)
+_LIMIT = typer.Option(
+    None, "--limit", min=1, help="run the first N cases only (after --filter and --sample)"
+)
+_SAMPLE = typer.Option(
+    None, "--sample", min=1, help="run a sample of N cases, stratified by operator (--seed)"
+)
+_FILTER = typer.Option(
+    None,
+    "--filter",
+    help="KEY=VALUE[,VALUE...] with KEY tag, operator, intent, id (a prefix), origin or "
+    "domain; repeat to narrow further",
 )
 _SCORING = typer.Option(
     None, "--scoring", help="TOML scoring config: weights of 'overall', prices per token"
@@ -106,21 +111,27 @@ def eval_command(
     human_labels: Path | None = _HUMAN_LABELS,
     rubric: Path | None = _RUBRIC,
     scoring: Path | None = _SCORING,
-    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    limit: int | None = _LIMIT,
+    sample: int | None = _SAMPLE,
+    filters: list[str] | None = _FILTER,
+    seed: int = typer.Option(0, "--seed", help="seed of the bootstrap and of --sample"),
     user_model: str | None = _USER_MODEL,
     max_customer_turns: int = _CUSTOMER_TURNS,
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of a table"),
 ) -> None:
-    """Run an agent on cases, score every trial, write the reports, and check the gate."""
+    """Run an agent on cases, score every trial, write the reports, and check the gate.
+    A first run on a paid model: --sample 20 (or --limit, --filter) runs a few cases."""
     request = EvaluateRequest(
         agent=agent, cases=cases, output=output, trials=trials, concurrency=concurrency,
         timeout=timeout, max_steps=max_steps, temperature=temperature, baseline=baseline, gate=gate,
         rerun_failed=rerun_failed, mode=mode, judge=judge, human_labels=human_labels, rubric=rubric,
-        scoring=scoring, seed=seed, user_model=user_model, max_customer_turns=max_customer_turns,
+        scoring=scoring, seed=seed, filters=tuple(filters or ()), sample=sample, limit=limit,
+        user_model=user_model, max_customer_turns=max_customer_turns,
     )  # fmt: skip
     try:
-        with _progress_bar(not as_json) as progress:
-            outcome = run_evaluate(request, progress=progress, warn=_warn)
+        with progress_bar("running", not as_json) as progress:
+            announce = None if as_json else _announce
+            outcome = run_evaluate(request, progress=progress, warn=_warn, announce=announce)
     except UserError as exc:
         raise fail_input(exc) from exc
     except KeyboardInterrupt:
@@ -133,6 +144,21 @@ def eval_command(
     _fail_unscored(request, outcome)
     if outcome.gate_failed:
         raise typer.Exit(1)
+
+
+def _announce(plan: EvaluatePlan) -> None:
+    """What is about to run, before the agent is called: the endpoint and model it talks to,
+    and how many cases (how they were chosen)."""
+    settings = plan.agent_settings
+    said = f"{count(len(plan.cases), 'case')}"
+    if plan.endpoint:
+        said += f"; endpoint {plan.endpoint}"
+    if settings.get("model"):
+        said += f", model {settings['model']}"
+    err_console.print(f"running on {said}", markup=False, highlight=False)
+    for note in plan.notes:
+        if note.startswith("cases run: "):
+            err_console.print(note, markup=False, highlight=False)
 
 
 def _print_outcome(outcome: EvaluateOutcome, baseline: Path | None) -> None:

@@ -85,7 +85,8 @@ def import_cmd(
     fmt: str = typer.Option(
         ...,
         "--from",
-        help="the source format: chapter, companion, tau2, tau-bench, or one a package adds",
+        help="the source format: chapter, companion, tau2, tau-bench (docs/formats.md), or one a "
+        "package adds",
     ),
     environment: Path | None = typer.Option(
         None,
@@ -131,7 +132,9 @@ def export_cmd(
         ..., help="a JSONL file of cases, a corpus folder, or a folder of case files"
     ),
     fmt: str = typer.Option(
-        ..., "--to", help="the target format: chapter, companion, or one a package adds"
+        ...,
+        "--to",
+        help="the target format: chapter, companion (docs/formats.md), or one a package adds",
     ),
     out: Path = typer.Option(..., "-o", "--out", help="the file to write"),
 ) -> None:

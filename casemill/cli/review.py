@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 from casemill.cli import app
-from casemill.cli.console import console, err_console
+from casemill.cli.console import console, err_console, progress_bar
 from casemill.cli.help import Typer
 from casemill.errors import UserError
 from casemill.settings import Settings
@@ -80,8 +80,8 @@ def enqueue(
         policy=policy,
         actor=_reviewer(None),  # the audit says who queued the cases, as it says who exported
     )
-    with err_console.status("enqueueing") as status:
-        outcome = run_enqueue(request, progress=status.update)
+    with progress_bar("validating and enqueueing", not as_json) as bar:
+        outcome = run_enqueue(request, bar=bar)
     if as_json:
         console.print_json(json.dumps(outcome.summary()))
     else:
@@ -356,6 +356,11 @@ def export(
         help="finish the job of an export that died: take over the claims it left "
         "(cases the corpus holds are marked exported, the others written)",
     ),
+    new_domain: bool = typer.Option(
+        False,
+        "--new-domain",
+        help="let cases of a domain the corpus does not hold yet join it (refused otherwise)",
+    ),
 ) -> None:
     """Write the approved, not yet exported cases as a new corpus version.
 
@@ -370,6 +375,7 @@ def export(
         corpus_dir=corpus,
         actor=_reviewer(None),
         take_over=take_over,
+        new_domain=new_domain,
     )
     with err_console.status("exporting") as status:
         result = run_export(request, progress=status.update)

@@ -56,6 +56,8 @@ def print_extras(summary: RunSummary) -> None:
         console.print(f"agent settings: {summary.settings_line}", markup=False, highlight=False)
     if summary.not_covered:
         console.print(f"not covered: {not_covered_line(summary)}", markup=False, highlight=False)
+    if summary.endpoint:
+        console.print(f"endpoint: {summary.endpoint}", markup=False, highlight=False)
     if summary.pass_k:
         console.print("pass^k: " + ", ".join(f"k={k} {num(v)}" for k, v in summary.pass_k.items()))
     if summary.flaky:

@@ -143,20 +143,53 @@ def runs_show(
 
 @runs_app.command("compare")
 def runs_compare(
-    a: Path = typer.Argument(..., help="baseline run directory"),
-    b: Path = typer.Argument(..., help="run directory compared with it"),
+    run_dirs: list[Path] = typer.Argument(
+        ..., help="run directories: the first is the baseline (A), each other compared with it"
+    ),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="write the viewer of all the runs (cases by runs) here"
+    ),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
     as_json: bool = typer.Option(False, "--json", help="print the comparison as JSON"),
 ) -> None:
-    """Compare run B with run A: paired per-metric deltas with 95% CIs, and flipped cases."""
+    """Compare runs with the first (A): paired per-metric deltas with 95% CIs and flipped
+    cases; with -o, a page of every case by run, the flips highlighted."""
     from casemill.evaluation.report.results import load_run
+
+    if len(run_dirs) < 2:
+        raise fail_input(UserError("runs compare needs at least two run directories (A B [C...])"))
+    try:
+        loaded = [load_run(d) for d in run_dirs]
+    except UserError as exc:
+        raise fail_input(exc) from exc
+    base, a = loaded[0], run_dirs[0]
+    found = []
+    for b, cur in zip(run_dirs[1:], loaded[1:], strict=True):
+        if len(run_dirs) > 2 and not as_json:
+            console.print(f"\nA: {a}, B: {b}", markup=False, highlight=False)
+        found.append(_compare_two(a, b, base, cur, seed, as_json))
+    if as_json:
+        typer.echo(json.dumps(found[0] if len(found) == 1 else found, indent=2))
+    if output is not None:
+        _write_compare(run_dirs, output, as_json)
+
+
+def _write_compare(run_dirs: list[Path], output: Path, quiet: bool) -> None:
+    from casemill.evaluation.report.html import write_compare
+
+    try:
+        path = write_compare(run_dirs, output)
+    except UserError as exc:
+        raise fail_input(exc) from exc
+    if not quiet:
+        console.print(f"viewer of {len(run_dirs)} runs: {path}", markup=False, highlight=False)
+
+
+def _compare_two(a: Path, b: Path, base, cur, seed: int, as_json: bool) -> dict:
+    """Run B against run A: printed, or (`as_json`) returned as the JSON to print."""
     from casemill.evaluation.scoring.compare import compare
     from casemill.evaluation.scoring.pipeline import settings_differ
 
-    try:
-        base, cur = load_run(a), load_run(b)
-    except UserError as exc:
-        raise fail_input(exc) from exc
     comp = compare(base.summary, cur.summary, seed=seed)
     if comp.paired_cases == 0:
         raise fail_input(UserError(f"{a} and {b} share no case: nothing to compare"))
@@ -168,8 +201,7 @@ def runs_compare(
             "current_agent_settings": cur.summary.agent_settings,
             "agent_settings_differ": differ,
         }
-        typer.echo(json.dumps(comp.model_dump(mode="json") | settings, indent=2))
-        return
+        return comp.model_dump(mode="json") | settings
     console.print(f"A: {describe(base.summary.case_set)}", markup=False, highlight=False)
     console.print(f"B: {describe(cur.summary.case_set)}", markup=False, highlight=False)
     if differ:
@@ -183,3 +215,4 @@ def runs_compare(
         sets = (comp.current_case_set, comp.baseline_case_set)
         warn(difference_note(*counts, *sets, names=("B", "A")))
     print_comparison(comp)
+    return {}

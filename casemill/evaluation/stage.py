@@ -69,6 +69,9 @@ class EvaluateRequest:
     # the simulated customer: scripted (None), or played by this model (`--user-model`)
     user_model: str | None = None
     max_customer_turns: int = DEFAULT_CUSTOMER_TURNS
+    filters: tuple[str, ...] = ()  # KEY=VALUE[,VALUE...] (`selection.parse_filter`)
+    sample: int | None = None  # a stratified sample of this many cases (by operator, `seed`)
+    limit: int | None = None  # the first this many cases left
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ class EvaluatePlan:
     batches: tuple[EvaluateBatch, ...]
     judge: Any = None
     notes: tuple[str, ...] = ()
+    endpoint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,12 +153,34 @@ def plan_evaluate(request: EvaluateRequest, *, warn: Warn | None = None) -> Eval
             from casemill.evaluation.gate_checks import check_judge
 
             check_judge(gate, None, why="the judge is skipped (above); configure its endpoint")
+    loaded, chosen = _select(request, loaded)
     settings = {**settings, **customer_settings(request)}
     cases = tuple(loaded.cases)
     return EvaluatePlan(
         cases=cases, case_set=loaded.case_set(), config=config, agent_settings=settings,
-        batches=_batches(request, cases), judge=judge, notes=notes,
+        batches=_batches(request, cases), judge=judge, notes=(*notes, *chosen),
+        endpoint=agent_endpoint(request.agent, request.temperature),
     )  # fmt: skip
+
+
+def _select(request: EvaluateRequest, loaded: Any) -> tuple[Any, tuple[str, ...]]:
+    """The loaded cases narrowed to the request's filters, sample and limit (the case set the
+    run records is then theirs), with the note saying how."""
+    from dataclasses import replace
+
+    from casemill.evaluation.selection import select_cases
+
+    for name in ("sample", "limit"):
+        value = getattr(request, name)
+        if value is not None and value < 1:
+            raise UserError(f"--{name} {value}: it must be at least 1")
+    kept, note = select_cases(
+        loaded.cases, filters=request.filters, sample=request.sample, limit=request.limit,
+        seed=request.seed,
+    )  # fmt: skip
+    if not note:
+        return loaded, ()
+    return replace(loaded, cases=kept), (note,)
 
 
 def _batches(request: EvaluateRequest, cases: tuple[Case, ...]) -> tuple[EvaluateBatch, ...]:
@@ -231,18 +257,25 @@ def finish_evaluate(
         gate_path=_path(request.gate), judge=plan.judge,
         mode=request.mode,  # type: ignore[arg-type]
         config=plan.config, seed=request.seed, case_set=plan.case_set,
-        agent_settings=plan.agent_settings, notes=plan.notes,
+        agent_settings=plan.agent_settings, notes=plan.notes, endpoint=plan.endpoint,
     )  # fmt: skip
     found = (outcome.summary, outcome.verdict, outcome.scores, outcome.paths)
     return EvaluateOutcome(request.agent, request.output, *found)
 
 
 def run_evaluate(
-    request: EvaluateRequest, *, progress: Progress | None = None, warn: Warn | None = None
+    request: EvaluateRequest,
+    *,
+    progress: Progress | None = None,
+    warn: Warn | None = None,
+    announce: Callable[[EvaluatePlan], None] | None = None,
 ) -> EvaluateOutcome:
     """Check, run batch by batch, score, report and gate: `casemill eval` in one call.
-    `progress(done, total)` is called as trials finish."""
+    `announce(plan)` is told what will run before the agent is called; `progress(done, total)`
+    as trials finish."""
     plan = plan_evaluate(request, warn=warn)
+    if announce is not None:
+        announce(plan)
     trajectories: list[Trajectory] = []
     before = [0, 0]  # trials done and to do in the batches run already
     for batch in plan.batches:
@@ -293,6 +326,26 @@ def check_agent(agent: str, temperature: float | None = None) -> dict[str, Any]:
     from casemill.evaluation.agents import agent_settings, load_agent
 
     return agent_settings(load_agent(agent, temperature=temperature))
+
+
+def agent_endpoint(agent: str, temperature: float | None = None) -> str | None:
+    """The endpoint an agent talks to (an `openai:MODEL` agent's base URL, without any
+    credentials in it), or None for an agent that has none to tell."""
+    from casemill.evaluation.agents import load_agent
+
+    loaded = load_agent(agent, temperature=temperature)
+    base_url = getattr(getattr(loaded, "endpoint", None), "base_url", None)
+    return shown_url(base_url) if isinstance(base_url, str) and base_url else None
+
+
+def shown_url(url: str) -> str:
+    """`url` without any user name or password it carries (they never reach a report)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc)) if parts.netloc else url
 
 
 def load_case_input(cases: str) -> Any:

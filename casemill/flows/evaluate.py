@@ -86,21 +86,41 @@ def gate_markdown(verdict: Any, agent: str) -> str:
     return "\n".join(lines)
 
 
+def summary_rows(summary: Any) -> list[dict[str, Any]]:
+    """The eval-summary artifact's rows: the headline metrics in the report's order, then the
+    others by name, each once, with its 95% interval and how it was found."""
+    from casemill.evaluation.report.markdown import HEADLINE
+
+    names = [n for n in HEADLINE if n in summary.metrics]
+    names += sorted(n for n in summary.metrics if n not in HEADLINE)
+
+    def rounded(value: float | None) -> float | None:
+        return None if value is None else round(value, 4)
+
+    return [
+        {
+            "metric": name,
+            "mean": rounded(stat.mean),
+            "ci_low": rounded(stat.ci_low),
+            "ci_high": rounded(stat.ci_high),
+            "interval": stat.method,
+            "cases": stat.n,
+        }
+        for name, stat in ((n, summary.metrics[n]) for n in names)
+    ]
+
+
 def publish(outcome: Any, agent: str) -> None:
     from casemill.evaluation.scoring.caseset import describe
 
     summary = outcome.summary
-    rows = [
-        {"metric": name, "mean": round(stat.mean, 4) if stat.mean is not None else None}
-        for name, stat in sorted(summary.metrics.items())
-    ]
-    rows.insert(0, {"metric": "task_success_rate", "mean": summary.task_success_rate})
+    endpoint = f"; endpoint {summary.endpoint}" if summary.endpoint else ""
     artifacts.table(
         f"eval-summary-{agent}",
-        rows,
+        summary_rows(summary),
         f"{agent}: {count(summary.cases, 'case')} x {count(summary.trials, 'trial')}, "
         f"{count(summary.errors, 'error')}; "
-        f"cases: {describe(summary.case_set)}",
+        f"cases: {describe(summary.case_set)}{endpoint}",
     )
     verdict = outcome.verdict
     if verdict is not None:

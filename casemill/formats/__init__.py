@@ -4,8 +4,10 @@ Each format is a small module with `import_X(path, ...) -> ImportResult` (the ca
 bad record quarantined with located findings; good records are kept) and, where the format can
 hold Casemill's cases, `export_X(cases, path) -> ExportResult`:
 
-- `chapter`: the book chapter's `{order, conversation, expected.final_state}` shape;
-- `companion`: the companion repository's `{sample_id, input, expected_function_call}` JSONL;
+- `chapter`: the test-case shape of a book chapter on evaluating customer-support agents,
+  `{order, conversation, expected.final_state}`;
+- `companion`: that book's companion repository's `{sample_id, input, expected_function_call}`
+  JSONL (both shown, with examples, in docs/formats.md);
 - `tau2`: tau2-bench retail tasks with `db.json` as the environment (import only);
 - `tau-bench`: tau-bench airline tasks with the `db/` folder as the environment, as `airline`
   cases (import only).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import func, or_, select
@@ -42,15 +42,17 @@ class EnqueueOps:
         policy: str = "human",
         actor: str = "system",
         note: str = "",
+        tick: Callable[[int, int], None] | None = None,
     ) -> EnqueueResult:
         """Put cases in the queue under `batch_id`. Idempotent by case id: a case already queued
         (in any batch), or the content a queued case was edited into, is left as it is. Each case
-        is validated now; its findings travel with it."""
+        is validated now; its findings travel with it; `tick(done, total)` is told now and then
+        how many are validated."""
         if policy not in POLICIES:
             raise UserError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
         check_name("batch id", batch_id, BATCH_ID_MAX)
         check_name("actor", actor, NAME_MAX)
-        rows = self._validated(cases, parents or {})
+        rows = self._validated(cases, parents or {}, tick)
         now = self._now()
         with self.engine.begin() as conn:
             head = self._locked_batch(conn, batch_id, policy)
@@ -69,13 +71,21 @@ class EnqueueOps:
             batch_exists=head is not None or bool(added),
         )
 
-    def _validated(self, cases: Iterable[Case], parents: Mapping[str, Case]) -> list[Row_]:
+    def _validated(
+        self,
+        cases: Iterable[Case],
+        parents: Mapping[str, Case],
+        tick: Callable[[int, int], None] | None = None,
+    ) -> list[Row_]:
         """Each case with its parent (the first of its provenance's parents that `parents`
         holds) and its findings; validated before the transaction, which stays short."""
+        cases = list(cases)
         rows = []
-        for case in cases:
+        for done, case in enumerate(cases, 1):
             parent = next((parents[p] for p in case.provenance.parents if p in parents), None)
             rows.append((case, parent, self.validator(case)))
+            if tick is not None and (done % 100 == 0 or done == len(cases)):
+                tick(done, len(cases))
         return rows
 
     def _locked_batch(self, conn: Connection, batch_id: str, policy: str) -> Row | None:

@@ -54,3 +54,17 @@ class EditRefused(ReviewError):
 
 class DecisionBlocked(ReviewError):
     """The decision is not allowed in the item's current state (invalid case, exported, closed)."""
+
+
+class NewDomainRefused(ReviewError):
+    """An export would bring the corpus cases of a domain it does not hold yet."""
+
+    def __init__(self, corpus: str, held: set[str], new: dict[str, int]):
+        self.new = new
+        said = ", ".join(f"{n} of {d}" for d, n in sorted(new.items()))
+        super().__init__(
+            f"the export would add {said} to {corpus}, which holds only "
+            f"{', '.join(sorted(held))} cases; a gate or an evaluation of that corpus would then "
+            "run on them too. Nothing was written and the cases stay approved: export them to "
+            "another corpus (--corpus DIR), or add the domain on purpose with --new-domain"
+        )

@@ -18,12 +18,13 @@ are written.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
 from casemill.case.model import Case, Review
 from casemill.corpus import CorpusStore
-from casemill.review.errors import DecisionBlocked
+from casemill.review.errors import DecisionBlocked, NewDomainRefused
 from casemill.review.items import NEEDS_LABEL, Item
 from casemill.review.store import AUTO_REVIEWER, ReviewStore
 
@@ -79,6 +80,7 @@ def export_batch(
     batch_id: str | None = None,
     actor: str = "export",
     take_over: bool = False,
+    new_domain: bool = False,
 ) -> ExportResult:
     """Write the approved, not yet exported cases of `batch_id` (all batches when None) as a new
     corpus version; mark them exported; close every batch that is then fully decided and
@@ -89,7 +91,9 @@ def export_batch(
     says was approved. They are marked exported in one transaction against the versions they were
     claimed at; when writing the corpus fails they are given back, decidable again. Items another
     export claimed are refused, naming it, unless `take_over`: that export died, and this one
-    finishes its job (`ReviewStore.claim_export`)."""
+    finishes its job (`ReviewStore.claim_export`). Cases of a domain a non-empty corpus does
+    not hold are refused (`NewDomainRefused`, the claims given back) unless `new_domain`: a
+    corpus of support cases does not silently become one of tau2-retail cases as well."""
     if batch_id is not None:
         store.batch_status(batch_id)  # NotFound for a batch the queue does not have
     claimed = store.claim_export(batch_id, actor, take_over=take_over)
@@ -98,6 +102,8 @@ def export_batch(
         cases = [reviewed_case(i) for i in claimed]
         active = corpus.active_ids()
         fresh = [c for c in cases if c.id not in active]
+        if not new_domain and active:
+            _check_domains(corpus, fresh)
         manifest = corpus.add_version(add=fresh, note=note) if fresh else None
     except BaseException:
         _settle_failed(store, corpus, claimed, actor)
@@ -120,6 +126,13 @@ def export_batch(
         already_in_corpus=tuple(c.id for c in cases if c.id in active),
         closed=closed,
     )
+
+
+def _check_domains(corpus: CorpusStore, fresh: list[Case]) -> None:
+    held = {c.domain for c in corpus.cases()}
+    new = Counter(c.domain for c in fresh if c.domain not in held)
+    if new:
+        raise NewDomainRefused(str(corpus.root), held, dict(new))
 
 
 def _close_done(store: ReviewStore, batch_id: str | None) -> bool:

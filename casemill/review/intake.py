@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +87,7 @@ def enqueue_file(
     quarantine: str | Path | None = None,
     policy: str = "human",
     actor: str = "cli",
+    tick: Callable[[int, int], None] | None = None,
 ) -> tuple[EnqueueResult, Loaded]:
     path = Path(path)
     loaded = load_cases(path)
@@ -97,6 +98,7 @@ def enqueue_file(
     parents = find_parents(loaded.cases, parent_sources, corpus)
     batch = batch_id or default_batch_id(path, loaded.cases)
     result = store.enqueue(
-        loaded.cases, batch, parents=parents, policy=policy, actor=actor, note=str(path)
-    )
+        loaded.cases, batch, parents=parents, policy=policy, actor=actor, note=str(path),
+        tick=tick,
+    )  # fmt: skip
     return result, loaded

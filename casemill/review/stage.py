@@ -35,6 +35,7 @@ from casemill.text import count
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]  # told what the stage is doing now, in a few words
+Bar = Callable[[int, int], None]  # told how many of how many cases are done
 
 # what `run_export` returns: the cases added, the version made, whether the batch closed
 ExportOutcome = ExportResult
@@ -144,6 +145,7 @@ class ExportRequest:
     corpus_option: str = "--corpus"
     actor: str = "export"
     take_over: bool = False
+    new_domain: bool = False  # cases of a domain the corpus does not hold may join it
 
 
 def target_corpus(corpus_dir: Path | None, option: str = "--corpus") -> CorpusStore:
@@ -220,10 +222,14 @@ def check_enqueue(request: EnqueueRequest, store: ReviewStore | None = None) -> 
 
 
 def enqueue_part(
-    request: EnqueueRequest, store: ReviewStore | None = None, progress: Progress | None = None
+    request: EnqueueRequest,
+    store: ReviewStore | None = None,
+    progress: Progress | None = None,
+    bar: Bar | None = None,
 ) -> EnqueueOutcome:
     """Enqueue the request's cases with their parents, then apply the `auto` policy (approve
-    every case passing every validator). The checks are `check_enqueue`'s."""
+    every case passing every validator). The checks are `check_enqueue`'s; `bar(done, total)`
+    is told how many cases are validated."""
     say = progress or (lambda _: None)
     store = store or ReviewStore.open(request.db_url)
     sources, corpus = parent_lookup(request)
@@ -238,6 +244,7 @@ def enqueue_part(
             corpus,
             policy=request.policy,
             actor=request.actor,
+            tick=bar,
         )
         bad = loaded.errors
     else:
@@ -250,6 +257,7 @@ def enqueue_part(
             parents=parents,
             policy=request.policy,
             actor=request.actor,
+            tick=bar,
         )
     auto = None
     if request.policy == "auto":
@@ -259,12 +267,16 @@ def enqueue_part(
 
 
 def run_enqueue(
-    request: EnqueueRequest, *, progress: Progress | None = None, store: ReviewStore | None = None
+    request: EnqueueRequest,
+    *,
+    progress: Progress | None = None,
+    store: ReviewStore | None = None,
+    bar: Bar | None = None,
 ) -> EnqueueOutcome:
     """Check the request, then enqueue (`check_enqueue`, then `enqueue_part`). `store` is the
     queue to use instead of opening `request.db_url` (a test's, or a caller's open one)."""
     check_enqueue(request, store)
-    return enqueue_part(request, store or ReviewStore.open(request.db_url), progress)
+    return enqueue_part(request, store or ReviewStore.open(request.db_url), progress, bar)
 
 
 def run_export(
@@ -277,8 +289,9 @@ def run_export(
     if progress:
         progress(f"exporting to {corpus.root}")
     return export_batch(
-        store, corpus, request.batch_id, actor=request.actor, take_over=request.take_over
-    )
+        store, corpus, request.batch_id, actor=request.actor, take_over=request.take_over,
+        new_domain=request.new_domain,
+    )  # fmt: skip
 
 
 def enqueue_message(batch_id: str, counts: dict) -> str:

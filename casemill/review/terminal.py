@@ -171,17 +171,28 @@ def _changes_table(view: ItemView) -> Panel:
         line = Text()
         if change.words:
             for op, piece in change.words:
-                line.append(piece, style={"-": "red strike", "+": "green bold"}.get(op, ""))
+                line.append(*_marked(op, piece))
         else:
             if change.before:
-                line.append(change.before, style="red strike")
+                line.append(*_marked("-", change.before))
                 line.append(" ")
-            line.append(change.after, style="green bold")
+            line.append(*_marked("+", change.after))
         table.add_row(Text(change.path, style="bold red" if change.label_change else "bold"), line)
     more = len(view.changes) - 12
     if more > 0:
         table.add_row(Text("…"), Text(f"{more} more changes"))
     return Panel(table, title="changes vs parent")
+
+
+def _marked(op: str, piece: str) -> tuple[str, str]:
+    """A piece of a diff with its signs as well as its colour, git's word-diff way: `[-gone-]`,
+    `{+new+}` (readable without colour, on a terminal that shows none or to a reader who sees
+    none)."""
+    if op == "-":
+        return f"[-{piece}-]", "red strike"
+    if op == "+":
+        return f"{{+{piece}+}}", "green bold"
+    return piece, ""
 
 
 def _edit(
@@ -294,6 +305,25 @@ def _undo_last(
     return "next"
 
 
+def _redraw(console: Console, tally: Tally) -> None:
+    """On a terminal, a new case replaces the last one on screen (the session's tally and the
+    last decision stay at the top) instead of being printed below it."""
+    if not console.is_terminal:
+        return
+    console.clear()
+    last = "no decision yet"
+    if tally.decided:
+        case_id = tally.decided[-1]
+        last = f"{'approved' if case_id in tally.approved else 'rejected'} {case_id}"
+    console.print(
+        Text(
+            f"session: {len(tally.approved)} approved, {len(tally.rejected)} rejected, "
+            f"{len(tally.skipped)} skipped; last: {last}",
+            style="dim",
+        )
+    )
+
+
 def run(
     store: ReviewStore,
     reviewer: str,
@@ -314,6 +344,7 @@ def run(
         action, shown = "same", None
         while action == "same":
             if shown != item.version:  # a wrong key or a refused write leaves the case as shown
+                _redraw(console, tally)
                 render(item_view(item), console, position=f"{left} pending")
                 shown = item.version
             console.print(Text(KEYS_HELP, style="bold"))

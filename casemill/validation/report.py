@@ -21,7 +21,7 @@ import logging
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,8 @@ from casemill.validation.loading import BadRecord, LoadedCase, Loader, expand_pa
 from casemill.validation.reread import Rereader, fingerprint
 from casemill.validation.schema import SchemaLayer
 from casemill.validation.semantic import semantic_findings
+
+Tick = Callable[[int], None]
 
 log = logging.getLogger(__name__)
 
@@ -226,8 +228,14 @@ def _apply_batch(stream: _Stream, rules: BatchRules | None) -> None:
         report.streamed_valid -= len(refused)
 
 
-def _read(stream: _Stream, schema: bool, rules: BatchRules | None) -> None:
-    """Stream every record of the report's files through the loading layers into `stream`."""
+TICK = 500  # records between two calls of `validate_paths`' `tick`
+
+
+def _read(
+    stream: _Stream, schema: bool, rules: BatchRules | None, tick: Tick | None = None
+) -> None:
+    """Stream every record of the report's files through the loading layers into `stream`;
+    `tick(records)` every TICK records and at the end."""
     loader = Loader(schema=SchemaLayer.default() if schema else None, rules=rules)
     report = stream.report
     for file in report.files:
@@ -236,6 +244,10 @@ def _read(stream: _Stream, schema: bool, rules: BatchRules | None) -> None:
             if stream.keep:  # the cases kept are long-lived: out of the collector's way
                 checkpoint(report.records)
             stream.take(loader.load_line(line))
+            if tick is not None and report.records % TICK == 0:
+                tick(report.records)
+    if tick is not None:
+        tick(report.records)
 
 
 def validate_paths(
@@ -246,8 +258,10 @@ def validate_paths(
     schema: bool = True,
     rules: BatchRules | None = None,
     keep_records: bool = True,
+    tick: Tick | None = None,
 ) -> ValidationReport:
-    """Validate every case in `paths` (files or folders) through all layers.
+    """Validate every case in `paths` (files or folders) through all layers. `tick(records)`
+    is told how many records were read so far, now and then (for a progress bar).
 
     Never raises for bad content (only `UserError` for a path that does not exist). Good cases
     are kept in `report.valid`; each bad record is in `report.bad` with its findings.
@@ -259,7 +273,7 @@ def validate_paths(
     stream = _Stream(report, strict, keep_records, BatchColumns() if batch else None)
     with bulk_allocation():
         start = clock()
-        _read(stream, schema, rules)
+        _read(stream, schema, rules, tick)
         report.seconds["load"] = clock() - start - stream.check_seconds
         report.seconds["semantic+lint"] = stream.check_seconds
     log.info("loaded and checked %d records, %d bad", report.records, len(report.bad))

@@ -14,7 +14,7 @@ from the input files.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,15 +90,39 @@ def check_inputs(request: ValidateRequest) -> list[Path]:
     return files
 
 
+def count_lines(files: Sequence[Path]) -> int:
+    """Lines of the case files (the total of a progress bar; a .gz file is read through)."""
+    import gzip
+
+    total = 0
+    for path in files:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rb") as handle:
+            total += sum(
+                chunk.count(b"\n") for chunk in iter(lambda h=handle: h.read(1 << 20), b"")
+            )
+    return total
+
+
 def run_validate(
-    request: ValidateRequest, *, progress: Callable[[str], None] | None = None
+    request: ValidateRequest,
+    *,
+    progress: Callable[[str], None] | None = None,
+    bar: Callable[[int, int], None] | None = None,
 ) -> ValidateOutcome:
     """Validate `request.paths` through every layer and write the bad records to the
-    quarantine. `progress(what)` is told when the validation starts."""
+    quarantine. `progress(what)` is told when the validation starts; `bar(done, total)`, now
+    and then, how many of the files' lines were read."""
     files = check_inputs(request)
     if progress is not None:
         progress(f"validating ({LAYERS_SAID})")
-    report = validate_paths(files, strict=request.strict, batch=request.batch, keep_records=False)
+    tick = None
+    if bar is not None:
+        total = count_lines(files)
+        tick = lambda done: bar(done, total)  # noqa: E731
+    report = validate_paths(
+        files, strict=request.strict, batch=request.batch, keep_records=False, tick=tick
+    )
     refuse_no_records(report, request.paths)
     target = request.quarantine
     if target is None and report.bad:

@@ -253,3 +253,30 @@ def test_the_gate_artifact_names_ten_cases_and_says_there_are_more():
     )  # fmt: skip
     (line,) = gate_markdown(GateVerdict(passed=False, failures=(failure,)), "ref").splitlines()[2:]
     assert line.endswith("; 12 cases: " + ", ".join(ids[:10]) + " ...")
+
+
+def test_the_summary_artifact_lists_each_metric_once_headline_first_with_its_interval():
+    from casemill.evaluation.scoring.aggregate import summarize
+    from casemill.evaluation.scoring.scorer import score
+    from casemill.flows.evaluate import summary_rows
+    from tests.evaluation.scoring.casebuild import (
+        GOOD_REFUND,
+        GOOD_REFUND_REPLY,
+        refund_case,
+        trajectory,
+    )
+
+    case = refund_case()
+    summary = summarize([case], [score(case, trajectory(case, GOOD_REFUND, GOOD_REFUND_REPLY))])
+    rows = summary_rows(summary)
+    names = [r["metric"] for r in rows]
+    assert names[:3] == ["task_success", "tool_recall", "tool_precision"]
+    assert len(names) == len(set(names)) and "task_success_rate" not in names
+    assert rows[0] == {
+        "metric": "task_success",
+        "mean": 1.0,
+        "ci_low": 0.2065,
+        "ci_high": 1.0,
+        "interval": "wilson",
+        "cases": 1,
+    }

@@ -335,3 +335,28 @@ def test_the_claim_of_an_export_still_running_is_not_taken_over(store, parent, c
         export_batch(store, CorpusStore(tmp_path / "corpus"), "b1", take_over=True)
     item = store.get(children[0].id)
     assert item.lease_holder.startswith("export:") and item.exported_at is None
+
+
+def test_an_export_of_another_domain_is_refused_unless_told(
+    sqlite_store, parent, children, tmp_path
+):
+    from casemill.case.model import Case
+    from casemill.review.errors import NewDomainRefused
+
+    store = sqlite_store
+    data = children[1].model_dump(mode="json", exclude={"id"})
+    other = Case.model_validate(data | {"domain": "generic:acme"})
+    store.enqueue([children[0], other], "b9", parents={parent.id: parent})
+    store.approve(children[0].id, "ana", 1)
+    corpus = CorpusStore(tmp_path / "corpus")
+    assert export_batch(store, corpus, "b9").added == (children[0].id,)
+    store.approve(other.id, "ana", 1)
+    with pytest.raises(NewDomainRefused, match=r"add 1 of generic:acme to .*holds only support"):
+        export_batch(store, corpus, "b9")
+    assert len(corpus.manifests()) == 1  # nothing written
+    assert store.get(other.id).exported_at is None  # given back, still approved
+    told = export_batch(store, corpus, "b9", new_domain=True)
+    assert told.added == (other.id,) and {c.domain for c in corpus.cases()} == {
+        "support",
+        "generic:acme",
+    }

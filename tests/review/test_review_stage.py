@@ -95,8 +95,10 @@ def test_run_enqueue_of_cases_with_the_auto_policy_approves_the_valid_ones(
     cases = (*(c.model_dump(mode="json") for c in children[:2]), bad)
     steps: list[str] = []
     request = EnqueueRequest(db_url=db(tmp_path), cases=cases, batch_id="auto1", policy="auto")
-    outcome = run_enqueue(request, progress=steps.append)
+    bar: list[tuple[int, int]] = []
+    outcome = run_enqueue(request, progress=steps.append, bar=lambda *told: bar.append(told))
 
+    assert bar == [(3, 3)]  # the cases validated, of all
     assert outcome.counts() == {
         "added": 3,
         "already_queued": 0,

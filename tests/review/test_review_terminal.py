@@ -260,3 +260,19 @@ def test_a_wrong_key_or_a_missing_reason_does_not_show_the_case_again(
     assert "'x' is not a key here" in out and "'z' is not a key here" in out
     assert "a reject needs a reason; nothing changed" in out
     assert out.count("[a]pprove  [r]eject  [e]dit  [s]kip  [u]ndo last  [q]uit") == 5
+
+
+def test_on_a_terminal_each_case_replaces_the_last_and_diffs_carry_signs(
+    sqlite_store, parent, children
+):
+    import io as text_io
+
+    store = sqlite_store
+    store.enqueue(children[:2], "b7", parents={parent.id: parent})
+    screen = text_io.StringIO()
+    console = Console(file=screen, force_terminal=True, color_system=None, width=120)
+    run(store, "ana", ItemFilter(batch_id="b7"), console, scripted("aq", [], []))
+    out = screen.getvalue()
+    assert out.count("\x1b[2J") == 2  # the screen cleared before each case
+    assert f"last: approved {children[0].id}" in out
+    assert "[-" in out and "-]" in out and "{+" in out and "+}" in out  # no colour: signs

@@ -122,3 +122,16 @@ def test_a_report_of_no_record_is_refused(tmp_path):
     report = validate_paths([empty], batch=False)
     with pytest.raises(UserError, match=f"^{empty}: no case records in them$"):
         refuse_no_records(report, [empty])
+
+
+def test_the_bar_is_told_the_records_read_of_the_files_lines(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    big = tmp_path / "big.jsonl"
+    big.write_text(GOOD.read_text() * 200)
+    lines = GOOD.read_text().count("\n") * 200
+    told: list[tuple[int, int]] = []
+    run_validate(
+        ValidateRequest((big,), batch=False), bar=lambda done, total: told.append((done, total))
+    )
+    assert told[-1] == (lines, lines)
+    assert [d for d, _ in told] == sorted(d for d, _ in told) and len(told) > 1

@@ -38,6 +38,14 @@ def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+def _filled(path: str, empty: Any, missing: Any, other: dict[str, Any]) -> bool:
+    """Whether `path` is an empty list or object on one side that the other side filled (its
+    leaves are rows of their own)."""
+    if missing is not MISSING or empty not in ([], {}):
+        return False
+    return any(p.startswith((f"{path}[", f"{path}.")) for p in other)
+
+
 def state_diff(expected: dict | None, actual: dict | None, limit: int = MAX_ROWS) -> list[DiffRow]:
     """Rows where `actual` differs from `expected`, sorted by path."""
     if expected is None or actual is None:
@@ -46,6 +54,8 @@ def state_diff(expected: dict | None, actual: dict | None, limit: int = MAX_ROWS
     rows = []
     for path in sorted(set(want) | set(got)):
         a, b = want.get(path, MISSING), got.get(path, MISSING)
+        if _filled(path, a, b, got) or _filled(path, b, a, want):
+            continue  # `[]` against the elements that filled it: those rows say it
         if a is MISSING or b is MISSING or a != b:
             rows.append(DiffRow(path, _show(a), _show(b)))
             if len(rows) >= limit:

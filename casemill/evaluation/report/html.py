@@ -1,48 +1,48 @@
-"""report.html: one self-contained page (inline CSS and SVG, no scripts, no external assets).
+"""report.html: the run viewer, one page that works offline from the run folder (inline CSS,
+SVG and one script of our own, `static/viewer.js`; no external asset, no network).
 
-Every piece of case text goes through Jinja2's autoescaping: adversarial cases carry HTML and
-script on purpose, and the report must show them, not run them.
+The summary (metrics with their intervals, the gate, charts, slices) is rendered here with
+Jinja2's autoescaping; every case goes to the viewer as data (`viewer.py`) that the script
+sets as text only: adversarial cases carry HTML and script on purpose, and the report must
+show them, not run them. The page's Content-Security-Policy lets no script run but the viewer's
+own (by its hash).
 """
 
 from __future__ import annotations
 
-import json
+import base64
+import hashlib
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from casemill.case.model import Case
 from casemill.evaluation.report import charts
-from casemill.evaluation.report.diff import DiffRow, state_diff
 from casemill.evaluation.report.markdown import HEADLINE
+from casemill.evaluation.report.viewer import (
+    DETAILS_ID,
+    INDEX_ID,
+    RunData,
+    run_viewer_data,
+    viewer_blocks,
+)
 from casemill.evaluation.scoring.caseset import describe
-from casemill.evaluation.scoring.context import context_for
 from casemill.evaluation.scoring.errors import not_covered_line, unmeasured
 from casemill.evaluation.scoring.model import CaseScore, RunSummary
 from casemill.evaluation.scoring.registry import pass_k_of, spec
 from casemill.evaluation.trajectory import Trajectory
 from casemill.text import count
 
-REPORT_FORMAT = 1
-MAX_FAILING = 300
-# characters of one turn, call or reply shown in a failing case: a runaway agent's megabyte
-# replies, up to MAX_FAILING of them, would make a page no browser or mail opens
-MAX_TEXT = 4000
-
-
-@dataclass
-class FailingCase:
-    anchor: str
-    score: CaseScore
-    case: Case | None
-    conversation: list[dict[str, str]]
-    expected_calls: list[str]
-    actual_calls: list[str]
-    reply: str
-    diff: list[DiffRow] = field(default_factory=list)
-    diff_note: str = ""
+# 2: the run viewer (every case, filtered, opened on demand) in place of the failing cases
+REPORT_FORMAT = 2
+GATE_CASES = 10  # cases listed under each failed gate rule (all of them are in the viewer)
+GATE_OPERATORS = 8  # operators named, with their counts, under a failed gate rule
 
 
 def _env() -> Environment:
@@ -57,100 +57,46 @@ def _env() -> Environment:
     return env
 
 
-def _clip(text: str) -> str:
-    """`text` cut to MAX_TEXT characters, saying how much was left out and where it is."""
-    if len(text) <= MAX_TEXT:
-        return text
-    left = len(text) - MAX_TEXT
-    return f"{text[:MAX_TEXT]} ... ({left:,} more characters; all of it in trajectories.jsonl)"
+@cache
+def _asset(name: str) -> str:
+    return files("casemill.evaluation.report").joinpath("static", name).read_text("utf-8")
 
 
-def _call_text(tool: str, params: dict[str, Any], suffix: str = "") -> str:
-    return _clip(f"{tool}({json.dumps(params, ensure_ascii=False, sort_keys=True)})") + suffix
+def viewer_assets() -> dict[str, Any]:
+    """The viewer's script and style, and the CSP hash that lets that script alone run."""
+    script = _asset("viewer.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    return {
+        "script": Markup(script),
+        "style": Markup(_asset("viewer.css")),
+        "script_hash": f"sha256-{digest}",
+        "index_id": INDEX_ID,
+        "details_id": DETAILS_ID,
+    }
 
 
-def _conversation(case: Case | None, trajectory: Trajectory | None) -> list[dict[str, str]]:
-    turns = []
-    if case is not None:
-        turns += [{"role": t.role, "content": _clip(t.content or "")} for t in case.conversation]
-    if trajectory is not None:
-        for call in trajectory.calls:
-            status = "" if call.ok else f" -> error {call.error or ''}"
-            turns.append(
-                {"role": "agent tool call", "content": _call_text(call.tool, call.params, status)}
-            )
-        if trajectory.final_reply:
-            turns.append({"role": "agent reply", "content": _clip(trajectory.final_reply)})
-    return turns
-
-
-def _failing(
-    scores: Sequence[CaseScore],
-    cases: dict[str, Case],
-    trajectories: dict[tuple[str, int], Trajectory],
-) -> list[FailingCase]:
-    out = []
-    for s in sorted(
-        (s for s in scores if s.covered and not s.task_success), key=lambda s: (s.case_id, s.trial)
-    ):
-        case = cases.get(s.case_id)
-        t = trajectories.get((s.case_id, s.trial))
-        expected = [_call_text(c.tool, c.params) for c in case.expected.tool_calls] if case else []
-        expected += [
-            f"never: {f.tool or 'any write'}"
-            + (f"({json.dumps(f.params, sort_keys=True)})" if f.params else "")
-            for f in (case.expected.forbidden_calls if case else ())
-        ]
-        actual = (
-            [_call_text(c.tool, c.params, "" if c.ok else f"  [{c.error}]") for c in t.calls]
-            if t
-            else []
-        )
-        want = _expected_state(case)
-        got = t.final_state if t else None
-        diff = state_diff(want, got)
-        note = (
-            ""
-            if diff
-            else (
-                "states are equal"
-                if want is not None and got is not None
-                else "no state to compare"
-            )
-        )
-        out.append(
-            FailingCase(
-                anchor=f"case-{s.case_id}-{s.trial}",
-                score=s,
-                case=case,
-                conversation=_conversation(case, t),
-                expected_calls=expected,
-                actual_calls=actual,
-                reply=_clip(t.final_reply or "") if t else "",
-                diff=diff,
-                diff_note=note,
-            )
-        )
-        if len(out) >= MAX_FAILING:
-            break
+def _gate_cases(summary: RunSummary, cases: dict[str, Case]) -> dict[str, dict[str, Any]]:
+    """Per failed rule: its first cases with their operator and intents, and how many of its
+    cases each operator made (the most first)."""
+    out: dict[str, dict[str, Any]] = {}
+    for f in summary.gate.failures if summary.gate else ():
+        rows = [_case_row(case_id, cases.get(case_id)) for case_id in f.case_ids]
+        operators = Counter(r["operator"] for r in rows).most_common()
+        out[f.rule] = {
+            "cases": rows[:GATE_CASES],
+            "operators": operators[:GATE_OPERATORS],
+            "more_operators": max(0, len(operators) - GATE_OPERATORS),
+        }
     return out
 
 
-def _expected_state(case: Case | None) -> dict | None:
-    if case is None:
-        return None
-    try:
-        return context_for(case).expected_state
-    except Exception:  # a case that cannot be prepared was already scored as an error
-        return None
-
-
-def _first_anchors(failing: list[FailingCase]) -> dict[str, str]:
-    """Case id -> the anchor of its first failing trial shown in the report."""
-    anchors: dict[str, str] = {}
-    for f in failing:
-        anchors.setdefault(f.score.case_id, f.anchor)
-    return anchors
+def _case_row(case_id: str, case: Case | None) -> dict[str, str]:
+    ops = case.provenance.operators if case else ()
+    return {
+        "id": case_id,
+        "operator": ops[-1].name if ops else ("(none)" if case else "?"),
+        "intent": ", ".join(case.tags.intents) if case and case.tags.intents else "-",
+    }
 
 
 def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
@@ -160,6 +106,7 @@ def _charts(summary: RunSummary, trajectories: Sequence[Trajectory]) -> dict[str
             for r in summary.slices
             if r.dimension == dimension and r.task_success.mean is not None
         ]
+        rows.sort(key=lambda r: (r.task_success.mean, r.value))  # the worst first
         return [
             charts.Bar(
                 r.value,
@@ -212,12 +159,11 @@ def render_html(
     cases: Sequence[Case],
     scores: Sequence[CaseScore],
     trajectories: Sequence[Trajectory],
+    name: str = "",
 ) -> str:
-    """The report page as a string."""
-    case_map = {c.id: c for c in cases}
-    by_key = {(t.case_id, t.trial): t for t in trajectories}
-    failing = _failing(scores, case_map, by_key)
-    total_failing = sum(1 for s in scores if s.covered and not s.task_success)
+    """The report page as a string (`name`: the run folder, as the viewer names the run)."""
+    run = RunData(name or summary.agent, summary, cases, scores, trajectories)
+    index, details = run_viewer_data(run)
     template = _env().get_template("report.html.j2")
     return template.render(
         format=REPORT_FORMAT,
@@ -227,8 +173,38 @@ def render_html(
         unmeasured=unmeasured(summary),
         not_covered=not_covered_line(summary) if summary.not_covered else "",
         charts=_charts(summary, trajectories),
-        failing=failing,
-        anchors=_first_anchors(failing),
-        total_failing=total_failing,
-        max_failing=MAX_FAILING,
+        gate_cases=_gate_cases(summary, {c.id: c for c in cases}),
+        viewer=viewer_assets() | viewer_blocks(index, details),
     )
+
+
+def render_compare(names: Sequence[str], summaries: Sequence[RunSummary], data: Any) -> str:
+    """The viewer over several runs (`runs compare A B C -o compare.html`): `data` is
+    `compare_viewer_data`'s index and details."""
+    index, details = data
+    flips = sum(1 for row in index["cases"] if row.get("flip"))
+    return (
+        _env()
+        .get_template("compare.html.j2")
+        .render(
+            format=REPORT_FORMAT,
+            runs=list(zip(names, summaries, strict=True)),
+            cases=len(index["cases"]),
+            flips=flips,
+            viewer=viewer_assets() | viewer_blocks(index, details),
+        )
+    )
+
+
+def write_compare(run_dirs: Sequence[Any], output: Any) -> Path:
+    """compare.html over the runs in `run_dirs` (their folders as given), written to `output`."""
+    from casemill.evaluation.report.results import load_run
+    from casemill.evaluation.report.viewer import compare_viewer_data, load_viewer_data
+    from casemill.io.jsonl import atomic_write_text
+
+    names = [str(d) for d in run_dirs]
+    summaries = [load_run(d).summary for d in run_dirs]
+    data = compare_viewer_data(
+        [(n, *load_viewer_data(d)) for n, d in zip(names, run_dirs, strict=True)]
+    )
+    return atomic_write_text(Path(output), [render_compare(names, summaries, data)])

@@ -124,6 +124,8 @@ def render_markdown(summary: RunSummary) -> str:
         lines.append(f"Not covered: {cell(not_covered_line(summary))}")
     if summary.settings_line:
         lines.append(f"agent settings: {cell(summary.settings_line)}")
+    if summary.endpoint:
+        lines.append(f"endpoint: {cell(summary.endpoint)}")
     if summary.pass_k:
         lines.append("pass^k: " + ", ".join(f"k={k}: {fmt(v)}" for k, v in summary.pass_k.items()))
     lines += ["", "| metric | mean [95% CI] |", "| --- | --- |"]

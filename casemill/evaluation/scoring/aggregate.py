@@ -1,4 +1,4 @@
-"""From per-trial scores to a run summary: means with bootstrap intervals, slices, pass^k,
+"""From per-trial scores to a run summary: means with intervals (Wilson, bootstrap), slices, pass^k,
 flakiness, convergence, consistency per seed family, and the comparison with a baseline."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from casemill.evaluation.scoring.model import (
     SliceRow,
     Stat,
 )
-from casemill.evaluation.scoring.registry import versions
+from casemill.evaluation.scoring.registry import spec, versions
 
 SLICE_DIMENSIONS = ("origin", "operator", "category", "intent", "outcome", "difficulty")
 SLICE_METRICS = (
@@ -88,9 +88,12 @@ def trial_success(grouped: dict[str, list[CaseScore]]) -> dict[str, tuple[bool, 
     return {case_id: tuple(s.task_success for s in trials) for case_id, trials in grouped.items()}
 
 
-def _stat(values: Sequence[float | None], seed: int, name: str) -> Stat:
-    mean, low, high, n = stats.mean_ci(values, seed, name)
-    return Stat(mean=mean, ci_low=low, ci_high=high, n=n)
+def _stat(values: Sequence[float | None], seed: int, name: str, metric: str) -> Stat:
+    """The mean of `metric` with its interval (Wilson's when the metric is a rate in 0..1)."""
+    found = spec(metric)
+    rate = found is not None and found.unit == "ratio"
+    mean, low, high, n, method = stats.interval(values, seed, name, rate=rate)
+    return Stat(mean=mean, ci_low=low, ci_high=high, n=n, method=method)
 
 
 def summarize(
@@ -109,7 +112,7 @@ def summarize(
     grouped = by_case(scores)
     per_case = per_case_means(grouped)
     names = sorted({n for row in per_case.values() for n in row})
-    metric_stats = {n: _stat([row.get(n) for row in per_case.values()], seed, n) for n in names}
+    metric_stats = {n: _stat([row.get(n) for row in per_case.values()], seed, n, n) for n in names}
     successes = trial_success(grouped)
     outcomes = list(successes.values())
     trials = max((len(o) for o in outcomes), default=0)
@@ -260,7 +263,10 @@ def _slices(
                 cases=len(ids),
                 results=sum(len(grouped[i]) for i in ids),
                 task_success=_stat(
-                    [r["task_success"] for r in rows_of], seed, f"slice:{dimension}={value}"
+                    [r["task_success"] for r in rows_of],
+                    seed,
+                    f"slice:{dimension}={value}",
+                    "task_success",
                 ),
                 metrics=means,
             )

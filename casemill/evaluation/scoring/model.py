@@ -15,7 +15,9 @@ from casemill.evaluation.trajectory import NOT_COVERED
 
 RESULTS_FORMAT = 1
 # 2: `case_set`, what the run was evaluated on; 3: `agent_settings`; 4: pass^k rows among a
-# comparison's deltas and `comparison.pass_k_note`; 5: `not_covered`
+# comparison's deltas and `comparison.pass_k_note`; 5: `not_covered`; intervals of rates by
+# Wilson's score method, of other means by scipy's bootstrap, each `Stat` naming its `method`;
+# `endpoint`
 SUMMARY_FORMAT = 5
 
 Mode = Literal["casemill", "chapter"]
@@ -50,12 +52,17 @@ class CaseScore(_Frozen):
 
 
 class Stat(_Frozen):
-    """A mean with its bootstrap 95% confidence interval over cases."""
+    """A mean with its 95% confidence interval over cases."""
 
     mean: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     n: int = 0
+    method: str = Field(
+        default="",
+        description="how the interval was found: 'wilson' (a rate: every value 0 or 1), "
+        "'bootstrap' (scipy's, resampling cases), 'single value'; '' before format 5",
+    )
 
 
 class SliceRow(_Frozen):
@@ -189,6 +196,11 @@ class RunSummary(_Frozen):
         default_factory=dict,
         description="the agent's configuration as run (openai:MODEL: model, temperature); "
         "empty when the agent has none to tell or the run predates format 3",
+    )
+    endpoint: str | None = Field(
+        default=None,
+        description="the URL the agent talked to (an openai:MODEL agent's endpoint); None when "
+        "the agent has none to tell or the run predates format 5",
     )
     mode: Mode = "casemill"
     cases: int = 0

@@ -133,6 +133,7 @@ def evaluate_run(
     case_set: CaseSet | None = None,
     agent_settings: dict | None = None,
     notes: Sequence[str] = (),
+    endpoint: str | None = None,
 ) -> EvalOutcome:
     """Score, aggregate, compare, gate, and write results.jsonl, summary.json, report.html and
     summary.md into `run_dir`. A bad gate or baseline raises `UserError` before any scoring.
@@ -141,7 +142,7 @@ def evaluate_run(
     what the agent was configured with, recorded so that runs can be told comparable. `notes`
     go into the summary's notes as the scores' own do (a skipped embedding similarity): what
     the caller was asked for and skipped, such as the judge without an endpoint
-    (`judge.skipped_note`)."""
+    (`judge.skipped_note`). `endpoint` is the URL the agent talked to, for the run's header."""
     run_dir = Path(run_dir)
     gate = load_gate(gate_path) if gate_path is not None else None
     baseline = (
@@ -161,7 +162,7 @@ def evaluate_run(
     settings = dict(agent_settings or {})
     if baseline is not None and settings_differ(baseline.agent_settings, settings):
         added.append(settings_note(baseline, settings))
-    update: dict = {"agent_settings": settings}
+    update: dict = {"agent_settings": settings, "endpoint": endpoint}
     if added:
         update["notes"] = (*summary.notes, *added)
     summary = summary.model_copy(update=update)
@@ -173,7 +174,8 @@ def evaluate_run(
         "results": results.write_results(run_dir, scores),
         "summary": results.write_summary(run_dir, summary),
         "report": atomic_write_text(
-            run_dir / results.REPORT, [html.render_html(summary, cases, scores, trajectories)]
+            run_dir / results.REPORT,
+            [html.render_html(summary, cases, scores, trajectories, name=str(run_dir))],
         ),
         "summary_md": atomic_write_text(
             run_dir / results.SUMMARY_MD, [markdown.render_markdown(summary)]

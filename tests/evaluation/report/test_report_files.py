@@ -12,6 +12,7 @@ import pytest
 from casemill.errors import RecordError, UserError
 from casemill.evaluation.report import load_run, read_results, render_markdown
 from casemill.evaluation.report.diff import state_diff
+from casemill.evaluation.report.viewer import read_viewer_data
 from casemill.evaluation.scoring.caseset import case_set as case_set_of
 from casemill.evaluation.scoring.caseset import digest
 from casemill.evaluation.scoring.model import SUMMARY_FORMAT
@@ -72,7 +73,7 @@ def test_evaluate_run_writes_every_report_and_never_drops_a_case(tmp_path):
     assert by_id[refund.id]["format"] == 1
     assert set(by_id[refund.id]) >= {"case_id", "trial", "metrics", "task_success", "error"}
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["format"] == 5  # 5: not_covered
+    assert summary["format"] == 5  # 5: not_covered, Wilson intervals, endpoint
     assert summary["cases"] == 3 and summary["errors"] == 1 and summary["trials"] == 1
     assert summary["task_success_rate"] == pytest.approx(1 / 3)
     assert summary["gate"]["passed"] is False
@@ -87,15 +88,24 @@ def test_html_report_is_self_contained_and_escapes_case_text(tmp_path):
     text = (run_dir / "report.html").read_text()
     parser = _Tags()
     parser.feed(text)
-    assert "script" not in parser.tags and "img" not in parser.tags
+    assert parser.tags.count("script") == 3  # the index, the details, the viewer's own script
+    assert "img" not in parser.tags
     assert parser.external == []
-    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in text
-    assert "&lt;img src=x onerror=alert(1)&gt;" in text
-    assert f'id="case-{clarify.id}-0"' in text
+    assert "<img src=x" not in text and "<script>alert" not in text  # case text is data only
+    assert "script-src 'sha256-" in text  # no script runs but the viewer's, by its hash
     assert "<svg" in text  # inline charts
-    assert "forbidden_call" in text
-    assert "orders.W1002.status" in text  # the environment diff of the failing case
-    assert "<pre>&#34;pending&#34;</pre></td><td><pre>&#34;cancelled&#34;</pre>" in text
+    index, details = read_viewer_data(text)
+    assert index["cases"][-1]["r"][0]["s"] == "pass"  # the failing cases first
+    by_id = {row["id"]: (row, d) for row, d in zip(index["cases"], details, strict=True)}
+    row, detail = by_id[clarify.id]
+    assert row["r"][0]["s"] == "fail" and row["rules"] == [
+        "rule 1: forbidden_violations <= 0 where category in [adversarial]"
+    ]
+    trial = detail["runs"][0][0]
+    assert trial["failure"] == "forbidden_call"
+    assert trial["reply"] == "Which order? <img src=x onerror=alert(1)>"
+    assert ["orders.W1002.status", '"pending"', '"cancelled"'] in trial["diff"]
+    assert trial["calls"] == ['cancel_order({"order_id": "W1002"})']
 
 
 def test_baseline_comparison_lands_in_all_reports(tmp_path):
@@ -155,12 +165,13 @@ def test_state_diff_lists_changed_and_missing_paths():
     got = {"orders": {"W1": {"status": "cancelled", "refunds": [{"id": "R1"}]}}, "tickets": []}
     rows = state_diff(want, got)
     assert [(r.path, r.expected, r.actual) for r in rows] == [
-        ("orders.W1.refunds", "[]", "(absent)"),
-        ("orders.W1.refunds[0].id", "(absent)", '"R1"'),
+        ("orders.W1.refunds[0].id", "(absent)", '"R1"'),  # not `refunds: [] / (absent)` too
         ("orders.W1.status", '"delivered"', '"cancelled"'),
     ]
     assert state_diff(want, want) == []
     assert state_diff(None, got) == []
+    emptied = state_diff(got, want)  # the other way round: the element gone, `[]` left
+    assert [(r.path, r.actual) for r in emptied][0] == ("orders.W1.refunds[0].id", "(absent)")
 
 
 def test_a_trajectory_that_cannot_be_scored_becomes_an_error_record(tmp_path):
@@ -297,7 +308,9 @@ def test_a_huge_reply_is_clipped_in_the_html_report_and_kept_whole_elsewhere(tmp
     evaluate_run(run_dir, [refund], [trajectory(refund, GOOD_REFUND, huge)])
     html = (run_dir / "report.html").read_text()
     assert len(html) < 200_000
-    assert "1,996,000 more characters; all of it in trajectories.jsonl" in html
+    _, details = read_viewer_data(html)
+    reply = details[0]["runs"][0][0]["reply"]
+    assert reply.endswith("1,996,000 more characters; all of it in trajectories.jsonl)")
 
 
 def test_reports_of_a_run_in_which_no_trial_could_be_scored_say_so_up_front(tmp_path):
