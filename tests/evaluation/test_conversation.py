@@ -11,6 +11,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from casemill.cli import app
+from casemill.evaluation.report.viewer import read_viewer_data
 from casemill.evaluation.customer import ScriptedCustomer
 from casemill.evaluation.runner import run
 from tests.evaluation.scoring.casebuild import refund_case
@@ -71,7 +72,10 @@ def test_a_model_plays_the_customer_for_three_turns(tmp_path: Path, monkeypatch)
     assert summary["task_success_rate"] == 1.0
     assert summary["agent_settings"]["customer"] == "llm:customer"
     assert len(summary["agent_settings"]["customer_prompt_hash"]) >= 8
-    # the report: see test_viewer_shows_simulated_turns
+    # the report's viewer holds the transcript, the simulated turns marked
+    _, details = read_viewer_data((out / "report.html").read_text())
+    shown = json.dumps(details)
+    assert '"simulated": true' in shown and "Answer to: Which item was cracked?" in shown
 
 
 def test_the_customer_turn_maximum_ends_an_agent_that_keeps_asking(tmp_path: Path):

@@ -58,6 +58,8 @@ def call_text(tool: str, params: dict[str, Any], suffix: str = "") -> str:
 
 
 def _status(trials: Sequence[CaseScore]) -> str:
+    if not any(s.covered for s in trials):
+        return "not covered"  # neither passed nor failed (a recorded agent without its log)
     if all(ended_in_error(s) for s in trials):
         return "error"
     passes = sum(s.task_success for s in trials)

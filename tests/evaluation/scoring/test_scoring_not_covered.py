@@ -83,4 +83,5 @@ def test_the_summary_json_and_the_reports_list_them(run, tmp_path):
     assert f"Not covered: {line}" in render_markdown(outcome.summary)
     html = (tmp_path / "report.html").read_text()
     assert f"Not covered: {line}." in html
-    assert html.count(cases[1].id) == 1  # not among the failing cases the report shows
+    # the viewer lists every case: this one with the status "not covered", not as failed
+    assert '"s":"not covered"' in html.replace(": ", ":")

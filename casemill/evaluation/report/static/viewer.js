@@ -29,7 +29,7 @@
   function cellsOf(c) { return c.r.filter(function (x) { return x; }); }
 
   var choices = {
-    status: ["pass", "fail", "flaky", "error", "not pass"],
+    status: ["pass", "fail", "flaky", "error", "not pass", "not covered"],
     op: uniq(all(function (c) { return [c.op]; })),
     intent: uniq(all(function (c) { return c.in; })),
     tag: uniq(all(function (c) { return c.tags; })),
@@ -47,7 +47,7 @@
     }
     if (filter.status) {
       var want = filter.status;
-      if (!cells.some(function (x) { return want === "not pass" ? x.s !== "pass" : x.s === want; })) return false;
+      if (!cells.some(function (x) { return want === "not pass" ? x.s !== "pass" && x.s !== "not covered" : x.s === want; })) return false;
     }
     if (filter.op && c.op !== filter.op) return false;
     if (filter.intent && c.in.indexOf(filter.intent) < 0) return false;
@@ -94,7 +94,7 @@
 
   function statusCell(x) {
     if (!x) return el("td", "cm-st cm-none", "-");
-    var td = el("td", "cm-st cm-" + x.s, x.s + (x.t > 1 ? " " + x.p + "/" + x.t : ""));
+    var td = el("td", "cm-st cm-" + x.s.replace(" ", "-"), x.s + (x.t > 1 ? " " + x.p + "/" + x.t : ""));
     if (x.k.length) td.title = x.k.join(", ");
     return td;
   }
