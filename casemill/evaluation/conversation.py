@@ -16,13 +16,14 @@ them `"simulated": true` (agents never see the key).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from casemill.case.model import Case
 from casemill.evaluation.agents import Agent, AgentReply, Episode
 from casemill.evaluation.customer import DEFAULT_MAX_TURNS, Session
+from casemill.evaluation.trajectory import RecordedCall
 
 
 class Conversation:
@@ -101,8 +102,14 @@ class Conversation:
 def turn_messages(episode: Episode, text: str | None, since: int = 0) -> list[dict[str, Any]]:
     """The conversation so far plus the calls the agent made this turn (from call `since` on)
     and its reply, in OpenAI chat format."""
-    out = list(episode.messages)
-    for call in episode.calls[since:]:
+    return list(episode.messages) + call_messages(episode.calls[since:], text)
+
+
+def call_messages(calls: Sequence[RecordedCall], text: str | None) -> list[dict[str, Any]]:
+    """Recorded calls, each an assistant `tool_calls` message and its `tool` result, then the
+    reply, in OpenAI chat format."""
+    out: list[dict[str, Any]] = []
+    for call in calls:
         out.append(
             {
                 "role": "assistant",

@@ -89,11 +89,19 @@ class RunStore:
         if not trajectories:
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        data = b"".join(t.model_dump_json().encode("utf-8") + b"\n" for t in trajectories)
+        data = b"".join(stored(t) + b"\n" for t in trajectories)
         with open(self.path, "ab") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def stored(trajectory: Trajectory) -> bytes:
+    """A trajectory as its line of trajectories.jsonl: with `state_changes`, the final state is
+    left out (most of a line's bytes; `Trajectory.final` rebuilds it from the case's)."""
+    if trajectory.state_changes is not None and trajectory.final_state is not None:
+        return trajectory.model_dump_json(exclude={"final_state"}).encode("utf-8")
+    return trajectory.model_dump_json().encode("utf-8")
 
 
 def _last_newline_end(fh, size: int) -> int:

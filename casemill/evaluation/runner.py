@@ -39,6 +39,7 @@ from casemill.evaluation.agents import (
     Agent,
     AgentError,
     AgentReply,
+    Episode,
     EpisodeClosed,
     StepLimitReached,
     load_agent,
@@ -48,6 +49,7 @@ from casemill.evaluation.agents.retry import RetryPolicy
 from casemill.evaluation.conversation import Conversation, turn_messages
 from casemill.evaluation.customer import DEFAULT_MAX_TURNS, Customer, ScriptedCustomer
 from casemill.evaluation.run_store import RunStore
+from casemill.evaluation.states import state_delta
 from casemill.evaluation.trajectory import NOT_COVERED, Trajectory
 from casemill.gctune import fewer_collections
 from casemill.llm import masked
@@ -456,11 +458,12 @@ def _trajectory(
         if error
         else (episode.agent_faults[0] if episode.agent_faults else (None, None))
     )
-    messages = (
-        reply.messages
-        if reply.messages is not None
-        else turn_messages(episode, text, talk.turn_started)
-    )
+    if reply.messages is not None:
+        messages = reply.messages
+    elif talk.turns:
+        messages = turn_messages(episode, text, talk.turn_started)
+    else:  # the case's conversation, the calls and the reply: `rebuilt_messages` makes them
+        messages = []
     return Trajectory(
         **base,
         messages=tuple(talk.marked(messages)),
@@ -470,7 +473,7 @@ def _trajectory(
         latency_s=round(latency, 6),
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
-        final_state=episode.sandbox.comparable_state(),
+        **_final_state(episode),
         hit_step_limit=reply.hit_step_limit,
         gave_up=reply.gave_up,
         customer_turns=talk.turns,
@@ -479,6 +482,15 @@ def _trajectory(
         error=message,
         error_kind=kind,
     )
+
+
+def _final_state(episode: Episode) -> dict[str, Any]:
+    """The trajectory's final state, and what changed since the start (`state_changes`, which
+    is what the run store keeps: `run_store.stored`)."""
+    final = episode.sandbox.comparable_state()
+    if isinstance(final, dict) and isinstance(episode.initial_state, dict):
+        return {"final_state": final, "state_changes": state_delta(episode.initial_state, final)}
+    return {"final_state": final}
 
 
 def _progress_reporter(progress: bool | Progress, total: int) -> Progress:

@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TRAJECTORY_FORMAT = 1
+# 2: the final state as what the run changed (`state_changes`); format 1 files, with the whole
+# `final_state`, are still read
+TRAJECTORY_FORMAT = 2
 
 # the error kinds a trial carries when the agent itself misbehaved in a trial that still ran to
 # the end (a call to a tool the domain does not have, arguments that are not a JSON object):
@@ -44,6 +46,8 @@ class Trajectory(BaseModel):
     trial: int = 0
     agent: str
     agent_fingerprint: str
+    # the agent's own message list; empty for an agent that returns none in a one-turn episode
+    # (the case's conversation, `calls` and `final_reply` are all there is: `rebuilt_messages`)
     messages: tuple[dict[str, Any], ...] = ()
     calls: tuple[RecordedCall, ...] = ()
     final_reply: str | None = None
@@ -51,7 +55,11 @@ class Trajectory(BaseModel):
     latency_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    final_state: dict[str, Any] | None = None  # the domain's comparable state after the run
+    # the domain's comparable state after the run, and what changed since its start
+    # (`casemill.evaluation.states`); trajectories.jsonl keeps only the changes when it has
+    # them (format 2), so a trajectory read back has `final_state` None: `final` rebuilds it
+    final_state: dict[str, Any] | None = None
+    state_changes: dict[str, Any] | None = None
     hit_step_limit: bool = False
     gave_up: bool = False
     customer_turns: int = 0  # turns the simulated customer added (marked in `messages`)
@@ -61,6 +69,17 @@ class Trajectory(BaseModel):
     error_kind: str | None = (
         None  # exception, timeout, http_429, http_5xx, invalid_json, malformed_tool_call, unknown_tool, ...
     )
+
+    def final(self, initial: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The comparable final state, given the case's before the run (`initial`, as scoring's
+        context has it): `final_state`, else `initial` with `state_changes` applied."""
+        if self.final_state is not None or self.state_changes is None:
+            return self.final_state
+        if initial is None:
+            return None
+        from casemill.evaluation.states import apply_delta
+
+        return apply_delta(initial, self.state_changes)
 
     @property
     def ended_in_error(self) -> bool:

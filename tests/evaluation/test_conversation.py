@@ -11,8 +11,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from casemill.cli import app
-from casemill.evaluation.report.viewer import read_viewer_data
 from casemill.evaluation.customer import ScriptedCustomer
+from casemill.evaluation.report.viewer import read_viewer_data
 from casemill.evaluation.runner import run
 from tests.evaluation.scoring.casebuild import refund_case
 from tests.support.openai_server import OpenAIServer, Reply

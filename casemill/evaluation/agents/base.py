@@ -90,6 +90,7 @@ class Episode:
     turn: int = 0
     turn_start: int = 0
     case: Case | None = None  # the case being run (a recorded agent finds its log by it)
+    initial_state: dict[str, Any] | None = None  # the sandbox's comparable state at the start
     _closed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _ids: int = 0

@@ -6,7 +6,9 @@ and each `tool` turn carrying the `tool_call_id` of the call it answers (ids are
 order, when the case has none). A case with a `user_scenario` gives the scenario to the agent as
 the first user message (after the leading system turns, before any scripted turn): the
 scenario is the customer's request as a whole, and the simulated customer
-(`casemill.evaluation.customer`) answers what the agent asks after it.
+(`casemill.evaluation.customer`) answers what the agent asks after it. A case whose customer
+has a script (a mined conversation: the logged customer turns to come) and speaks in the
+conversation keeps its scenario for the simulator: the agent hears the later turns in turn.
 """
 
 from __future__ import annotations
@@ -51,10 +53,17 @@ def case_messages(case: Case) -> list[dict[str, Any]]:
             if turn.tool_call_id in pending_ids:
                 pending_ids.remove(turn.tool_call_id)
         messages.append(message)
-    if case.user_scenario:
+    if case.user_scenario and not _scripted(case):
         at = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
         messages.insert(at, {"role": "user", "content": case.user_scenario})
     return messages
+
+
+def _scripted(case: Case) -> bool:
+    """A case whose customer speaks in its conversation and has more to say (a script): its
+    scenario is for the simulated customer, and the agent hears the rest when it asks."""
+    script = case.customer is not None and bool(case.customer.script)
+    return script and any(t.role == "customer" for t in case.conversation)
 
 
 def new_episode(case: Case, *, max_steps: int = 20) -> Episode:
@@ -74,4 +83,5 @@ def new_episode(case: Case, *, max_steps: int = 20) -> Episode:
         sandbox=sandbox,
         max_steps=max_steps,
         case=case,
+        initial_state=sandbox.comparable_state(),
     )

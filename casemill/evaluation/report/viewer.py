@@ -99,6 +99,26 @@ def _case_meta(case_id: str, case: Case | None) -> dict[str, Any]:
     }
 
 
+def rebuilt_messages(case: Case | None, t: Trajectory) -> list[dict[str, Any]]:
+    """The messages of a trajectory that keeps none (an agent that returns no message list, in
+    one turn): the case's conversation, then the calls and the reply."""
+    from casemill.evaluation.agents.episode import case_messages
+    from casemill.evaluation.conversation import call_messages
+
+    opening = case_messages(case) if case is not None else []
+    return opening + call_messages(t.calls, t.final_reply)
+
+
+def _initial_state(case: Case | None) -> dict | None:
+    """The case's state before the run, to which a trajectory's changes apply."""
+    if case is None:
+        return None
+    try:
+        return context_for(case).initial_state
+    except Exception:  # as `_expected_state`
+        return None
+
+
 def _expected_state(case: Case | None) -> dict | None:
     if case is None:
         return None
@@ -180,7 +200,7 @@ def trial_detail(score: CaseScore, case: Case | None, t: Trajectory | None) -> d
     }
     if t is None:
         return out | {"messages": [], "calls": [], "reply": "", "diff": [], "diffNote": "no run"}
-    out["messages"] = [message_view(m) for m in t.messages]
+    out["messages"] = [message_view(m) for m in t.messages or rebuilt_messages(case, t)]
     out["calls"] = [call_text(c.tool, c.params, "" if c.ok else f"  [{c.error}]") for c in t.calls]
     out["reply"] = clip(t.final_reply or "")
     out["steps"], out["latency"] = t.steps, round(t.latency_s, 3)
@@ -191,7 +211,8 @@ def trial_detail(score: CaseScore, case: Case | None, t: Trajectory | None) -> d
 def _diff(score: CaseScore, case: Case | None, t: Trajectory) -> tuple[list[list[str]], str]:
     if score.metrics.get("state_success") == 1.0:
         return [], "the final state is the expected one"
-    want, got = _expected_state(case), t.final_state
+    want = _expected_state(case)
+    got = t.final(_initial_state(case))
     rows = state_diff(want, got)
     if rows:
         return [[r.path, r.expected, r.actual] for r in rows], ""

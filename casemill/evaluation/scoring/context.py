@@ -42,6 +42,8 @@ class CaseContext:
     # replayed state), "calls" (recorded tools: the writes made against the expected calls,
     # a multiset under the matching rules), or None (no check: the replay failed)
     state_check: str | None = None
+    # the comparable state before the run, to which a trajectory's `state_changes` apply
+    initial_state: dict | None = None
 
 
 _CACHE: dict[str, CaseContext] = {}
@@ -99,7 +101,18 @@ def _build(case: Case) -> CaseContext:
         replay_note=note,
         reference_reply=expected.reference_reply,
         state_check=check,
+        initial_state=_initial_state(domain, case),
     )
+
+
+def _initial_state(domain, case: Case) -> dict | None:
+    """The comparable state of a fresh sandbox of `case`, as the runner's episode starts."""
+    try:
+        if recorded.uses_recorded_tools(domain):
+            return recorded.RecordedSandbox(case).comparable_state()
+        return domain.sandbox(case.environment, faults=True).comparable_state()
+    except Exception:  # noqa: BLE001 - a case whose sandbox cannot be built has no state to show
+        return None
 
 
 def _write_tools(domain, case: Case) -> frozenset[str] | None:

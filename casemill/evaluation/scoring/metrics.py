@@ -110,9 +110,10 @@ def state_success(ctx: CaseContext, trajectory: Trajectory) -> float | None:
         return 1.0 if writes_match(ctx, trajectory.calls) else 0.0
     if ctx.expected_state is None:
         return None
-    if trajectory.final_state is None:
+    final = trajectory.final(ctx.initial_state)
+    if final is None:
         return 0.0
-    return 1.0 if trajectory.final_state == ctx.expected_state else 0.0
+    return 1.0 if final == ctx.expected_state else 0.0
 
 
 def writes_made(ctx: CaseContext, calls: Sequence[RecordedCall]) -> list[RecordedCall]:

@@ -158,7 +158,14 @@
     if (m.simulated) head.appendChild(el("span", "cm-badge cm-sim", "simulated"));
     if (m.tool_call_id) head.appendChild(el("span", "cm-note", " answers " + m.tool_call_id));
     box.appendChild(head);
-    if (m.content) box.appendChild(pre(m.content));
+    if (m.content && m.role === "system" && m.content.length > 300) {
+      // a long system prompt (an agent's policy) folded: its first line, open on a click
+      var fold = el("details", "cm-fold");
+      fold.appendChild(el("summary", "cm-note", m.content.split("\n")[0].slice(0, 120) +
+        " (" + m.content.length + " characters)"));
+      fold.appendChild(pre(m.content));
+      box.appendChild(fold);
+    } else if (m.content) box.appendChild(pre(m.content));
     (m.tool_calls || []).forEach(function (c) { box.appendChild(pre("-> " + c, "cm-call")); });
     if (m.extra) box.appendChild(pre(m.extra, "cm-note"));
     return box;
