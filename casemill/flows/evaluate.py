@@ -147,6 +147,9 @@ def evaluate_agent(
     temperature: float | None = None,
     user_model: str | None = None,
     max_customer_turns: int = 10,
+    sample: int | None = None,
+    limit: int | None = None,
+    filters: list[str] | None = None,
 ) -> dict[str, Any]:
     """Run `agent` on `cases` (a corpus folder or JSONL), score, report, gate. A run into a
     `run_dir` that holds an earlier run of the same agent does only what is missing, and with
@@ -154,13 +157,16 @@ def evaluate_agent(
     `{date}` or `{datetime}` in `run_dir` give each (scheduled) run a folder of its own;
     `temperature` is an `openai:MODEL` agent's sampling temperature (default 0); the simulated
     customer is scripted, or played by `user_model` on the configured endpoint, for at most
-    `max_customer_turns` turns an episode (`casemill eval --user-model`, `--max-customer-turns`)."""
+    `max_customer_turns` turns an episode (`casemill eval --user-model`, `--max-customer-turns`);
+    `filters`, `sample` (stratified by operator, `seed`) and `limit` choose the cases, as
+    `casemill eval --filter/--sample/--limit` do."""
     request = EvaluateRequest(
         agent=agent, cases=cases, output=Path(dated_run_dir(run_dir)), trials=trials,
         concurrency=concurrency, timeout=timeout_s, max_steps=max_steps, temperature=temperature,
         baseline=baseline, gate=gate, rerun_failed=rerun_failed, seed=seed,
         batch_size=batch_size, caller="flow", user_model=user_model,
-        max_customer_turns=max_customer_turns,
+        max_customer_turns=max_customer_turns, filters=tuple(filters or ()), sample=sample,
+        limit=limit,
     )  # fmt: skip
     plan = plan_evaluate(request)
     trajectories = _run_batches(request, plan)

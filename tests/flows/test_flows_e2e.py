@@ -134,6 +134,10 @@ def test_evaluation_records_its_cases_and_warns_on_a_baseline_of_other_cases(
     assert part["case_note"] == note
     summary = json.loads((tmp_path / "runs" / "part" / "summary.json").read_text())
     assert summary["comparison"]["case_note"] == note and note in summary["notes"]
+    few = evaluate_agent(
+        agent="reference", cases="corpus", run_dir="runs/few", gate=None, sample=4, limit=3
+    )
+    assert few["cases"] == 3  # a sample of 4 (by operator), then the first 3 of it
 
 
 KILLABLE = """
