@@ -7,11 +7,13 @@ in this order it:
 
 1. says the case's next scripted turn (`case.customer.script`: for a mined conversation, the
    logged customer turns that followed the case's own conversation, replayed in order);
-2. answers a request for confirmation ("Shall I go ahead?", "Do you want me to refund ...?",
+2. answers a question about one of the customer's facts ("What is your user id?", "please
+   confirm your email") from the case's customer facts (`customer.facts`, or what the domain
+   derives from the case);
+3. answers a request for confirmation ("Shall I go ahead?", "Do you want me to refund ...?",
    "please confirm") with yes, or no where the case says the customer declines
-   (`customer.declines`); after a no it has nothing more to say;
-3. answers a question about one of the customer's facts ("What is your user id?") from the
-   case's customer facts (`customer.facts`, or what the domain derives from the case);
+   (`customer.declines`); after a no it has nothing more to say. A choice between options
+   ("cancel A or B?") and an offer of more help ("anything else?") are not confirmations;
 4. otherwise has nothing to add, and the episode ends: the agent's last reply is its final one.
 
 It also ends the episode when the agent says the same thing twice in a row (asking again what
@@ -50,6 +52,8 @@ _CONFIRM = re.compile(
     re.I,
 )
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
+# an offer of more help ("Would you like me to help with anything else?") is not an action
+_MORE_HELP = re.compile(r"\b(?:anything|something) else\b|\bhelp (?:you )?with\b|\bassist\b", re.I)
 _WH = re.compile(r"^\W*(?:which|what|where|when|who|whom|whose|why|how)\b", re.I)
 _ID_WORDS = frozenset({"id", "ids", "number", "numbers", "no", "code", "identifier"})
 
@@ -129,14 +133,14 @@ class ScriptedSession:
             return Said(self.script.pop(0))
         if repeated:
             return Said(None, "the agent repeated its last reply")
+        answer = self._facts_answer(text)  # "please confirm your email" asks for the email
+        if answer:
+            return Said(answer)
         if asks_confirmation(text):
             if self.said_no:
                 return Said(None, "the customer declined already")
             self.said_no = not self.agrees
             return Said(YES if self.agrees else NO)
-        answer = self._facts_answer(text)
-        if answer:
-            return Said(answer)
         return Said(None, "the customer has nothing to add")
 
     def _facts_answer(self, text: str) -> str | None:
@@ -170,7 +174,7 @@ def asks_confirmation(text: str) -> bool:
     """Whether `text` asks the customer to confirm an action, not to choose between options
     ("cancel A or B?" is a question to clarify, answered from facts or not at all)."""
     for question in questions(text):
-        if not _CONFIRM.search(question) or _WH.search(question):
+        if not _CONFIRM.search(question) or _WH.search(question) or _MORE_HELP.search(question):
             continue
         if _ALTERNATIVE.search(question.replace("yes or no", "").replace("Yes or no", "")):
             continue

@@ -35,7 +35,7 @@ from casemill.llm import LLMEndpoint
 
 log = logging.getLogger(__name__)
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"  # 2: a multi-turn episode's transcript holds every message
 MAX_FIELD = 4000
 
 SYSTEM = """You grade one conversation between a customer-support agent and a customer.
@@ -178,11 +178,34 @@ class Judge:
         return out
 
 
+def _messages_transcript(trajectory: Trajectory) -> str:
+    lines = []
+    for m in trajectory.messages:
+        role, content = m.get("role"), m.get("content")
+        if role == "tool" or role == "system":
+            continue
+        for call in m.get("tool_calls") or []:
+            function = call.get("function") or {}
+            lines.append(f"agent calls {function.get('name')}({function.get('arguments')})")
+        if isinstance(content, str) and content.strip():
+            who = "customer (simulated)" if m.get("simulated") else ROLES.get(role, role)
+            lines.append(f"{who}: {_clip(content)}")
+    lines.append(f"agent final reply: {_clip(trajectory.final_reply or '(none)')}")
+    return "\n".join(lines)
+
+
+ROLES = {"user": "customer", "assistant": "agent"}
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_FIELD else text[:MAX_FIELD] + " [...]"
 
 
 def transcript(case: Case, trajectory: Trajectory) -> str:
+    """The conversation as the judge reads it: the case's turns, the agent's calls and final
+    reply; in a multi-turn episode, every message in order, the simulated customer's marked."""
+    if trajectory.customer_turns and trajectory.messages:
+        return _messages_transcript(trajectory)
     lines = [f"{t.role}: {_clip(t.content)}" for t in case.conversation if t.role != "tool"]
     for call in trajectory.calls:
         result = (
@@ -303,9 +326,12 @@ def load_human_labels(
 
 
 def trajectory_hash(trajectory: Trajectory) -> str:
-    """What the judge saw of a trajectory: its calls and its final reply."""
+    """What the judge saw of a trajectory: its calls and its final reply (and, in a multi-turn
+    episode, the simulated customer's turns)."""
     calls = [[c.tool, c.params, c.ok] for c in trajectory.calls]
-    return short_hash(json.dumps([calls, trajectory.final_reply], sort_keys=True, default=str))
+    said = [m.get("content") for m in trajectory.messages if m.get("simulated")]
+    seen = [calls, trajectory.final_reply] + ([said] if said else [])
+    return short_hash(json.dumps(seen, sort_keys=True, default=str))
 
 
 def _reusable(judge: Judge, run_dir: Path | None) -> dict[tuple[str, int, str], list[JudgeVerdict]]:

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from casemill.case.ids import short_hash
 from casemill.case.model import Case
 from casemill.evaluation.agents import (
     TRANSIENT_KINDS,
@@ -146,6 +147,7 @@ async def run_async(
         if isinstance(agent_spec_or_agent, str)
         else agent_spec_or_agent
     )
+    agent = with_customer(agent, customer, max_customer_turns)
     store = RunStore(run_dir)
     store.repair()
     results = {(k[0], k[1]): t for k, t in store.load(agent.fingerprint).items()}
@@ -201,6 +203,28 @@ async def run_async(
         writer.close()  # finished trajectories still queued are written before returning
         report(-1, len(todo))
     return [results[(case.id, trial)] for case in cases for trial in range(trials)]
+
+
+class _WithCustomer:
+    """An agent whose fingerprint, the resume key of the run store, names the simulated
+    customer too: a run folder re-run with another customer does not reuse the trials of the
+    first (the default scripted customer keeps the agent's own fingerprint)."""
+
+    def __init__(self, agent: Agent, fingerprint: str):
+        self.agent, self.name, self.fingerprint = agent, agent.name, fingerprint
+
+    async def run(self, episode: Episode) -> AgentReply:
+        return await self.agent.run(episode)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.agent, name)
+
+
+def with_customer(agent: Agent, customer: Customer | None, max_turns: int) -> Agent:
+    kind = (customer or SCRIPTED).fingerprint
+    if kind == SCRIPTED.fingerprint and max_turns == DEFAULT_MAX_TURNS:
+        return agent
+    return _WithCustomer(agent, short_hash(f"{agent.fingerprint}|{kind}|{max_turns}"))
 
 
 class Unreachable:
@@ -424,7 +448,13 @@ async def _attempt(
         )
     reply, error = None, None
     episode.deadline = time.monotonic() + timeout_s  # adapters do not wait for a retry past it
-    talk = Conversation(episode, (customer or SCRIPTED).session(case), case, max_customer_turns)
+    try:  # a pack's customer facts, a model customer's prompt: this case's error, not the run's
+        session = (customer or SCRIPTED).session(case)
+    except Exception as exc:  # noqa: BLE001
+        episode.close()
+        message = f"cannot start the simulated customer: {type(exc).__name__}: {exc}"
+        return Trajectory(**base, error=message, error_kind="user_simulator")
+    talk = Conversation(episode, session, case, max_customer_turns)
     try:
         async with asyncio.timeout(timeout_s):  # no extra task per case, unlike wait_for
             reply = await talk.run(agent)

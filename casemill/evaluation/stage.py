@@ -339,13 +339,15 @@ def agent_endpoint(agent: str, temperature: float | None = None) -> str | None:
 
 
 def shown_url(url: str) -> str:
-    """`url` without any user name or password it carries (they never reach a report)."""
+    """`url` without any user name, password, query or fragment it carries (a key may ride in
+    any of them: `?api-key=...`); they never reach a report."""
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc)) if parts.netloc else url
+    if not parts.netloc:
+        return url
+    netloc = parts.netloc.rpartition("@")[2]  # the host and port as written ([::1] keeps [])
+    return urlunsplit(parts._replace(netloc=netloc, query="", fragment=""))
 
 
 def load_case_input(cases: str) -> Any:

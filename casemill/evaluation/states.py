@@ -25,10 +25,10 @@ def state_delta(initial: dict[str, Any], final: dict[str, Any]) -> dict[str, Any
     out: dict[str, dict[str, Any]] = {}
     for key, value in final.items():
         before = initial.get(key, _MISSING)
-        if before == value:
+        if _same(before, value):
             continue
         if isinstance(before, dict) and isinstance(value, dict):
-            changed = {k: v for k, v in value.items() if before.get(k, _MISSING) != v}
+            changed = {k: v for k, v in value.items() if not _same(before.get(k, _MISSING), v)}
             gone = [k for k in before if k not in value]
             if changed:
                 out.setdefault("set", {})[key] = changed
@@ -53,6 +53,17 @@ def apply_delta(initial: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any
     for key in delta.get("dropped", ()):
         out.pop(key, None)
     return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON: `1`, `1.0` and `true` are three values (Python's `==` makes them one)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
 
 
 class _Missing:

@@ -134,3 +134,48 @@ def test_validation_reports_the_conflict_as_a_semantic_finding():
         ("environment.state.calls[1]", "recorded-conflict")
     ]
     assert semantic_findings(airline_case()) == []
+
+
+def test_the_writes_are_matched_one_to_one_whatever_their_order():
+    from casemill.evaluation.scoring.context import context_for
+    from casemill.evaluation.scoring.metrics import writes_match
+    from casemill.evaluation.trajectory import RecordedCall
+
+    case = Case.model_validate(
+        {
+            "domain": "generic:bookings",
+            "conversation": [{"role": "customer", "content": "Cancel B1 and B2."}],
+            "expected": {
+                "tool_calls": [
+                    {
+                        "tool": "cancel",
+                        "params": {"booking_id": "B9", "reason": "x"},
+                        "match": {"booking_id": {"kind": "any"}},
+                    },
+                    {"tool": "cancel", "params": {"booking_id": "B1"}},
+                ],
+                "outcome": "resolve",
+                "optimal_steps": 3,
+            },
+        }
+    )
+    made = [
+        RecordedCall(tool="cancel", params={"booking_id": "B1", "reason": "x"}),
+        RecordedCall(tool="cancel", params={"booking_id": "B2", "reason": "x"}),
+    ]
+    ctx = context_for(case)
+    assert writes_match(ctx, made) and writes_match(ctx, made[::-1])
+    assert not writes_match(ctx, made[1:] * 2)  # nothing cancels B1
+
+
+def test_a_read_the_case_declares_is_not_counted_as_a_write():
+    from casemill.evaluation.scoring.context import context_for
+    from casemill.evaluation.scoring.metrics import writes_made
+    from casemill.evaluation.trajectory import RecordedCall
+
+    case = airline_case(tools={"lookup_booking": {"kind": "read", "params": ["id"]}})
+    calls = [
+        RecordedCall(tool="lookup_booking", params={"id": "B1"}),
+        RecordedCall(tool="book_reservation", params={"user_id": "mia_li_3668"}),
+    ]
+    assert [c.tool for c in writes_made(context_for(case), calls)] == ["book_reservation"]

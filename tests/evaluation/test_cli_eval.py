@@ -263,7 +263,7 @@ def test_judge_end_to_end_against_a_local_server(tmp_path, cases_file, monkeypat
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["metrics"]["judge_truthful"]["mean"] == 1.0
-    assert any(n.startswith("judge judge-model, prompt v1") for n in summary["notes"])
+    assert any(n.startswith("judge judge-model, prompt v2") for n in summary["notes"])
     assert (tmp_path / "run" / "judge.jsonl").is_file()
 
 

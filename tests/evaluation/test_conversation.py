@@ -127,3 +127,28 @@ def test_without_an_endpoint_the_llm_customer_says_so_and_nothing_runs(tmp_path,
     assert result.exit_code == 2
     assert "no OpenAI-compatible endpoint is configured" in " ".join(result.output.split())
     assert not (tmp_path / "run" / "trajectories.jsonl").exists()
+
+
+def test_a_run_folder_rerun_with_another_customer_runs_the_cases_again(tmp_path: Path):
+    from casemill.evaluation.customer import NoCustomer
+
+    class Asker:
+        name, fingerprint = "asker", "asker-1"
+
+        async def run(self, episode):
+            from casemill.evaluation.agents import AgentReply
+
+            return AgentReply("Shall I go ahead?" if episode.turn == 0 else "Done.")
+
+    (first,) = run(Asker(), [refund_case()], tmp_path)
+    (again,) = run(Asker(), [refund_case()], tmp_path, customer=NoCustomer())
+    assert (first.customer_turns, again.customer_turns) == (1, 0)
+    assert first.agent_fingerprint == "asker-1" != again.agent_fingerprint
+
+
+def test_the_initial_state_is_a_copy_of_what_the_sandbox_hands_out():
+    from casemill.evaluation.agents import new_episode
+
+    episode = new_episode(refund_case())
+    live = episode.sandbox.comparable_state()
+    assert episode.initial_state == live and episode.initial_state is not live

@@ -51,6 +51,8 @@ def generic_case(customer: dict | None = None) -> Case:
         ("Do you want me to cancel order W1, or to change its address?", False),
         ("Which order of yours can I help with?", False),
         ("Your refund of $14.50 is on its way.", False),
+        ("Your refund is issued. Would you like me to help with anything else?", False),
+        ("Is there something else you want me to do?", False),
     ],
 )
 def test_what_counts_as_a_request_for_confirmation(text, asks):
@@ -75,6 +77,16 @@ def test_the_script_goes_first_then_confirmation_then_facts_then_the_end():
     assert session.next("What is your user id?").text == "My user id is mia_li_3668."
     end = session.next("Booked. Anything else?")
     assert end.text is None and end.ended == "the customer has nothing to add"
+
+
+def test_a_question_about_a_fact_is_answered_with_the_fact_not_a_yes():
+    session = ScriptedSession(generic_case())
+    assert session.next("Could you please confirm your email address?").text == (
+        "My email is mia.li@example.com."
+    )
+    assert (
+        session.next("Before I proceed, could you tell me your name?").text == "My name is Mia Li."
+    )
 
 
 def test_a_customer_who_declines_says_no_once_and_the_agent_repeating_itself_ends_it():

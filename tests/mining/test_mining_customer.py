@@ -25,3 +25,20 @@ def test_mined_airline_cases_carry_calls_and_the_customer(shared_data):
     writes = [c for c in calls if c["tool"] == "book_reservation"]
     assert writes and all({"tool", "params", "result", "ok", "turn"} <= set(c) for c in calls)
     assert {(w["tool"], w["ok"]) for w in writes} >= {("book_reservation", True)}
+
+
+def test_logged_calculate_calls_are_answered_on_recorded_tools(shared_data):
+    from casemill.domains.recorded import RecordedSandbox
+
+    log = shared_data / "tau-bench-airline-logs" / "support_logs.jsonl"
+    result = mine([log], "openai-jsonl", options=MineOptions())
+    found = [
+        (case, entry)
+        for case in result.cases
+        for entry in case.environment.state.get("calls", [])
+        if entry["tool"] == "calculate" and entry["ok"]
+    ]
+    assert found
+    case, entry = found[0]
+    answer = RecordedSandbox(case).call("calculate", entry["params"])
+    assert answer.ok and answer.content == entry["result"]

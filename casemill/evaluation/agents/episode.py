@@ -13,6 +13,7 @@ conversation keeps its scenario for the simulator: the agent hears the later tur
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -83,5 +84,6 @@ def new_episode(case: Case, *, max_steps: int = 20) -> Episode:
         sandbox=sandbox,
         max_steps=max_steps,
         case=case,
-        initial_state=sandbox.comparable_state(),
+        # a copy: a sandbox may hand out its live state, which the agent's writes then change
+        initial_state=copy.deepcopy(sandbox.comparable_state()),
     )

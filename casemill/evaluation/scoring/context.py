@@ -44,6 +44,8 @@ class CaseContext:
     state_check: str | None = None
     # the comparable state before the run, to which a trajectory's `state_changes` apply
     initial_state: dict | None = None
+    # recorded tools: the kinds the case declares (read or write), the naming rule for others
+    declared_kinds: dict[str, str] | None = None
 
 
 _CACHE: dict[str, CaseContext] = {}
@@ -102,7 +104,14 @@ def _build(case: Case) -> CaseContext:
         reference_reply=expected.reference_reply,
         state_check=check,
         initial_state=_initial_state(domain, case),
+        declared_kinds=_declared_kinds(domain, case),
     )
+
+
+def _declared_kinds(domain, case: Case) -> dict[str, str] | None:
+    if domain.tool_specs or not recorded.uses_recorded_tools(domain):
+        return None
+    return {name: info["kind"] for name, info in recorded.declared_tools(case).items()}
 
 
 def _initial_state(domain, case: Case) -> dict | None:

@@ -26,9 +26,15 @@ from casemill.evaluation.trajectory import RecordedCall, Trajectory
 
 
 def write_set(ctx: CaseContext, calls: Sequence[RecordedCall]) -> frozenset[str]:
+    """The write tools: the domain's, else those the case declares (recorded tools) and, for
+    the tools it does not, the naming rule (`is_read_tool`)."""
     if ctx.write_tools is not None:
         return ctx.write_tools
-    return frozenset(c.tool for c in calls if not is_read_tool(c.tool))
+    kinds = ctx.declared_kinds or {}
+    writes = {n for n, kind in kinds.items() if kind == "write"}
+    return frozenset(
+        writes | {c.tool for c in calls if c.tool not in kinds and not is_read_tool(c.tool)}
+    )
 
 
 def tool_metrics(ctx: CaseContext, calls: Sequence[RecordedCall], writes: frozenset[str]) -> dict:
@@ -130,15 +136,29 @@ def writes_match(ctx: CaseContext, calls: Sequence[RecordedCall]) -> bool:
     made = writes_made(ctx, calls)
     if len(made) != len(ctx.expected_calls):
         return False
-    used = [False] * len(made)
-    for want in ctx.expected_calls:
-        for index, call in enumerate(made):
-            if not used[index] and call.tool == want.tool and params_match(want, call.params):
-                used[index] = True
-                break
-        else:
-            return False
-    return True
+    fits = [
+        [i for i, call in enumerate(made) if call.tool == w.tool and params_match(w, call.params)]
+        for w in ctx.expected_calls
+    ]
+    return _perfect_matching(fits, len(made))
+
+
+def _perfect_matching(fits: list[list[int]], n: int) -> bool:
+    """Whether every expected call gets a write of its own among those that fit it (Kuhn's
+    augmenting paths: one rule matching any value must not take the write another needs)."""
+    owner: list[int | None] = [None] * n
+
+    def place(want: int, seen: set[int]) -> bool:
+        for index in fits[want]:
+            if index in seen:
+                continue
+            seen.add(index)
+            if owner[index] is None or place(owner[index], seen):  # type: ignore[arg-type]
+                owner[index] = want
+                return True
+        return False
+
+    return all(place(want, set()) for want in range(len(fits)))
 
 
 def off_script_calls(calls: Sequence[RecordedCall]) -> int:

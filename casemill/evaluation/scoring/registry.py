@@ -38,7 +38,7 @@ class MetricSpec:
 
 
 _SPECS = (
-    MetricSpec("task_success", "2", True, "every check below holds (see docs/reports.md)"),
+    MetricSpec("task_success", "3", True, "every check below holds (see docs/reports.md)"),
     MetricSpec("tool_recall", "1", True, "expected tools executed / expected tools (set)"),
     MetricSpec(
         "tool_precision",
@@ -78,7 +78,12 @@ _SPECS = (
     MetricSpec(
         "customer_turns", "1", False, "turns the simulated customer added to the episode", "count"
     ),
-    MetricSpec("completion", "2", True, "final reply given, no error, no give-up, no step limit"),
+    MetricSpec(
+        "completion",
+        "3",
+        True,
+        "final reply given, no error, no give-up, no step limit, no customer-turn limit",
+    ),
     MetricSpec("efficiency", "1", True, "min(1, optimal_steps / steps)"),
     MetricSpec("steps", "1", False, "tool calls plus the final reply", "count"),
     MetricSpec("latency_s", "1", False, "wall time of the trial", "seconds"),

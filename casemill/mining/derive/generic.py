@@ -77,14 +77,15 @@ class Answers:
 
 def recorded_calls(messages: list[Message]) -> list[dict[str, Any]]:
     """The conversation's calls that the records do not answer, with their results, for the
-    recorded tools (`casemill.domains.recorded`): every write, and every read that failed. One
+    recorded tools (`casemill.domains.recorded`): every write, every read that failed, and the
+    `think`/`calculate` calls the records leave out. One
     entry a call (tool and arguments): a call logged more than once keeps its first success,
     else its first failure, so that it has one recorded result. `turn` is the message index."""
     out: dict[str, dict[str, Any]] = {}
     for index, m in enumerate(messages):
         for call in m.calls:
-            if is_read(call.tool) and not call.error:
-                continue
+            if is_read(call.tool) and not call.error and not call.tool.startswith(SKIP_READS):
+                continue  # the records answer it
             if call.result is None:
                 continue
             key = call_key(call.tool, call.arguments)

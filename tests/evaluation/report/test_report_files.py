@@ -79,7 +79,7 @@ def test_evaluate_run_writes_every_report_and_never_drops_a_case(tmp_path):
     assert summary["gate"]["passed"] is False
     assert summary["gate"]["failures"][0]["case_ids"] == [clarify.id]
     assert "per_case" not in summary
-    assert summary["metric_versions"]["task_success"] == "2"
+    assert summary["metric_versions"]["task_success"] == "3"
     assert outcome.verdict is not None and outcome.verdict.passed is False
 
 

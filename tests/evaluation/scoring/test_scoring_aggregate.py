@@ -82,8 +82,8 @@ def test_summary_counts_pass_k_flaky_and_slices():
     assert rows[("intent", "refund")].cases == 2
     assert rows[("outcome", "clarify")].results == 3
     # 2: a trial that recovered from an agent fault (unknown tool) is judged like any other
-    assert summary.metric_versions["task_success"] == "2"
-    assert summary.metric_versions["completion"] == "2"
+    assert summary.metric_versions["task_success"] == "3"
+    assert summary.metric_versions["completion"] == "3"
     assert summarize([refund, clarify], scores, seed=7) == summary
 
 
