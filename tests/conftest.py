@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# the `browser` fixture (Debian's Chromium under Playwright) for the tests that use one
+pytest_plugins = ["tests.support.browser"]
+
 ROOT = Path(__file__).resolve().parents[1]
 # (CASEMILL_SHARED_DATA: where the data is when the checkout is not beside it, a git worktree)
 SHARED_DATA = Path(os.environ.get("CASEMILL_SHARED_DATA") or ROOT.parent / "shared" / "data")

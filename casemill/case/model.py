@@ -7,6 +7,7 @@ without a new id is caught on load. Build changed cases with `derive()`, never b
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from orjson import Fragment
@@ -156,6 +157,23 @@ class Environment(Frozen):
     faults: tuple[ToolFault, ...] = ()
 
 
+DEFAULT_CUSTOMER_TURNS = 10  # the customer turns a simulated customer adds, unless told
+STOP = "###STOP###"  # what a simulated customer (tau-bench's, Casemill's LLM one) ends with
+
+
+def until_stop(lines: Iterable[str]) -> list[str]:
+    """Customer turns up to the one that ends the conversation (`STOP`: the words before it
+    kept), each with its white space collapsed, empty ones left out."""
+    out = []
+    for line in lines:
+        text = " ".join(line.replace(STOP, " ").split())
+        if text:
+            out.append(text)
+        if STOP in line:
+            break
+    return out
+
+
 class Customer(Frozen):
     """What the simulated customer of an episode knows and does (`casemill.evaluation.customer`).
 
@@ -166,6 +184,10 @@ class Customer(Frozen):
     - declines: the customer answers a request for confirmation with no (default: yes);
     - max_turns: the most customer turns the simulator adds (default: the run's maximum).
     """
+
+    def turns(self) -> list[str]:
+        """The script as the simulator says it: up to `STOP`."""
+        return until_stop(self.script)
 
     facts: dict[str, JsonData] = Field(default_factory=dict)
     script: tuple[Annotated[str, Field(max_length=MAX_TEXT)], ...] = ()

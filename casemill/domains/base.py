@@ -7,6 +7,7 @@ that a case's references (ids) exist in its environment.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from dataclasses import dataclass, field
@@ -75,6 +76,23 @@ def specs_by_name(specs: tuple[dict[str, Any], ...]) -> dict[str, dict[str, Any]
     if len(_SPECS) < 256:
         _SPECS[id(specs)] = (specs, index)
     return index
+
+
+class SpecKinds:
+    """For a pack whose tools are its `tool_specs`: which only read (the shared naming rule,
+    `recorded.is_read_tool`) and which write (the rest)."""
+
+    tool_specs: tuple[dict[str, Any], ...]
+
+    @property
+    def read_tools(self) -> frozenset[str]:
+        from casemill.domains.recorded import is_read_tool
+
+        return frozenset(n for n in specs_by_name(self.tool_specs) if is_read_tool(n))
+
+    @property
+    def write_tools(self) -> frozenset[str]:
+        return frozenset(specs_by_name(self.tool_specs)) - self.read_tools
 
 
 def param_errors(spec: dict[str, Any], params: dict[str, Any]) -> list[str]:
@@ -146,6 +164,21 @@ def dispatch_to_methods(
     if problems:
         return ToolResult.fail("invalid_params", "; ".join(problems))
     return getattr(sandbox, f"_t_{tool}")(**params)
+
+
+class SpecSandbox(Sandbox):
+    """A sandbox whose tools are its methods `_t_<tool>`, checked against `specs` (by name)
+    before they run; it works on its own copy of the environment's state (`self.state`)."""
+
+    def __init__(
+        self, environment: Environment, specs: dict[str, dict[str, Any]], *, faults: bool = True
+    ):
+        super().__init__(environment, faults=faults)
+        self.specs = specs
+        self.state: dict[str, Any] = copy.deepcopy(environment.state)
+
+    def _dispatch(self, tool: str, params: dict[str, Any]) -> ToolResult:
+        return dispatch_to_methods(self, self.specs, tool, params)
 
 
 def _fault_result(fault: ToolFault) -> ToolResult:

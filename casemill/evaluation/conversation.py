@@ -16,7 +16,7 @@ them `"simulated": true` (agents never see the key).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -33,8 +33,6 @@ class Conversation:
         session: Session,
         case: Case,
         max_turns: int = DEFAULT_MAX_TURNS,
-        *,
-        agent_messages: Callable[[Episode, str | None, int], list[dict[str, Any]]] | None = None,
     ):
         self.episode = episode
         self.session = session
@@ -45,7 +43,6 @@ class Conversation:
         self.turn_started = 0  # index of the first call of the current agent turn
         self.hit_limit = False
         self.ended = ""
-        self._agent_messages = agent_messages or turn_messages
 
     async def run(self, agent: Agent) -> AgentReply:
         last: AgentReply | None = None
@@ -66,7 +63,7 @@ class Conversation:
                 self.hit_limit = True
                 self.ended = f"the customer-turn maximum ({self.max_turns}) was reached"
                 return reply
-            messages = self._agent_messages(self.episode, text, self.turn_started)
+            messages = turn_messages(self.episode, text, self.turn_started)
             messages.append({"role": "user", "content": said.text})
             self.episode.messages = messages
             self.episode.turn += 1

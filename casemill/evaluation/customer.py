@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
-from casemill.case.model import Case
+from casemill.case.model import DEFAULT_CUSTOMER_TURNS, Case
 from casemill.domains import get_domain
 
-DEFAULT_MAX_TURNS = 10
-STOP = "###STOP###"
+DEFAULT_MAX_TURNS = DEFAULT_CUSTOMER_TURNS
 YES = "Yes, please go ahead."
 NO = "No, please don't do that."
 
@@ -108,7 +108,6 @@ class _Silent:
 class ScriptedSession:
     case: Case
     script: list[str] = field(init=False)
-    facts: dict[str, Any] = field(init=False)
     agrees: bool = field(init=False)
     said_no: bool = False
     last_reply: str = ""
@@ -116,9 +115,13 @@ class ScriptedSession:
 
     def __post_init__(self) -> None:
         customer = self.case.customer
-        self.script = _until_stop(customer.script) if customer else []
-        self.facts = customer_facts(self.case)
+        self.script = customer.turns() if customer else []
         self.agrees = not (customer is not None and customer.declines)
+
+    @cached_property
+    def facts(self) -> dict[str, Any]:
+        """Worked out when the agent first asks something (most episodes never do)."""
+        return customer_facts(self.case)
 
     async def respond(self, reply: str | None, messages: list[dict[str, Any]]) -> Said:
         return self.next(reply)
@@ -149,19 +152,6 @@ class ScriptedSession:
             return None
         self.answered.update(asked)
         return " ".join(fact_sentence(name, self.facts[name]) for name in asked)
-
-
-def _until_stop(script: tuple[str, ...]) -> list[str]:
-    """The script's turns up to the one that ends the conversation (`###STOP###`, kept for the
-    words before it)."""
-    out = []
-    for line in script:
-        text = " ".join(line.replace(STOP, " ").split())
-        if text:
-            out.append(text)
-        if STOP in line:
-            break
-    return out
 
 
 def questions(text: str) -> list[str]:

@@ -19,9 +19,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from casemill.case.model import Case
+from casemill.case.model import STOP, Case
 from casemill.evaluation.agents.base import AgentError
-from casemill.evaluation.customer import STOP, Said, customer_facts
+from casemill.evaluation.customer import Said, customer_facts
 from casemill.llm import LLMEndpoint, prompt_hash
 from casemill.settings import Settings
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from casemill.case.model import Case
+from casemill.case.model import DEFAULT_CUSTOMER_TURNS, Case
 from casemill.errors import UserError
 from casemill.evaluation.trajectory import Trajectory
 from casemill.text import count
@@ -34,7 +34,6 @@ from casemill.text import count
 log = logging.getLogger(__name__)
 
 Caller = Literal["cli", "flow"]
-DEFAULT_CUSTOMER_TURNS = 10  # casemill.evaluation.customer.DEFAULT_MAX_TURNS, without its import
 Progress = Callable[[int, int], None]
 Warn = Callable[[str, str], None]
 

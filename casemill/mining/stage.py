@@ -178,7 +178,7 @@ def _check_logs(logs: Iterable[Path]) -> tuple[Path, ...]:
     return files
 
 
-def _csv_mapping(path: Path) -> Any:
+def load_csv_mapping(path: Path) -> Any:
     from pydantic import ValidationError
 
     from casemill.mining.parsers.csv_tickets import CsvMapping
@@ -204,7 +204,7 @@ def plan(request: MineRequest) -> MinePlan:
         raise UserError("--keep-raw only makes sense with redaction on; drop --no-redact")
     if r.csv_mapping and r.fmt != "csv":  # it would be ignored, silently
         raise UserError(f"--csv-mapping applies to --format csv only, not --format {r.fmt}")
-    mapping = _csv_mapping(r.csv_mapping) if r.csv_mapping else None
+    mapping = load_csv_mapping(r.csv_mapping) if r.csv_mapping else None
     specs = load_tools_file(r.tools) if r.tools else None
     total = sum(file_size(p) for p in files)
     if r.corpus is not None:  # refused before any mining: read as empty, it would pass all

@@ -157,9 +157,9 @@ def _check_names_model(model: str) -> None:
 def _mapping(spec: LogSpec):
     if spec.csv_mapping is None:
         return None
-    from casemill.mining.stage import _csv_mapping
+    from casemill.mining.stage import load_csv_mapping
 
-    return _csv_mapping(spec.csv_mapping)
+    return load_csv_mapping(spec.csv_mapping)
 
 
 def _quarantined(item: Quarantined, spec: LogSpec) -> str:

@@ -9,7 +9,6 @@ import socket
 import threading
 import time
 import zlib
-from pathlib import Path
 
 import pytest
 from review_factory import SYSTEM, child_case, seed_case
@@ -21,15 +20,6 @@ from casemill.review.schema import make_engine
 from casemill.review.store import ReviewStore
 from casemill.review.web import create_app
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 pytestmark = pytest.mark.slow
@@ -63,20 +53,6 @@ def served(tmp_path_factory):
     server.should_exit = True
     thread.join(timeout=10)
     engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(
-            f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -25,8 +25,7 @@ from typing import Any
 from casemill.case.model import Case, Environment
 from casemill.domains.airline.policy import problem as policy_problem
 from casemill.domains.airline.sandbox import AirlineSandbox
-from casemill.domains.base import Problem, Sandbox, specs_by_name
-from casemill.domains.recorded import is_read_tool
+from casemill.domains.base import Problem, Sandbox, SpecKinds, specs_by_name
 
 NAME = "airline"
 # a case label saying its expected calls break the policy on purpose: kept as the source has
@@ -40,24 +39,12 @@ def load_tool_specs() -> tuple[dict[str, Any], ...]:
     return tuple(json.loads(text))
 
 
-def _names(specs: tuple[dict[str, Any], ...]) -> frozenset[str]:
-    return frozenset(s["function"]["name"] for s in specs)
-
-
 @dataclass
-class AirlineDomain:
+class AirlineDomain(SpecKinds):
     name: str = NAME
     tool_specs: tuple[dict[str, Any], ...] = field(default_factory=load_tool_specs)
     has_simulator: bool = True
     no_replay_reason: str = ""
-
-    @property
-    def read_tools(self) -> frozenset[str]:
-        return frozenset(n for n in _names(self.tool_specs) if is_read_tool(n))
-
-    @property
-    def write_tools(self) -> frozenset[str]:
-        return _names(self.tool_specs) - self.read_tools
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
         return AirlineSandbox(environment, specs_by_name(self.tool_specs), faults=faults)

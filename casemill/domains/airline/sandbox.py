@@ -25,7 +25,7 @@ from importlib import resources
 from typing import Any
 
 from casemill.case.model import Environment
-from casemill.domains.base import Sandbox, ToolResult, dispatch_to_methods
+from casemill.domains.base import SpecSandbox, ToolResult
 from casemill.domains.tau2_retail.sandbox import evaluate
 
 NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
@@ -50,19 +50,15 @@ def _error(kind: str, message: str) -> ToolResult:
     return ToolResult.fail(kind, f"Error: {message}")
 
 
-class AirlineSandbox(Sandbox):
+class AirlineSandbox(SpecSandbox):
     def __init__(
         self, environment: Environment, specs: dict[str, dict[str, Any]], *, faults: bool = True
     ):
-        super().__init__(environment, faults=faults)
-        self.specs = specs
-        state = copy.deepcopy(environment.state)
+        super().__init__(environment, specs, faults=faults)
+        state = self.state
         self.users: dict[str, Any] = state.get("users") or {}
         self.reservations: dict[str, Any] = state.get("reservations") or {}
         self.flights: dict[str, Any] = state.get("flights") or {}
-
-    def _dispatch(self, tool: str, params: dict[str, Any]) -> ToolResult:
-        return dispatch_to_methods(self, self.specs, tool, params)
 
     def final_state(self) -> dict[str, Any]:
         return copy.deepcopy(
@@ -175,13 +171,8 @@ class AirlineSandbox(Sandbox):
         if reservation is None:
             return _error("not_found", "reservation not found")
         price = BAG_FEE * max(0, nonfree_baggages - reservation.get("nonfree_baggages", 0))
-        method = self._charge(reservation, payment_id, price)
-        if isinstance(method, ToolResult):
-            return method
-        reservation["total_baggages"] = total_baggages
-        reservation["nonfree_baggages"] = nonfree_baggages
-        self._pay(reservation, method, payment_id, price)
-        return ToolResult(ok=True, content=copy.deepcopy(reservation))
+        changes = {"total_baggages": total_baggages, "nonfree_baggages": nonfree_baggages}
+        return self._paid_change(reservation, payment_id, price, changes)
 
     def _t_update_reservation_flights(
         self, reservation_id: str, cabin: str, flights: list[dict[str, Any]], payment_id: str
@@ -194,13 +185,8 @@ class AirlineSandbox(Sandbox):
         if isinstance(priced, ToolResult):
             return priced
         new_flights, price = priced
-        method = self._charge(reservation, payment_id, price)
-        if isinstance(method, ToolResult):
-            return method
-        reservation["flights"] = new_flights
-        reservation["cabin"] = cabin
-        self._pay(reservation, method, payment_id, price)
-        return ToolResult(ok=True, content=copy.deepcopy(reservation))
+        changes = {"flights": new_flights, "cabin": cabin}
+        return self._paid_change(reservation, payment_id, price, changes)
 
     def _t_book_reservation(self, **booking: Any) -> ToolResult:
         user = self.users.get(booking["user_id"])
@@ -280,6 +266,18 @@ class AirlineSandbox(Sandbox):
             total += segment["price"] * count
         total -= sum(f["price"] for f in old) * count
         return new_flights, _money(total)
+
+    def _paid_change(
+        self, reservation: dict[str, Any], payment_id: str, price: float, changes: dict[str, Any]
+    ) -> ToolResult:
+        """`changes` made to the reservation once `price` is charged to `payment_id` (or the
+        refusal of the charge, nothing changed)."""
+        method = self._charge(reservation, payment_id, price)
+        if isinstance(method, ToolResult):
+            return method
+        reservation.update(changes)
+        self._pay(reservation, method, payment_id, price)
+        return ToolResult(ok=True, content=copy.deepcopy(reservation))
 
     def _charge(
         self, reservation: dict[str, Any], payment_id: str, price: float

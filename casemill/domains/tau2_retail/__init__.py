@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casemill.case.model import Case, Environment
-from casemill.domains.base import Problem, Sandbox, specs_by_name
+from casemill.domains.base import Problem, Sandbox, SpecKinds, specs_by_name
 from casemill.domains.tau2_retail.sandbox import Tau2RetailSandbox
 from casemill.domains.tau2_retail.specs import is_read_tool, load_tool_specs
 
@@ -33,12 +33,8 @@ NAME = "tau2-retail"
 _SECTIONS = ("users", "orders", "products")
 
 
-def _names(specs: tuple[dict[str, Any], ...]) -> frozenset[str]:
-    return frozenset(s["function"]["name"] for s in specs)
-
-
 @dataclass
-class Tau2RetailDomain:
+class Tau2RetailDomain(SpecKinds):
     name: str = NAME
     tool_specs: tuple[dict[str, Any], ...] = field(default_factory=load_tool_specs)
     has_simulator: bool = False
@@ -46,14 +42,6 @@ class Tau2RetailDomain:
         "has no replay check (its sandbox runs the agent's calls, but the benchmark's expected "
         "calls include failed attempts, so no expected final state is derived)"
     )
-
-    @property
-    def read_tools(self) -> frozenset[str]:
-        return frozenset(n for n in _names(self.tool_specs) if is_read_tool(n))
-
-    @property
-    def write_tools(self) -> frozenset[str]:
-        return _names(self.tool_specs) - self.read_tools
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
         return Tau2RetailSandbox(environment, specs_by_name(self.tool_specs), faults=faults)

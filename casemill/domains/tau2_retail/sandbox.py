@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any
 
 from casemill.case.model import Environment
-from casemill.domains.base import Sandbox, ToolResult, dispatch_to_methods
+from casemill.domains.base import SpecSandbox, ToolResult
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 ADDRESS_KEYS = ("address1", "address2", "city", "state", "country", "zip")
@@ -57,20 +57,16 @@ def evaluate(expression: str) -> float:
     return walk(ast.parse(expression, mode="eval"))
 
 
-class Tau2RetailSandbox(Sandbox):
+class Tau2RetailSandbox(SpecSandbox):
     def __init__(
         self, environment: Environment, specs: dict[str, dict[str, Any]], *, faults: bool = True
     ):
-        super().__init__(environment, faults=faults)
-        self.specs = specs
-        state = copy.deepcopy(environment.state)
+        super().__init__(environment, specs, faults=faults)
+        state = self.state
         self.users: dict[str, Any] = state.get("users") or {}
         self.orders: dict[str, Any] = state.get("orders") or {}
         self.products: dict[str, Any] = state.get("products") or {}
         self.absent: list[str] = state.get("absent_ids") or []
-
-    def _dispatch(self, tool: str, params: dict[str, Any]) -> ToolResult:
-        return dispatch_to_methods(self, self.specs, tool, params)
 
     def final_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from casemill.case.model import MAX_TEXT
+from casemill.case.model import MAX_TEXT, STOP
 from casemill.domains.recorded import is_read_tool
 from casemill.mining.model import Conversation, LoggedCall, Message
 
@@ -94,7 +94,7 @@ def user_scenario(messages: list[Message]) -> str:
     for m in messages:
         if m.role != "customer" or not m.content.strip():
             continue
-        text = " ".join(m.content.replace("###STOP###", "").split())
+        text = " ".join(m.content.replace(STOP, "").split())
         if not text:
             continue
         said.append(text)

@@ -13,14 +13,12 @@ from typing import Any
 import orjson
 
 from casemill.case.ids import canonical_json
-from casemill.case.model import ExpectedCall
+from casemill.case.model import DEFAULT_CUSTOMER_TURNS, ExpectedCall, until_stop
 from casemill.domains.recorded import call_key, collection, record_key
 from casemill.mining.derive.common import is_read
 from casemill.mining.model import LoggedCall, Message
 
 SKIP_READS = ("think", "calculate")
-STOP = "###STOP###"  # tau-bench's simulated users end with it
-DEFAULT_TURNS = 10  # the runner's default customer-turn maximum
 
 
 def records(
@@ -112,19 +110,11 @@ def customer(messages: list[Message], shown: list[Message]) -> dict[str, Any] | 
     and room for them all in the customer-turn maximum."""
     last = id(shown[-1]) if shown else None
     at = next((i for i, m in enumerate(messages) if id(m) == last), -1)
-    script = []
-    for m in messages[at + 1 :]:
-        if m.role != "customer":
-            continue
-        text = " ".join(m.content.replace(STOP, " ").split())
-        if text:
-            script.append(text)
-        if STOP in m.content:
-            break
+    script = until_stop(m.content for m in messages[at + 1 :] if m.role == "customer")
     if not script:
         return None
     turns = len(script) + 2
-    return {"script": script, "max_turns": turns if turns > DEFAULT_TURNS else None}
+    return {"script": script, "max_turns": turns if turns > DEFAULT_CUSTOMER_TURNS else None}
 
 
 def observed_tools(messages: list[Message]) -> dict[str, dict[str, Any]]:

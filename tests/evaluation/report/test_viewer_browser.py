@@ -12,24 +12,7 @@ import pytest
 from casemill.evaluation.report.html import write_compare
 from tests.evaluation.report.viewer_runs import PAYLOAD, cases, evaluate
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(
-            f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 def _open(browser, path: Path):
