@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from casemill.case.model import Case
+from casemill.case.model import Case, derive
 from casemill.generators.facts import conversation_only, rebuild
 from casemill.generators.framework import NotApplicable, operator
 from casemill.generators.lexicon import lexicon
@@ -72,8 +72,15 @@ def _nlpaug(aug: Any, rng: random.Random) -> Callable[[str], str]:
 
 
 def _edit_customer_turns(case: Case, rng: random.Random, fn: Callable[[str], str]) -> list[Case]:
-    conversation_only(case)
+    """Customer turns edited between protected slots; a case with no customer turn but a
+    scenario (an imported task a simulated customer plays) has its scenario edited instead."""
     pattern = case_protector(case)
+    if case.user_scenario and not any(t.role == "customer" for t in case.conversation):
+        new = rewrite_unprotected(case.user_scenario, pattern, fn)
+        if new == case.user_scenario:
+            raise NotApplicable("no editable scenario text")
+        return [derive(case, user_scenario=new, tags=_robust(case))]
+    conversation_only(case)
     turns = list(case.conversation)
     changed = False
     for index, turn in enumerate(turns):

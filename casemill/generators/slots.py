@@ -2,7 +2,7 @@
 a noise operator (order ids, amounts and other numbers, emails, item and product names and the
 words the customer uses for them, customer names, address parts, phrases the expected reply is
 checked against, damage words, negations; outside the support domain, every short value of the
-environment's records and its words).
+environment's records and its words; the words a pack's contract names).
 
 `rewrite_unprotected(text, pattern, fn)` masks the protected spans, lets `fn` edit only the text
 between them, and restores the spans verbatim, so a slot can never be altered, whatever `fn` does.
@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from casemill.case.model import Case
+from casemill.domains import get_domain
+from casemill.domains.contract import contract_of
+from casemill.errors import UserError
 
 DAMAGE_WORDS = ("cracked", "broken", "shattered", "damaged", "defective", "wrong", "missing")
 KEYWORDS = ("cancel", "refund", "exchange", "swap", "return", "address", "human", "status")
@@ -88,7 +91,17 @@ def case_literals(case: Case) -> list[str]:
         out.update(_strings(call.params))
     out.update(e.reply_contains)
     out.update(e.reply_excludes)
+    out.update(_contract_words(case))
     return sorted((s for s in out if s and s.strip() and len(s) > 1), key=lambda s: (-len(s), s))
+
+
+def _contract_words(case: Case) -> set[str]:
+    """The words the case's pack says carry labels (`Contract.protected`), if it has a contract."""
+    try:
+        contract = contract_of(get_domain(case.domain))
+    except UserError:
+        return set()
+    return set(contract.protected(case)) if contract is not None else set()
 
 
 _FIXED_RE = re.compile("|".join(_FIXED), re.IGNORECASE)

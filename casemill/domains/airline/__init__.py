@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 from casemill.case.model import Case, Environment
+from casemill.domains.airline.contract import AirlineContract
 from casemill.domains.airline.policy import problem as policy_problem
 from casemill.domains.airline.sandbox import AirlineSandbox
 from casemill.domains.base import Problem, Sandbox, SpecKinds, specs_by_name
@@ -45,6 +46,7 @@ class AirlineDomain(SpecKinds):
     tool_specs: tuple[dict[str, Any], ...] = field(default_factory=load_tool_specs)
     has_simulator: bool = True
     no_replay_reason: str = ""
+    contract: AirlineContract = field(default_factory=AirlineContract)
 
     def sandbox(self, environment: Environment, *, faults: bool = True) -> Sandbox:
         return AirlineSandbox(environment, specs_by_name(self.tool_specs), faults=faults)

@@ -39,7 +39,7 @@ def free_bags(membership: str, cabin: str, passengers: int) -> int:
     return FREE_BAGS.get(membership, FREE_BAGS["regular"]).get(cabin, 0) * passengers
 
 
-def _status(state: State, segment: dict[str, Any]) -> str:
+def status(state: State, segment: dict[str, Any]) -> str:
     flight = (state.get("flights") or {}).get(segment.get("flight_number")) or {}
     return str(((flight.get("dates") or {}).get(segment.get("date")) or {}).get("status", ""))
 
@@ -59,12 +59,12 @@ def cancel_problem(state: State, params: dict[str, Any]) -> str | None:
     if reservation is None:
         return None  # the replay reports the unknown reservation
     segments = reservation.get("flights") or []
-    if any(_status(state, s) in FLOWN for s in segments):
+    if any(status(state, s) in FLOWN for s in segments):
         return "a segment is already flown: only a human agent can help (transfer)"
     booked = datetime.fromisoformat(str(reservation.get("created_at", "1970-01-01T00:00:00")))
     if NOW - booked <= timedelta(hours=24):
         return None
-    if any(_status(state, s) == "cancelled" for s in segments):
+    if any(status(state, s) == "cancelled" for s in segments):
         return None
     if reservation.get("cabin") == "business" or reservation.get("insurance") == "yes":
         return None
@@ -107,7 +107,7 @@ def flights_change_problem(state: State, params: dict[str, Any]) -> str | None:
     flown = {
         (f["flight_number"], f["date"])
         for f in reservation.get("flights") or []
-        if _status(state, f) in FLOWN
+        if status(state, f) in FLOWN
     }
     if flown - new:
         return "a flown segment cannot be changed"

@@ -1,0 +1,165 @@
+"""Operators written against the domain contract (`casemill.domains.contract`): they apply to a
+case of any pack that has one (support, airline, a team's own), and to nothing else.
+
+What they share lives here: finding the case's contract, the customer's words (the last customer
+turn, else the scenario a simulated customer plays), replaying expected calls on the pack's
+sandbox, and asking the pack's rules about each write on the state the calls before it leave.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from casemill.case.model import Case, Expected, ExpectedCall, ForbiddenCall, Tags, derive
+from casemill.domains import get_domain
+from casemill.domains.base import Domain
+from casemill.domains.contract import Contract, EntityKind, contract_of, entity_of, rule_for
+from casemill.generators.framework import NotApplicable
+
+# appended to a simulated customer's scenario when an edit refuses what it asks for: a
+# customer who then asks for something else would make the policy's label a guess
+ACCEPT_REFUSAL = (
+    "If the agent says it cannot do what you asked, accept that and do not ask for anything "
+    "else."
+)
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A case's domain pack and its contract."""
+
+    domain: Domain
+    contract: Contract
+
+    @property
+    def writes(self) -> frozenset[str]:
+        return self.domain.write_tools
+
+
+def pack_of(case: Case) -> Pack:
+    """The case's pack, if it has a contract and a simulator; else `NotApplicable`."""
+    domain = get_domain(case.domain)
+    contract = contract_of(domain)
+    if contract is None or not domain.has_simulator:
+        raise NotApplicable(f"domain {case.domain!r} has no contract (docs/domains.md)")
+    return Pack(domain, contract)
+
+
+def writes(pack: Pack, case: Case) -> list[ExpectedCall]:
+    return [c for c in case.expected.tool_calls if c.tool in pack.writes]
+
+
+def states_before(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> list[Any]:
+    """The state each call of `calls` meets (the calls before it replayed on `state`), then
+    the final one; None in place of every state after a call that failed."""
+    from casemill.case.model import Environment
+
+    sandbox = pack.domain.sandbox(Environment(state=state), faults=False)
+    out: list[Any] = []
+    broken = False
+    for call in calls:
+        out.append(None if broken else copy.deepcopy(sandbox.final_state()))
+        if not broken and not sandbox.call(call.tool, dict(call.params)).ok:
+            broken = True
+    out.append(None if broken else copy.deepcopy(sandbox.final_state()))
+    return out
+
+
+def refusals(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> list[str] | None:
+    """For each call, the reason the pack's rules refuse it on the state it meets ("" when
+    allowed); None when a call fails on replay."""
+    seen = states_before(pack, state, calls)
+    if any(s is None for s in seen):
+        return None
+    out = []
+    for call, before in zip(calls, seen, strict=False):
+        rule = rule_for(pack.contract, call.tool)
+        out.append((rule.check(before, dict(call.params)) or "") if rule else "")
+    return out
+
+
+def allowed(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> bool:
+    """Every call replays and every write is allowed on the state it meets."""
+    reasons = refusals(pack, state, calls)
+    return reasons is not None and not any(reasons)
+
+
+def customer_words(case: Case) -> str:
+    """What the customer says or, for a simulated customer, the scenario it plays."""
+    for turn in reversed(case.conversation):
+        if turn.role == "customer":
+            return turn.content
+    if case.user_scenario:
+        return case.user_scenario
+    raise NotApplicable("no customer turn and no scenario")
+
+
+def say_also(case: Case, text: str) -> dict[str, Any]:
+    """Updates that add `text` to the customer's last turn, else to the scenario."""
+    turns = list(case.conversation)
+    for index in range(len(turns) - 1, -1, -1):
+        if turns[index].role == "customer":
+            old = turns[index].content.rstrip()
+            turns[index] = turns[index].model_copy(update={"content": f"{old} {text}"})
+            return {"conversation": tuple(turns)}
+    if case.user_scenario:
+        return {"user_scenario": f"{case.user_scenario.rstrip()} {text}"}
+    raise NotApplicable("no customer turn and no scenario")
+
+
+def forbid(pack: Pack, call: ExpectedCall, reason: str) -> ForbiddenCall:
+    """The rule that forbids `call` on the entity it names (any parameters else)."""
+    found = entity_of(pack.contract, dict(call.params))
+    params = {found[0].param: found[1]} if found else dict(call.params)
+    return ForbiddenCall(tool=call.tool, params=params, reason=reason)
+
+
+def entity_kind(pack: Pack, name: str) -> EntityKind:
+    return next(k for k in pack.contract.entities if k.name == name)
+
+
+def relabel(
+    case: Case,
+    *,
+    calls: list[ExpectedCall],
+    outcome: str,
+    contains: tuple[str, ...],
+    forbidden: tuple[ForbiddenCall, ...] = (),
+    extra_steps: int = 0,
+    excludes: tuple[str, ...] = (),
+) -> Expected:
+    """The case's expected state with these calls: steps move with the number of calls."""
+    e = case.expected
+    steps = max(1, e.optimal_steps + len(calls) - len(e.tool_calls) + extra_steps)
+    return Expected(
+        tool_calls=tuple(calls),
+        forbidden_calls=_uniq((*e.forbidden_calls, *forbidden)),
+        outcome=outcome,
+        reply_contains=_uniq(contains),
+        reply_excludes=_uniq((*e.reply_excludes, *excludes)),
+        optimal_steps=steps,
+    )
+
+
+def tagged(case: Case, *, category: str | None = None, labels: tuple[str, ...] = ()) -> Tags:
+    t = case.tags
+    return t.model_copy(
+        update={
+            "category": category or t.category,
+            "labels": _uniq((*t.labels, *labels)),
+        }
+    )
+
+
+def rebuilt(case: Case, **updates: Any) -> Case:
+    return derive(case, **updates)
+
+
+def _uniq(values: Any) -> tuple:
+    out: list = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return tuple(out)
