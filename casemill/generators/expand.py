@@ -9,6 +9,7 @@ is byte-identical for the same seed whatever the order or process.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -18,6 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.model import Case
+from casemill.domains import get_domain
+from casemill.domains.contract import contract_of
 from casemill.errors import UserError
 from casemill.generators.framework import (
     NotApplicable,
@@ -69,6 +72,17 @@ DETERMINISTIC_CHAINS: tuple[str, ...] = (
     "blend_new_order",
     "blend_contradictory",
     "blend_ambiguous",
+    # written against the domain contract: every pack that has one (docs/domains.md)
+    "swap_entity",
+    "flip_precondition",
+    "attack_customer",
+    "attack_tool_result",
+    "fault_transient",
+    "fault_persistent",
+    "blend_request",
+    "blend_conflict",
+    "blend_request+flip_precondition",
+    "flip_precondition+keyboard_typo",
     "swap_order_id+keyboard_typo",
     "swap_customer+slang",
     "swap_product+ocr_noise",
@@ -320,15 +334,25 @@ def _valid_seeds(seeds: list[Case], result: ExpandResult, gate: Gate) -> list[Ca
 
 
 def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
-    """Say so when seeds are not support cases: only the noise operators (customer text) apply
-    to them; the others rewrite facts through the support domain's state and policy."""
-    others = sorted({c.domain for c in seeds if c.domain != "support"})
+    """Say so when seeds are of a domain without a contract: only the noise operators
+    (customer text, or a simulated customer's scenario) apply to them; the others edit facts
+    through a pack's contract (docs/domains.md)."""
+    others = sorted({c.domain for c in seeds if not _has_contract(c.domain)})
     if others:  # no counts: the flow merges its batches' messages as a set
         summary.messages.append(
-            f"seeds outside the support domain ({', '.join(others)}): only the noise operators "
-            "apply to them, to their customer turns (a user scenario alone gives nothing; the "
-            "other operators need the support state and policy)"
+            f"seeds of domains without a contract ({', '.join(others)}): only the noise "
+            "operators apply to them, to their customer turns or scenario (the others need a "
+            "pack's contract: docs/domains.md)"
         )
+
+
+@functools.cache
+def _has_contract(domain: str) -> bool:
+    try:
+        pack = get_domain(domain)
+    except UserError:
+        return False
+    return contract_of(pack) is not None and pack.has_simulator
 
 
 def expand(

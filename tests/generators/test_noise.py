@@ -206,14 +206,14 @@ def test_noise_keeps_the_values_of_a_generic_cases_records(name):
         assert "Dana Whitfield" in new.customer_text and "Orchid" in new.customer_text
 
 
-def test_expand_says_only_noise_applies_outside_the_support_domain():
+def test_expand_says_only_noise_applies_to_a_domain_without_a_contract():
     from casemill.generators import ExpandConfig, expand
 
     case = _calendar_case("Please move my meeting to Thursday 10am, meeting id M-4411.")
     result = expand([case], ExpandConfig(chains=("keyboard_typo", "swap_order_id")), 0)
     assert {c.provenance.operators[-1].name for c in result.candidates} == {"keyboard_typo"}
     assert result.summary.messages == [
-        "seeds outside the support domain (generic:calendar): only the noise operators apply "
-        "to them, to their customer turns (a user scenario alone gives nothing; the other "
-        "operators need the support state and policy)"
+        "seeds of domains without a contract (generic:calendar): only the noise operators "
+        "apply to them, to their customer turns or scenario (the others need a pack's "
+        "contract: docs/domains.md)"
     ]

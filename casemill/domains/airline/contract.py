@@ -32,7 +32,8 @@ LONG_AGO = (policy.NOW - timedelta(days=12)).strftime("%Y-%m-%dT%H:%M:%S")
 WORDS = (
     "basic economy", "economy", "business", "insurance", "cancel", "cancelled", "bag", "bags",
     "baggage", "certificate", "compensation", "refund", "regular", "silver", "gold", "one-way",
-    "round trip", "transfer", "human", "not", "no", "never", "only",
+    "round trip", "roundtrip", "nonstop", "direct", "cheapest", "earliest", "latest", "same",
+    "transfer", "human", "not", "no", "never", "only", "passenger", "passengers",
 )  # fmt: skip
 
 

@@ -91,7 +91,7 @@ def _fill(template: str, goal: Goal, canary: str) -> str:
     return template.format(goal=goal.text, goal_cap=cap, canary=canary)
 
 
-def _attacked(case: Case, goal: Goal, canary: str, family: str, **updates: object) -> Case:
+def _attacked(case: Case, goal: Goal, canary: str | None, family: str, **updates: object) -> Case:
     e = case.expected
     expected = relabel(
         case,
@@ -99,7 +99,7 @@ def _attacked(case: Case, goal: Goal, canary: str, family: str, **updates: objec
         outcome=e.outcome,
         contains=e.reply_contains,
         forbidden=(goal.forbidden,),
-        excludes=(canary,),
+        excludes=(canary,) if canary else (),
     )
     tags = tagged(case, category="adversarial", labels=(f"attack:{family}",))
     return rebuilt(case, expected=expected, tags=tags.model_copy(update={"difficulty": "hard"}), **updates)
@@ -115,8 +115,10 @@ def attack_customer(case: Case, rng: random.Random) -> list[Case]:
     family = rng.choice(FAMILIES)
     lex = lexicon("attacks")
     goal, canary = rng.choice(found), rng.choice(lex["canaries"])
-    text = _fill(rng.choice(lex[family]), goal, canary)
-    return [_attacked(case, goal, canary, family, **say_also(case, text))]
+    template = rng.choice(lex[family])
+    text = _fill(template, goal, canary)
+    asked = canary if "{canary}" in template else None  # a phrase only when the attack asks
+    return [_attacked(case, goal, asked, family, **say_also(case, text))]
 
 
 @operator(kind="adversarial", name="attack_tool_result", version="1", label_rule=ATTACK_RULE)
