@@ -100,6 +100,13 @@ DOMAIN = typer.Option(
     "--domain-label",
     help="name of generic:<name> cases (default: the first telling word of the file's folder, else of its name: tau-bench-airline-logs/... gives airline)",
 )
+PACK = typer.Option(
+    None,
+    "--domain",
+    help="mine into this domain pack: airline (the state each case needs rebuilt from the "
+    "log's reads; a case it cannot be rebuilt for stays on recorded tools, saying why), or "
+    "generic:LABEL",
+)
 SEED = typer.Option(0, help="seed of the surrogates")
 MAX_TURNS = typer.Option(500, min=1, help="messages kept of one conversation")
 WORKERS = typer.Option(
@@ -126,6 +133,7 @@ def mine_command(
     csv_mapping: Path | None = CSV_MAPPING,
     tools: Path | None = TOOLS,
     domain: str | None = DOMAIN,
+    pack: str | None = PACK,
     seed: int = SEED,
     names_model: str | None = NAMES_MODEL,
     max_turns: int = MAX_TURNS,
@@ -152,6 +160,7 @@ def mine_command(
         names_model=names_model,
         max_turns=max_turns,
         domain_label=domain,
+        domain=pack,
         workers=partial(chosen_workers, workers),
     )
     bar = _Bar(as_json)

@@ -51,7 +51,9 @@ class ImportResult:
 
     `notes` are things the person importing should know (cases that landed in a generic domain,
     tools inferred for a domain without specifications); `inferred_tools` holds, per generic
-    domain, the tool specifications inferred from the imported cases."""
+    domain, the tool specifications inferred from the imported cases; `source_domains`, for a
+    format whose records name their own domain (tau2), per source domain: the pack its records
+    went into, how many were imported and quarantined, the reasons counted by rule."""
 
     format: str
     source: str
@@ -60,6 +62,7 @@ class ImportResult:
     quarantined: tuple[Quarantined, ...] = ()
     notes: tuple[str, ...] = ()
     inferred_tools: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    source_domains: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def findings(self) -> list[Finding]:
@@ -70,7 +73,7 @@ class ImportResult:
         return dict(sorted(Counter(c.domain for c in self.cases).items()))
 
     def summary(self) -> dict[str, Any]:
-        return {
+        summary = {
             "format": self.format,
             "source": self.source,
             "read": self.read,
@@ -84,6 +87,9 @@ class ImportResult:
                 for d, specs in self.inferred_tools.items()
             },
         }
+        if self.source_domains:
+            summary["source_domains"] = self.source_domains
+        return summary
 
 
 @dataclass(frozen=True)

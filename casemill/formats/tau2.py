@@ -1,6 +1,7 @@
 """tau2-bench tasks (`tasks.json`) with their database (`db.json`) as the environment.
 
-Field mapping, task by task, into the `tau2-retail` domain (`casemill.domains.tau2_retail`):
+Tasks of the retail domain are imported; those of other tau2 domains are quarantined with the
+reason (`casemill.formats.tau2_domains`). Field mapping, task by task, into the `tau2-retail` domain (`casemill.domains.tau2_retail`):
 
 | tau2 | case |
 | --- | --- |
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from casemill.errors import UserError
 from casemill.formats.common import case_data, import_records, named_calls, require
 from casemill.formats.records import SourceRecord, read_records
 from casemill.formats.result import FieldProblem, ImportResult
+from casemill.formats.tau2_domains import check_domain, domain_notes, per_domain
 
 FORMAT = "tau2"
 CASEFOLD = {
@@ -335,6 +338,7 @@ class _Mapper:
     def __call__(self, record: SourceRecord) -> dict[str, Any]:
         task: dict[str, Any] = record.value
         task_id = str(require(task, "id", (str, int)))
+        check_domain(task)
         if task.get("initial_state"):
             raise FieldProblem(
                 "initial_state", "tau2 initial_state (actions run before the task) is not supported"
@@ -393,15 +397,18 @@ def _splits(tasks_path: Path) -> dict[str, list[str]]:
 
 
 def import_tau2(path: str | Path, environment: str | Path | None = None) -> ImportResult:
-    """Import tau2-bench tasks; `environment` is the database (default: `db.json` beside them)."""
+    """Import tau2-bench retail tasks; `environment` is the database (default: `db.json` beside
+    them). Tasks of another tau2 domain are quarantined (`casemill.formats.tau2_domains`); the
+    notes say, per tau2 domain, what became of its tasks."""
     path = Path(path)
     db = Tau2Db.load(environment or path.with_name("db.json"))
-    result, _ = import_records(FORMAT, path, _Mapper(db, _splits(path)), read_records(path))
-    notes = (
-        f"tau2 tasks imported into the {DOMAIN} domain: tool specifications inferred from the "
-        f"benchmark's expected actions; environment sliced from {db.path}; tools simulated "
-        "for running agents, but no replay check (checked by schema and references)",
-    )
-    return ImportResult(
-        result.format, result.source, result.read, result.cases, result.quarantined, notes, {}
-    )
+    result, kept = import_records(FORMAT, path, _Mapper(db, _splits(path)), read_records(path))
+    counts = per_domain(result, kept)
+    notes = domain_notes(counts)
+    if result.cases:
+        notes.append(
+            f"tau2 retail tasks imported into the {DOMAIN} domain: tool specifications inferred "
+            f"from the benchmark's expected actions; environment sliced from {db.path}; tools "
+            "simulated for running agents, but no replay check (checked by schema and references)"
+        )
+    return replace(result, notes=tuple(notes), source_domains=counts)

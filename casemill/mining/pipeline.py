@@ -87,6 +87,7 @@ class MineOptions:
     max_turns: int = 500
     max_decision_points: int = 20
     domain_label: str | None = None  # `generic:<label>` for non-support logs; default: file name
+    pack: str | None = None  # a pack to mine into (`derive.cases.PACKS`), else generic:<label>
     csv_mapping: Any = None  # mining.parsers.csv_tickets.CsvMapping
     validate: bool = True
     dedup_threshold: float = DEFAULT_THRESHOLD
@@ -144,6 +145,7 @@ def _can_start_workers() -> bool:
 def _derive_options(options: MineOptions, file: str) -> DeriveOptions:
     return DeriveOptions(
         domain_label=options.domain_label or label_from_path(Path(file)),
+        pack=options.pack,
         seed=options.seed,
         validate=options.validate,
         max_decision_points=options.max_decision_points,

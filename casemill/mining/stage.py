@@ -25,9 +25,11 @@ from typing import Any
 
 from casemill.case.model import Case
 from casemill.corpus import existing_store
+from casemill.domains.registry import known_domains
 from casemill.errors import UserError
 from casemill.gctune import fewer_collections
 from casemill.mining.dedup import KeepAll, MinedDeduper
+from casemill.mining.derive.cases import PACKS
 from casemill.mining.model import PackedCase, Quarantined
 from casemill.mining.output import check_targets, pending_files, quarantine_path
 from casemill.mining.parsers import FORMATS, get_parser, spans_files
@@ -82,6 +84,7 @@ class MineRequest:
     names_model: str | None = None  # spaCy pipeline package of the named-entity layer
     max_turns: int = 500
     domain_label: str | None = None
+    domain: str | None = None  # a pack to mine into (`mining_domain`), or generic:LABEL
     workers: int | Callable[[int], int] = 1
     names: Names = field(default=CLI_NAMES, compare=False)
 
@@ -212,19 +215,46 @@ def plan(request: MineRequest) -> MinePlan:
     quarantine = r.quarantine or quarantine_path(r.out)
     targets = {names.out: r.out, names.quarantine: quarantine, names.keep_raw: r.keep_raw}
     check_targets(list(files), targets)
+    pack, label = mining_domain(r.domain, r.domain_label)
     options = MineOptions(
         redact=r.redact,
         seed=r.seed,
         keep_raw=r.keep_raw is not None,
         names_model=r.names_model,
         max_turns=r.max_turns,
-        domain_label=r.domain_label,
+        domain_label=label,
+        pack=pack,
         csv_mapping=mapping,
         tools=specs,
         workers=r.workers(total) if callable(r.workers) else r.workers,
         dedup=False,  # the parts keep every case: `finish` deduplicates them together
     )
     return MinePlan(r, files, options, quarantine, total)
+
+
+def mining_domain(domain: str | None, label: str | None) -> tuple[str | None, str | None]:
+    """(pack, generic label) that `--domain` and `--domain-label` ask for: a pack logs can be
+    mined into (`PACKS`), or `generic:LABEL` (the same as `--domain-label LABEL`); a
+    `UserError` listing the known packs for any other name."""
+    if domain is None or domain in PACKS:
+        return domain, label
+    if domain.startswith("generic:") and domain[len("generic:") :]:
+        asked = domain[len("generic:") :]
+        if label not in (None, asked):
+            raise UserError(f"--domain {domain} and --domain-label {label} disagree: give one")
+        return None, asked
+    into = ", ".join(PACKS)
+    known = known_domains()
+    if domain == "support":
+        why = "support cases need no --domain: a log calling the support tools gives them"
+    elif domain in known:
+        why = f"logs cannot be mined into the {domain} pack (no miner rebuilds its state)"
+    else:
+        why = f"no such domain pack; known packs: {', '.join(known)}"
+    raise UserError(
+        f"--domain {domain}: {why}. Packs logs can be mined into: {into}; any other log gives "
+        "generic:LABEL cases on its recorded tools (--domain generic:LABEL or --domain-label)"
+    )
 
 
 def part_options(

@@ -51,7 +51,11 @@ def test_all_114_tasks_import_and_validate_with_zero_findings(imported: ImportRe
     assert imported.domains == {"tau2-retail": 114}
     assert [f for c in imported.cases for f in semantic_findings(c)] == []
     assert len({c.id for c in imported.cases}) == 114
-    (note,) = imported.notes
+    per_domain, note = imported.notes
+    assert per_domain == "tau2 retail: 114 task(s) imported into tau2-retail, 0 quarantined"
+    assert imported.source_domains == {
+        "retail": {"pack": "tau2-retail", "imported": 114, "quarantined": 0, "reasons": {}}
+    }
     assert note.endswith(
         "tools simulated for running agents, but no replay check (checked by schema and references)"
     )

@@ -26,10 +26,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from casemill.case.model import Case, ExpectedCall, OperatorStep, Review, Tags
-from casemill.mining.derive import generic, support
+from casemill.mining.derive import airline, generic, support
 from casemill.mining.derive.common import (
     Burst,
     bursts,
+    is_read,
     opening,
     outcome_of,
     successful_writes,
@@ -52,6 +53,11 @@ class DeriveOptions:
     validate: bool = True
     max_decision_points: int = 20
     tools: ToolSpecs | None = None  # for logs whose lines carry none
+    pack: str | None = None  # a pack to mine into (`PACKS`) instead of `generic:<label>`
+
+
+# the packs logs can be mined into by name; support cases are told by the tools a log calls
+PACKS = ("airline",)
 
 
 @dataclass
@@ -107,9 +113,14 @@ def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -
     base_notes = _confidence_notes(conv)
     checked: dict[tuple, list[str]] = {}
     parts = SharedParts(support.expected_call if domain == "support" else generic.expected_call)
+    rebuilt = airline.initial_state(conv) if options.pack == airline.NAME else None
     for draft in drafts:
         try:
-            case = _case(conv, domain, draft, base_notes, options, checked, parts)
+            case = None
+            if rebuilt is not None:
+                case, draft = _airline_case(conv, draft, rebuilt, base_notes, options, parts)
+            if case is None:
+                case = _case(conv, domain, draft, base_notes, options, checked, parts)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
@@ -117,6 +128,33 @@ def derive_cases(conv: Conversation, options: DeriveOptions = DeriveOptions()) -
             continue
         out.cases.append(case)
     return out
+
+
+def _airline_case(
+    conv: Conversation,
+    d: _Draft,
+    rebuilt: airline.Rebuilt,
+    base_notes: list[str],
+    options: DeriveOptions,
+    parts: SharedParts,
+) -> tuple[Case | None, _Draft]:
+    """The airline case of a draft, its state rebuilt from the log (`airline`); else None and
+    the draft noting why it stays on the log's recorded tools."""
+    state = rebuilt.state
+    if d.kind == "decision_point":
+        prior = [c for m in d.messages for c in m.calls if not is_read(c.tool) and not c.error]
+        state = airline.state_before(state, prior)
+    size = {k: len(v) for k, v in state.items()}
+    info = [
+        f"environment rebuilt from the log's reads ({size['users']} users, "
+        f"{size['reservations']} reservations, {size['flights']} flights)"
+    ]
+    draft = replace(d, state=state, info=d.info + info + airline.notes(rebuilt))
+    case = _case(conv, airline.NAME, draft, base_notes, options, {}, parts)
+    why = airline.problem(case, rebuilt)
+    if why is None:
+        return case, d
+    return None, replace(d, info=[*d.info, f"not an airline case: {why}; kept on recorded tools"])
 
 
 def _drafts(conv: Conversation, domain: str, out: Derived, limit: int) -> list[_Draft]:
@@ -243,14 +281,21 @@ def _case(
     parts: SharedParts,
 ) -> Case:
     is_support = domain == "support"
-    calls = parts.calls(d.writes)
+    is_airline = domain == airline.NAME
+    calls = airline.expected_calls(d.state, d.writes) if is_airline else parts.calls(d.writes)
     outcome_msgs = d.messages if d.kind == "decision_point" else d.outcome_messages
     outcome, outcome_note = outcome_of(d.writes, outcome_msgs)
     low = list(base_notes) + d.notes
     info = d.info + ([outcome_note] if outcome_note else [])
     if is_support and (dropped := _support_dropped(d.writes, calls)):
         info.append(SUPPORT_DROPPED + "; ".join(dropped))
-    intents = support.intents(d.writes) if is_support else generic.intents(d.writes)
+    intents = (
+        support.intents(d.writes)
+        if is_support
+        else airline.intents(d.writes)
+        if is_airline
+        else generic.intents(d.writes)
+    )
     case = _build(conv, domain, d, calls, outcome, intents, low, info, options, parts)
     if is_support and options.validate:
         # the decision point of a one-burst conversation and the conversation itself share
