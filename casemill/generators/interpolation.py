@@ -5,9 +5,10 @@
   status, or a request for a human), and asked for with connective phrasing. The expected calls
   are the union of the seed's and the policy's calls for each new intent; phrases the union;
   outcome `escalate` when a human is asked for, else `resolve`; one more read per new order.
-- `blend_contradictory` (same order): the customer asks for two things that exclude each other on
-  one order (refund and cancel it; change its address and cancel it): outcome `clarify`, any write
-  forbidden, reply naming both options.
+- `blend_contradictory` (same order): the customer asks for two things the policy says exclude
+  each other on one order (`policy.conflict`: cancel it or change its address): outcome
+  `clarify`, any write forbidden, reply naming both options. A request the policy refuses on its
+  own (cancel a delivered order) contradicts nothing, so it is not blended.
 - `blend_ambiguous`: the customer also asks to cancel "my other order" while two other orders
   could match: outcome `clarify` ("which order"), any write forbidden.
 """
@@ -18,7 +19,14 @@ import random
 from dataclasses import dataclass
 
 from casemill.case.model import Case, ExpectedCall, ForbiddenCall, Turn
-from casemill.domains.support.policy import ORDER_RULE, Intent, decide, escalate_call
+from casemill.domains.support.policy import (
+    ORDER_RULE,
+    Intent,
+    blocked,
+    conflict,
+    decide,
+    escalate_call,
+)
 from casemill.domains.support.state import Address, LineItem, Order, Product, SupportState, Variant
 from casemill.generators.facts import (
     compatible_forbidden,
@@ -33,6 +41,7 @@ from casemill.generators.facts import (
     refund_amount,
     signed_in,
     state_of,
+    state_view,
     support_only,
     with_tags,
     writes,
@@ -214,9 +223,13 @@ def _clarified(
     return rebuild(case, state=state, conversation=turns, expected=expected, tags=tags)
 
 
-@operator(kind="interpolation", name="blend_contradictory", version="2", label_rule=BLEND_RULE)
+@operator(kind="interpolation", name="blend_contradictory", version="3", label_rule=BLEND_RULE)
 def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
-    """Adds a request that contradicts the seed's on the same order -> clarify, no write."""
+    """Adds a request that contradicts the seed's on the same order -> clarify, no write.
+
+    Only a request the policy says contradicts the seed's (`policy.conflict`: each possible on
+    its own, not both): a cancel of a delivered order contradicts nothing, it is refused, and
+    the seed's refund stays right, so a refund seed gets no contradiction here."""
     support_only(case)
     ws = writes(case)
     if case.expected.outcome != "resolve" or len(ws) != 1:
@@ -227,10 +240,20 @@ def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
         raise NotApplicable("no contradiction template for this intent")
     if intent.order_id not in order_ids_in_text(case):
         raise NotApplicable("the customer does not name the order")
-    text = rng.choice(conn["contradict"][intent.kind]).format(order=intent.order_id)
-    turns = _spread(case, rng, [text])
-    other = "refund" if intent.kind == "cancel" and "refund" in text else "cancel"
-    intents = tuple(dict.fromkeys((*case.tags.intents, other)))
+    state = state_view(case)
+    templates = []
+    for template in conn["contradict"][intent.kind]:
+        other = Intent(template["other"], intent.order_id)
+        if conflict(state, intent, other):
+            templates.append(template)
+    if not templates:
+        why = blocked(state, Intent(conn["contradict"][intent.kind][0]["other"], intent.order_id))
+        raise NotApplicable(
+            f"nothing contradicts the {intent.kind} under the policy: {why or 'no conflict'}"
+        )
+    template = rng.choice(templates)
+    turns = _spread(case, rng, [template["text"].format(order=intent.order_id)])
+    intents = tuple(dict.fromkeys((*case.tags.intents, template["other"])))
     return [
         _clarified(
             case,

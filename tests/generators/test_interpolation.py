@@ -56,6 +56,20 @@ def test_ambiguous_other_order_asks_which_order():
     assert new.expected.reply_contains == ("which order",)
 
 
+def test_a_contradiction_pairs_only_requests_the_policy_says_exclude_each_other():
+    # a cancel of a delivered order is refused on its own: nothing contradicts the refund, which
+    # stays right, so the blend would block a valid refund
+    for seed in range(16):
+        assert run_op("blend_contradictory", support_case("refund", "delivered"), seed) == []
+    # a cancel of a processing order and a refund of it: nothing to refund yet, no contradiction;
+    # the added request must be a change the policy would also allow (the address)
+    for seed in range(16):
+        for new in run_op("blend_contradictory", support_case("cancel", "processing"), seed):
+            added = new.customer_text.lower().split("mistake")[-1]
+            assert "refund" not in added and "ship" in added, added
+            assert set(new.tags.intents) == {"cancel", "change_address"}
+
+
 def test_a_contradiction_never_leaves_the_choice_to_the_agent():
     # "Or cancel it, whichever is easier" on a delivered order makes the refund the right move
     # (the cancel is impossible, and the customer accepts either): labelling it clarify with no
