@@ -10,7 +10,8 @@
   `clarify`, any write forbidden, reply naming both options. A request the policy refuses on its
   own (cancel a delivered order) contradicts nothing, so it is not blended.
 - `blend_ambiguous`: the customer also asks to cancel "my other order" while two other orders
-  could match: outcome `clarify` ("which order"), any write forbidden.
+  could match: the seed's own request keeps its label (its write stays expected); the reply
+  must ask "which order", and cancelling either of the two is forbidden.
 """
 
 from __future__ import annotations
@@ -265,9 +266,18 @@ def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
     ]
 
 
-@operator(kind="interpolation", name="blend_ambiguous", version="1", label_rule=BLEND_RULE)
+AMBIGUOUS_RULE = (
+    "the seed's expected kept (its calls, outcome, phrases and forbidden calls); the ambiguous "
+    "request adds a clarifying question ('which order') and forbids cancelling either order "
+    "it may mean"
+)
+
+
+@operator(kind="interpolation", name="blend_ambiguous", version="2", label_rule=AMBIGUOUS_RULE)
 def blend_ambiguous(case: Case, rng: random.Random) -> list[Case]:
-    """Adds 'cancel my other order' while two other unshipped orders match -> clarify."""
+    """Adds 'cancel my other order' while two other unshipped orders match: the seed's own
+    request is as clear as before and keeps its label (a write it expected stays expected);
+    only the added request becomes a question, and neither matching order may be cancelled."""
     cid = _named_orders(case)
     if case.expected.outcome == "escalate":
         raise NotApplicable("an escalation must still happen; asking alone is not enough")
@@ -276,20 +286,27 @@ def blend_ambiguous(case: Case, rng: random.Random) -> list[Case]:
     if state.orders[oid].status in ("pending", "processing"):
         raise NotApplicable("the seed's own order is unshipped too")
     taken = case.model_dump_json()
+    before = set(state.orders)
     for _ in range(2):
         add_intent(state, cid, "cancel", rng, taken + " ".join(state.orders))
+    why = "two unshipped orders match 'my other order': ask which"
+    guarded = tuple(
+        ForbiddenCall(tool="cancel_order", params={"order_id": new}, reason=why)
+        for new in sorted(set(state.orders) - before)
+    )
     text = rng.choice(lexicon("connectives")["ambiguous"])
     turns = _spread(case, rng, [text])
+    expected = make_expected(
+        calls=list(case.expected.tool_calls),
+        outcome=case.expected.outcome,
+        reads_needed=read_steps(case) + 1,
+        contains=(*case.expected.reply_contains, "which order"),
+        excludes=case.expected.reply_excludes,
+        forbidden=(*case.expected.forbidden_calls, *guarded),
+    )
+    clarify = () if writes(case) else ("clarify",)
     intents = tuple(dict.fromkeys((*case.tags.intents, "cancel")))
-    kept = case.expected.reply_contains if case.expected.outcome in ("clarify", "refuse") else ()
-    return [
-        _clarified(
-            case,
-            turns,
-            (*kept, "which order"),
-            "two unshipped orders match 'my other order': ask which",
-            intents,
-            state=state,
-            extra_reads=1,
-        )
-    ]
+    tags = with_tags(
+        case, intents=intents, difficulty="hard", add_labels=("multi_intent", *clarify)
+    )
+    return [rebuild(case, state=state, conversation=turns, expected=expected, tags=tags)]
