@@ -5,11 +5,13 @@
   status, or a request for a human), and asked for with connective phrasing. The expected calls
   are the union of the seed's and the policy's calls for each new intent; phrases the union;
   outcome `escalate` when a human is asked for, else `resolve`; one more read per new order.
-- `blend_contradictory` (same order): the customer asks for two things that exclude each other on
-  one order (refund and cancel it; change its address and cancel it): outcome `clarify`, any write
-  forbidden, reply naming both options.
+- `blend_contradictory` (same order): the customer asks for two things the policy says exclude
+  each other on one order (`policy.conflict`: cancel it or change its address): outcome
+  `clarify`, any write forbidden, reply naming both options. A request the policy refuses on its
+  own (cancel a delivered order) contradicts nothing, so it is not blended.
 - `blend_ambiguous`: the customer also asks to cancel "my other order" while two other orders
-  could match: outcome `clarify` ("which order"), any write forbidden.
+  could match: the seed's own request keeps its label (its write stays expected); the reply
+  must ask "which order", and cancelling either of the two is forbidden.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ import random
 from dataclasses import dataclass
 
 from casemill.case.model import Case, ExpectedCall, ForbiddenCall, Turn
-from casemill.domains.support.policy import ORDER_RULE, Intent, decide, escalate_call
+from casemill.domains.support.policy import (
+    ORDER_RULE,
+    Intent,
+    blocked,
+    conflict,
+    decide,
+    escalate_call,
+)
 from casemill.domains.support.state import Address, LineItem, Order, Product, SupportState, Variant
 from casemill.generators.facts import (
     compatible_forbidden,
@@ -33,6 +42,7 @@ from casemill.generators.facts import (
     refund_amount,
     signed_in,
     state_of,
+    state_view,
     support_only,
     with_tags,
     writes,
@@ -214,9 +224,13 @@ def _clarified(
     return rebuild(case, state=state, conversation=turns, expected=expected, tags=tags)
 
 
-@operator(kind="interpolation", name="blend_contradictory", version="2", label_rule=BLEND_RULE)
+@operator(kind="interpolation", name="blend_contradictory", version="3", label_rule=BLEND_RULE)
 def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
-    """Adds a request that contradicts the seed's on the same order -> clarify, no write."""
+    """Adds a request that contradicts the seed's on the same order -> clarify, no write.
+
+    Only a request the policy says contradicts the seed's (`policy.conflict`: each possible on
+    its own, not both): a cancel of a delivered order contradicts nothing, it is refused, and
+    the seed's refund stays right, so a refund seed gets no contradiction here."""
     support_only(case)
     ws = writes(case)
     if case.expected.outcome != "resolve" or len(ws) != 1:
@@ -227,10 +241,20 @@ def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
         raise NotApplicable("no contradiction template for this intent")
     if intent.order_id not in order_ids_in_text(case):
         raise NotApplicable("the customer does not name the order")
-    text = rng.choice(conn["contradict"][intent.kind]).format(order=intent.order_id)
-    turns = _spread(case, rng, [text])
-    other = "refund" if intent.kind == "cancel" and "refund" in text else "cancel"
-    intents = tuple(dict.fromkeys((*case.tags.intents, other)))
+    state = state_view(case)
+    templates = []
+    for template in conn["contradict"][intent.kind]:
+        other = Intent(template["other"], intent.order_id)
+        if conflict(state, intent, other):
+            templates.append(template)
+    if not templates:
+        why = blocked(state, Intent(conn["contradict"][intent.kind][0]["other"], intent.order_id))
+        raise NotApplicable(
+            f"nothing contradicts the {intent.kind} under the policy: {why or 'no conflict'}"
+        )
+    template = rng.choice(templates)
+    turns = _spread(case, rng, [template["text"].format(order=intent.order_id)])
+    intents = tuple(dict.fromkeys((*case.tags.intents, template["other"])))
     return [
         _clarified(
             case,
@@ -242,9 +266,18 @@ def blend_contradictory(case: Case, rng: random.Random) -> list[Case]:
     ]
 
 
-@operator(kind="interpolation", name="blend_ambiguous", version="1", label_rule=BLEND_RULE)
+AMBIGUOUS_RULE = (
+    "the seed's expected kept (its calls, outcome, phrases and forbidden calls); the ambiguous "
+    "request adds a clarifying question ('which order') and forbids cancelling either order "
+    "it may mean"
+)
+
+
+@operator(kind="interpolation", name="blend_ambiguous", version="2", label_rule=AMBIGUOUS_RULE)
 def blend_ambiguous(case: Case, rng: random.Random) -> list[Case]:
-    """Adds 'cancel my other order' while two other unshipped orders match -> clarify."""
+    """Adds 'cancel my other order' while two other unshipped orders match: the seed's own
+    request is as clear as before and keeps its label (a write it expected stays expected);
+    only the added request becomes a question, and neither matching order may be cancelled."""
     cid = _named_orders(case)
     if case.expected.outcome == "escalate":
         raise NotApplicable("an escalation must still happen; asking alone is not enough")
@@ -253,20 +286,27 @@ def blend_ambiguous(case: Case, rng: random.Random) -> list[Case]:
     if state.orders[oid].status in ("pending", "processing"):
         raise NotApplicable("the seed's own order is unshipped too")
     taken = case.model_dump_json()
+    before = set(state.orders)
     for _ in range(2):
         add_intent(state, cid, "cancel", rng, taken + " ".join(state.orders))
+    why = "two unshipped orders match 'my other order': ask which"
+    guarded = tuple(
+        ForbiddenCall(tool="cancel_order", params={"order_id": new}, reason=why)
+        for new in sorted(set(state.orders) - before)
+    )
     text = rng.choice(lexicon("connectives")["ambiguous"])
     turns = _spread(case, rng, [text])
+    expected = make_expected(
+        calls=list(case.expected.tool_calls),
+        outcome=case.expected.outcome,
+        reads_needed=read_steps(case) + 1,
+        contains=(*case.expected.reply_contains, "which order"),
+        excludes=case.expected.reply_excludes,
+        forbidden=(*case.expected.forbidden_calls, *guarded),
+    )
+    clarify = () if writes(case) else ("clarify",)
     intents = tuple(dict.fromkeys((*case.tags.intents, "cancel")))
-    kept = case.expected.reply_contains if case.expected.outcome in ("clarify", "refuse") else ()
-    return [
-        _clarified(
-            case,
-            turns,
-            (*kept, "which order"),
-            "two unshipped orders match 'my other order': ask which",
-            intents,
-            state=state,
-            extra_reads=1,
-        )
-    ]
+    tags = with_tags(
+        case, intents=intents, difficulty="hard", add_labels=("multi_intent", *clarify)
+    )
+    return [rebuild(case, state=state, conversation=turns, expected=expected, tags=tags)]

@@ -60,6 +60,8 @@ def _case_preserving(new: str) -> Any:
             return new.lower()
         if old.isupper():
             return new.upper() if any(c.isalpha() for c in new[1:]) and len(old) > 1 else new
+        if old[:1].isupper() and new[:1].islower():  # "Earbuds and ..." -> "Headphones and ..."
+            return new[:1].upper() + new[1:]
         return new
 
     return repl
@@ -168,41 +170,79 @@ def _product_words(name: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in {"the", "and", "with"}]
 
 
-@operator(kind="entity_swap", name="swap_product", version="3", label_rule=SWAP_RULE)
+def _kinds() -> dict[str, str]:
+    """Product noun -> kind, from `lexicons/categories.json`."""
+    return {w: k for k, words in lexicon("categories").items() if k != "_doc" for w in words}
+
+
+def _kind_of(name: str) -> str | None:
+    """The product kind of the first word of `name` that names a kind of product."""
+    kinds = _kinds()
+    return next((kinds[w.lower()] for w in _product_words(name) if w.lower() in kinds), None)
+
+
+def _says(text: str, word: str) -> bool:
+    """Whether lower-cased `text` holds `word` as a whole word, or its plural."""
+    return re.search(r"\b" + re.escape(word.lower()) + r"(?:e?s)?\b", text) is not None
+
+
+def _swap_options(base: str, text: str, names: set[str]) -> list[dict]:
+    """Lexicon products `base` may become: the same kind (so what the text keeps saying about
+    the item still fits: a skillet that 'cooks fine' does not become a tie), and no word of
+    theirs in the text or in another item's name (else 'the mug' could mean two items)."""
+    kind = _kind_of(base)
+    if kind is None:
+        return []
+    others = " ".join(names).lower()
+    return [
+        p
+        for p in lexicon("products")
+        if _kind_of(p["name"]) == kind
+        and p["name"] not in names
+        and not any(_says(text, w) or _says(others, w) for w in _product_words(p["name"]))
+    ]
+
+
+@operator(kind="entity_swap", name="swap_product", version="4", label_rule=SWAP_RULE)
 def swap_product(case: Case, rng: random.Random) -> list[Case]:
-    """An item of the case's order becomes another product (name and the customer's word for
-    it), from the product lexicon; ids, prices and variants stay."""
+    """An item of the case's order becomes another product of the same kind (name and the
+    customer's word for it), from the product lexicon; ids, prices and variants stay.
+
+    Not when the new name would share a word with another item of the environment or with the
+    text (the customer's reference would then fit two items), nor for an item whose kind is not
+    known (what the text says of it might not fit the new product)."""
     support_only(case)
     st = state_view(case)
     order = st.orders[primary_order(case)]
     text = f"{case.customer_text} {case.user_scenario or ''}".lower()
     names = {i.name for o in st.orders.values() for i in o.items}
+    reasons = ["no item named by exactly one word of its name"]
     for item in rng.sample(order.items, len(order.items)):
         base = item.name.split(" (")[0]  # the variant's options in brackets are kept
         used = [w for w in _product_words(base) if re.search(r"\b" + w.lower() + r"\b", text)]
-        if len(used) != 1:
-            continue
+        if len(used) != 1 or used[0].lower() not in _kinds():
+            continue  # none, two, or a word that is not the product's noun ("tea" towels)
         others = " ".join(n for n in names if n != item.name).lower()
-        if re.search(r"\b" + used[0].lower() + r"(?:e?s)?\b", others):
+        if _says(others, used[0]):
             continue  # a word another item's name shares (glass, wine glasses): the customer's
             # "glass" may mean either, and renamed the conversation would stop making sense
-        options = [
-            p
-            for p in lexicon("products")
-            if p["name"] not in names and p["word"].lower() not in text
-        ]
+        options = _swap_options(base, text, names - {item.name})
         if not options:
-            break
+            reasons.append(f"no other product of the kind of {base!r} fits the text")
+            continue
         new = rng.choice(options)
         mapping = {item.name: new["name"] + item.name[len(base) :], base: new["name"]}
         product = st.products.get(item.product_id or "")
         if product is not None and product.name not in mapping:
             mapping[product.name] = new["name"]
+        # the customer's whole word for it: "t-shirt" becomes "sweater", not "t-sweater"
+        said = re.search(r"(?<![\w-])((?:[a-z]+-)?" + used[0].lower() + r")\b", text)
+        word = said.group(1) if said else used[0]
         out = substitute(
-            case, mapping, parts=("environment", "conversation"), text_only={used[0]: new["word"]}
+            case, mapping, parts=("environment", "conversation"), text_only={word: new["word"]}
         )
         return [out]
-    raise NotApplicable("no item named by exactly one word of its name")
+    raise NotApplicable(reasons[-1])
 
 
 @operator(kind="entity_swap", name="swap_amount", version="2", label_rule=SWAP_RULE)

@@ -309,5 +309,61 @@ def status_questions() -> list[Case]:
     ]
 
 
+def _too_late(who: str, oid: str, variant: str, say: str, title: str, reference: str, **kw) -> Case:
+    """A cancellation the policy refuses: the order has shipped (the customer does not know)."""
+    return seed(
+        who,
+        world(who, order(oid, who, "shipped", variant)),
+        say,
+        title=title,
+        reference=reference,
+        phrases=["shipped"],
+        policy=Intent("cancel", oid),
+        intents=["cancel"],
+        outcome="refuse",
+        forbid=[never("cancel_order", SHIPPED, order_id=oid)],
+        **kw,
+    )
+
+
+def too_late_to_cancel() -> list[Case]:
+    """Cancellations asked for after the order shipped, in the customer's own words."""
+    return [
+        _too_late(
+            "C1042",
+            "W1101",
+            "P118-OS-black",
+            "Please cancel order W1101. The speaker was a gift for a party that got called off.",
+            "cancel refused: shipped speaker, the party was called off",
+            "I'm sorry, W1101 has already shipped, so I cannot cancel it anymore.",
+        ),
+        _too_late(
+            "C1043",
+            "W1102",
+            "P106-OS-brass",
+            "Hi, I need to cancel W1102, the brass desk lamp. I found a cheaper one nearby.",
+            "cancel refused: shipped lamp, found cheaper",
+            "Sorry, W1102 has already shipped, so I cannot cancel it now.",
+        ),
+        _too_late(
+            "C1044",
+            "W1103",
+            "P102-M-black",
+            "Cancel #W1103 please, I ordered the t-shirt in the wrong size.",
+            "cancel refused: shipped t-shirt in the wrong size, id with #",
+            "I'm sorry, W1103 has already shipped, so I cannot cancel it anymore.",
+        ),
+        _too_late(
+            "C1045",
+            "W1104",
+            "P117-OS-steel",
+            "can u cancel w1104? dont need the french press anymore",
+            "cancel refused: terse, lower-case id",
+            "Sorry, W1104 has already shipped, so I cannot cancel it.",
+            category="robustness",
+        ),
+    ]
+
+
 def cases() -> list[Case]:
-    return [*cancellations(), *address_changes(), *status_questions()]
+    return [*cancellations(), *too_late_to_cancel(), *address_changes(), *status_questions()]

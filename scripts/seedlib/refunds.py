@@ -352,6 +352,152 @@ def partial() -> list[Case]:
     ]
 
 
+def _never_reached(
+    who: str, oid: str, variant: str, say: str, title: str, reference: str, **kw
+) -> Case:
+    """A refund for an item of a delivered order that never reached the customer."""
+    return seed(
+        who,
+        world(who, order(oid, who, "delivered", variant)),
+        say,
+        title=title,
+        reference=reference,
+        policy=Intent("refund", oid, ("I1",), "missing"),
+        intents=["refund"],
+        calls=[refund_call(oid, ["I1"], "missing")],
+        difficulty="medium",
+        labels=["missing"],
+        **kw,
+    )
+
+
+def never_reached() -> list[Case]:
+    """The order is marked delivered but the item never reached the customer: a missing item,
+    refunded. The customer does not say the parcel came (a flip to 'still processing' or 'in
+    transit' must not contradict their words)."""
+    return [
+        _never_reached(
+            "C1046",
+            "W1106",
+            "P106-OS-black",
+            "The desk lamp from order W1106 is missing, it never reached me. Can I get a refund for "
+            "it?",
+            "missing-item refund: the lamp never reached the customer",
+            "Sorry the lamp never reached you. I've refunded it: 45.00 back to your card.",
+        ),
+        _never_reached(
+            "C1042",
+            "W1107",
+            "P107-OS-white",
+            "Hi, the earbuds on order W1107 are missing, they never got to me. I'd like my money "
+            "back please.",
+            "missing-item refund: earbuds that never got to the customer",
+            "Sorry about that. The earbuds on W1107 are refunded: 79.99 back to your card.",
+        ),
+        _never_reached(
+            "C1043",
+            "W1108",
+            "P121-OS-clear",
+            "Where are my wine glasses? They're missing from order W1108, never reached me, and "
+            "I'd rather have a refund than keep waiting.",
+            "missing-item refund: wine glasses that never reached the customer",
+            "I'm sorry they never reached you. I've refunded the wine glasses: 28.40.",
+        ),
+        _never_reached(
+            "C1044",
+            "W1109",
+            "P113-OS-blue",
+            "the phone case from w1109 is missing, never turned up. refund please",
+            "missing-item refund: terse, lower-case id",
+            "Sorry! The phone case on W1109 is refunded: 19.99 back to your card.",
+            category="robustness",
+        ),
+        _never_reached(
+            "C1045",
+            "W1110",
+            "P119-6-yellow",
+            "The kids raincoat from W1110 is missing, it never made it to our house. Please "
+            "refund it, we'll buy one locally.",
+            "missing-item refund: a raincoat that never made it to the house",
+            "Sorry it never arrived. I've refunded the raincoat on W1110: 33.00 to your card.",
+        ),
+    ]
+
+
+def _partial(
+    who: str, oid: str, variant: str, say: str, amount: float, title: str, reference: str
+) -> Case:
+    """A partial refund of an amount the customer names, for a damaged item they keep."""
+    return seed(
+        who,
+        world(who, order(oid, who, "delivered", variant)),
+        say,
+        title=title,
+        reference=reference,
+        policy=Intent("refund", oid, ("I1",), "damaged", amount),
+        intents=["refund"],
+        calls=[refund_call(oid, ["I1"], "damaged", amount)],
+        difficulty="medium",
+        labels=["partial"],
+    )
+
+
+def partial_named() -> list[Case]:
+    """Partial refunds of an amount the customer names ($15, 20 dollars, 12.00)."""
+    return [
+        _partial(
+            "C1046",
+            "W1111",
+            "P118-OS-red",
+            "The speaker from W1111 is damaged, a dent in the grille, but it plays fine. I'll "
+            "keep it for $15 back.",
+            15.00,
+            "partial refund: $15 for a dented speaker the customer keeps",
+            "Done: a partial refund of 15.00 for the speaker on W1111, and you keep it.",
+        ),
+        _partial(
+            "C1042",
+            "W1112",
+            "P103-L-navy",
+            "The sweater in W1112 is damaged, a pulled thread on the cuff. Would $20 back "
+            "work? Then I'd keep it.",
+            20.00,
+            "partial refund: $20 for a pulled thread",
+            "That works: I've issued a partial refund of 20.00 for the sweater on W1112.",
+        ),
+        _partial(
+            "C1043",
+            "W1113",
+            "P116-OS-white",
+            "One plate of the set in W1113 is chipped. Rather than return the whole set, could "
+            "you refund $10.50?",
+            10.50,
+            "partial refund: $10.50 for one chipped plate of a set",
+            "Of course: a partial refund of 10.50 for the chipped plate is on its way.",
+        ),
+        _partial(
+            "C1044",
+            "W1114",
+            "P110-OS-blue",
+            "The yoga mat from W1114 has a small tear near the edge. I can live with it if you "
+            "refund 12.00 of it.",
+            12.00,
+            "partial refund: 12.00 for a small tear",
+            "Done: I've issued a partial refund of 12.00 for the yoga mat on W1114.",
+        ),
+        _partial(
+            "C1045",
+            "W1115",
+            "P115-OS-green",
+            "The backpack in W1115 is damaged, a zipper pull snapped off. It still works, so "
+            "would $16 back be okay?",
+            16.00,
+            "partial refund: $16 for a snapped zipper pull",
+            "Fair enough: a partial refund of 16.00 for the backpack on W1115 is on its way.",
+        ),
+    ]
+
+
 def refused() -> list[Case]:
     no_refund = "the item is not damaged, defective, wrong or missing"
     return [
@@ -472,4 +618,12 @@ def refused() -> list[Case]:
 
 
 def cases() -> list[Case]:
-    return [*single_item(), *one_of_many(), *several_items(), *partial(), *refused()]
+    return [
+        *single_item(),
+        *one_of_many(),
+        *several_items(),
+        *partial(),
+        *partial_named(),
+        *never_reached(),
+        *refused(),
+    ]

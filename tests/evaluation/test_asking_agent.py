@@ -105,7 +105,7 @@ def _evaluate(tmp_path: Path, monkeypatch, asks: bool, name: str, *extra: str) -
     return json.loads((run / "summary.json").read_text())
 
 
-@pytest.mark.slow  # three runs of the 75 seeds over HTTP (about 20 s)
+@pytest.mark.slow  # three runs of the 89 seeds over HTTP (about 20 s)
 def test_asking_before_every_write_scores_as_never_asking(tmp_path, monkeypatch):
     never = _evaluate(tmp_path, monkeypatch, False, "never")
     asking = _evaluate(tmp_path, monkeypatch, True, "asking")
@@ -118,7 +118,7 @@ def test_asking_before_every_write_scores_as_never_asking(tmp_path, monkeypatch)
         "asks, no customer",
         one_turn["task_success_rate"],
     )
-    assert never["cases"] == asking["cases"] == 75
+    assert never["cases"] == asking["cases"] == 89
     assert never["task_success_rate"] == asking["task_success_rate"] == 1.0
     assert one_turn["task_success_rate"] < 0.6
     assert asking["metrics"]["customer_turns"]["mean"] > 0.5

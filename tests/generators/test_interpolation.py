@@ -28,9 +28,13 @@ def test_union_or_clarify(case, name, seed):
             assert len(new.expected.tool_calls) > len(old)
             assert set(case.expected.reply_contains) <= set(new.expected.reply_contains)
             assert len(new.tags.intents) > len(case.tags.intents)
-        else:
+        elif name == "blend_contradictory":
             assert new.expected.outcome == "clarify" and not writes(new)
             assert any(f.any_write for f in new.expected.forbidden_calls)
+        else:  # the seed's own label stays; the added request is a question
+            assert new.expected.tool_calls == case.expected.tool_calls
+            assert new.expected.outcome == case.expected.outcome
+            assert "which order" in new.expected.reply_contains
 
 
 def test_blend_spans_two_new_orders_with_their_own_calls():
@@ -45,15 +49,39 @@ def test_blend_spans_two_new_orders_with_their_own_calls():
     assert seen >= {"refund", "cancel", "change_address", "exchange", "status", "escalate"}
 
 
-def test_ambiguous_other_order_asks_which_order():
-    new = run_op("blend_ambiguous", support_case("refund", "delivered"), 1)[0]
-    unshipped = [
-        o
+def test_ambiguous_other_order_asks_which_order_and_keeps_the_seeds_refund():
+    # only "my other order" is ambiguous: the refund of the cracked mug the seed expected is as
+    # clear as before, so it stays expected; neither unshipped order may be cancelled
+    case = support_case("refund", "delivered")
+    new = run_op("blend_ambiguous", case, 1)[0]
+    unshipped = sorted(
+        o["id"]
         for o in new.environment.state["orders"].values()
         if o["status"] in ("pending", "processing")
-    ]
+    )
     assert len(unshipped) == 2
-    assert new.expected.reply_contains == ("which order",)
+    assert writes(new) == writes(case) and new.expected.outcome == "resolve"
+    assert new.expected.reply_contains == (*case.expected.reply_contains, "which order")
+    guarded = {
+        f.params["order_id"] for f in new.expected.forbidden_calls if f.tool == "cancel_order"
+    }
+    assert guarded == set(unshipped)
+    assert not any(f.any_write for f in new.expected.forbidden_calls)
+    assert "clarify" not in new.tags.labels
+
+
+def test_a_contradiction_pairs_only_requests_the_policy_says_exclude_each_other():
+    # a cancel of a delivered order is refused on its own: nothing contradicts the refund, which
+    # stays right, so the blend would block a valid refund
+    for seed in range(16):
+        assert run_op("blend_contradictory", support_case("refund", "delivered"), seed) == []
+    # a cancel of a processing order and a refund of it: nothing to refund yet, no contradiction;
+    # the added request must be a change the policy would also allow (the address)
+    for seed in range(16):
+        for new in run_op("blend_contradictory", support_case("cancel", "processing"), seed):
+            added = new.customer_text.lower().split("mistake")[-1]
+            assert "refund" not in added and "ship" in added, added
+            assert set(new.tags.intents) == {"cancel", "change_address"}
 
 
 def test_a_contradiction_never_leaves_the_choice_to_the_agent():

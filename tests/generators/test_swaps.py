@@ -127,3 +127,59 @@ def test_product_swap_never_renames_the_colour_the_customer_names_the_item_by():
     for seed in range(10):
         for new in run_op("swap_product", case, seed):
             assert "The blue one" in new.customer_text, (seed, new.customer_text)
+
+
+def _with_second_order(case: Case, name: str) -> Case:
+    """`case` whose customer has a second, delivered order W1002 holding `name`."""
+    state = json.loads(json.dumps(case.environment.state))
+    cid = next(iter(state["customers"]))
+    state["orders"]["W1002"] = {
+        "id": "W1002",
+        "customer_id": cid,
+        "status": "delivered",
+        "items": [{"item_id": "I1", "name": name, "price": 27.5}],
+        "address": {"street1": "1 Main St", "city": "Dayton", "zip": "45402"},
+    }
+    return derive(case, environment={"state": state})
+
+
+def _item_names(case: Case) -> list[str]:
+    return [i["name"] for o in case.environment.state["orders"].values() for i in o["items"]]
+
+
+def test_product_swap_never_makes_the_customers_word_fit_two_orders():
+    # the mug of W1001 renamed to a water bottle: "the bottle from W1001" would then fit the
+    # bottle of W1002 too, while the label still refunds W1001's item
+    case = _with_second_order(support_case("refund", "delivered"), "Steel water bottle 750ml")
+    seen = 0
+    for seed in range(60):
+        for new in run_op("swap_product", case, seed):
+            seen += 1
+            renamed = new.environment.state["orders"]["W1001"]["items"][0]["name"]
+            assert "bottle" not in renamed.lower() and "water" not in renamed.lower(), renamed
+    assert seen
+
+
+def test_product_swap_keeps_the_kind_the_text_speaks_of():
+    # "the skillet ... cooks fine" must not become a silk tie that cooks fine; a mug becomes
+    # another drinking vessel, never a tie or a lamp
+    mug = support_case("refund", "delivered")
+    kinds = set()
+    for seed in range(60):
+        for new in run_op("swap_product", mug, seed):
+            kinds.add(new.environment.state["orders"]["W1001"]["items"][0]["name"])
+    assert kinds and all(
+        any(w in n.lower() for w in ("bottle", "glasses", "tumbler", "cup")) for n in kinds
+    ), kinds
+    turns = list(mug.conversation)
+    turns[-1] = turns[-1].model_copy(
+        update={"content": "The skillet from W1001 cooks fine but its handle came off. Refund?"}
+    )
+    state = json.loads(json.dumps(mug.environment.state))
+    state["orders"]["W1001"]["items"][0]["name"] = "Cast iron skillet 10in (black)"
+    state["products"]["P100"]["name"] = "Cast iron skillet 10in"
+    skillet = derive(mug, conversation=turns, environment={"state": state})
+    for seed in range(60):
+        for new in run_op("swap_product", skillet, seed):
+            name = _item_names(new)[0].lower()
+            assert any(w in name for w in ("skillet", "kettle", "pan", "pot")), name

@@ -17,6 +17,8 @@ The rules, in words:
 5. When the order or the item cannot be told apart from another, ask (clarify) before writing.
 6. Escalate to a human when the customer asks for one, when a tool keeps failing, or when a
    request needs an exception the policy does not allow the agent to make.
+7. Two requests on one order that are each possible but exclude each other (cancel it or change
+   it; refund an item or exchange it) are not both done: ask which one (`conflict`).
 """
 
 from __future__ import annotations
@@ -175,6 +177,40 @@ def escalate_call(reason: str = "customer_request", order_id: str | None = None)
         params["order_id"] = order_id
         match["order_id"] = ORDER_RULE
     return ExpectedCall(tool="escalate_to_human", params=params, match=match)
+
+
+def blocked(state: SupportState, intent: Intent) -> str | None:
+    """Why the policy refuses a write of `intent`'s kind on its order whatever else the
+    customer says (the order's status), or None when such a write is possible."""
+    order = state.orders.get(intent.order_id or "")
+    if order is None:
+        return f"there is no order {intent.order_id}"
+    if intent.kind == "cancel":
+        return check_cancel(order)
+    if intent.kind == "change_address":
+        return check_address_change(order)
+    if intent.kind in ("refund", "exchange") and order.status != "delivered":
+        return f"order {order.id} is {order.status}; only delivered orders take a {intent.kind}"
+    return None
+
+
+def conflict(state: SupportState, first: Intent, second: Intent) -> str | None:
+    """Why `first` and `second` exclude each other, or None when they do not.
+
+    Two writes on one order conflict when each is possible on its own but not both: a
+    cancelled order takes no other change, and one item is refunded or exchanged, not both.
+    A write the policy refuses on its own conflicts with nothing (it is simply refused)."""
+    kinds = {first.kind, second.kind}
+    if first.order_id != second.order_id or len(kinds) == 1 or kinds & {"escalate", "status"}:
+        return None
+    if blocked(state, first) or blocked(state, second):
+        return None
+    if "cancel" in kinds:
+        return f"order {first.order_id} cannot be cancelled and changed too: ask which one"
+    same_items = set(first.item_ids) & set(second.item_ids)
+    if kinds == {"refund", "exchange"} and same_items:
+        return "an item is refunded or exchanged, not both: ask which one"
+    return None
 
 
 def decide(state: SupportState, intent: Intent) -> Decision:
