@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from casemill.case.model import Case, Environment
 from casemill.domains.base import Problem
+from casemill.domains.support.contract import SupportContract
 from casemill.domains.support.policy import INTENT_KINDS, Decision, Intent, decide
 from casemill.domains.support.sandbox import SupportSandbox
 from casemill.domains.support.session import signed_in_customer
@@ -22,6 +23,7 @@ class SupportDomain:
     write_tools = WRITE_TOOLS
     has_simulator = True
     no_replay_reason = ""
+    contract = SupportContract()
 
     def sandbox(
         self,
