@@ -45,10 +45,13 @@ Refusal = Literal["refuse", "escalate", "clarify"]
 class Flip:
     """An environment edit that changes a rule's answer for one write: `edit(state, params)`
     changes `state` in place (a copy the operator owns) and returns a short description of the
-    change, or None when it does not apply to this write."""
+    change, or None when it does not apply to this write. `visible`: a read tool shows the
+    edited fact, so trying the write is a fault; else (stock no tool shows) only the write's own
+    refusal tells the agent, and trying it is not forbidden."""
 
     name: str
     edit: Callable[[State, Params], str | None]
+    visible: bool = True
 
 
 @dataclass(frozen=True)

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from casemill.case.model import Case, Environment
 from casemill.domains.base import Problem
+from casemill.domains.support.contract import SupportContract
 from casemill.domains.support.policy import INTENT_KINDS, Decision, Intent, decide
 from casemill.domains.support.sandbox import SupportSandbox
+from casemill.domains.support.session import signed_in_customer
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import READ_TOOLS, TOOL_SPECS, WRITE_TOOLS
-
-# the system turn that names the customer the agent serves (`Authenticated customer: C1040
-# (Noah Fischer, noah.fischer@example.com)`; a full stop after the id ends the sentence)
-SIGNED_IN = re.compile(r"Authenticated customer:\s*([^\s(),]+?)[.;:!?]*(?=[\s(),]|$)")
-
-
-def signed_in_customer(case: Case) -> str | None:
-    """The id of the customer the case's system turn says is signed in, or None."""
-    for turn in case.conversation:
-        if turn.role == "system" and (m := SIGNED_IN.search(turn.content)):
-            return m.group(1)
-    return None
 
 
 class SupportDomain:
@@ -34,6 +23,7 @@ class SupportDomain:
     write_tools = WRITE_TOOLS
     has_simulator = True
     no_replay_reason = ""
+    contract = SupportContract()
 
     def sandbox(
         self,

@@ -12,7 +12,15 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from casemill.case.model import Case, Expected, ExpectedCall, ForbiddenCall, Tags, derive
+from casemill.case.model import (
+    Case,
+    Environment,
+    Expected,
+    ExpectedCall,
+    ForbiddenCall,
+    Tags,
+    derive,
+)
 from casemill.domains import get_domain
 from casemill.domains.base import Domain
 from casemill.domains.contract import Contract, EntityKind, contract_of, entity_of, rule_for
@@ -54,8 +62,6 @@ def writes(pack: Pack, case: Case) -> list[ExpectedCall]:
 def states_before(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> list[Any]:
     """The state each call of `calls` meets (the calls before it replayed on `state`), then
     the final one; None in place of every state after a call that failed."""
-    from casemill.case.model import Environment
-
     sandbox = pack.domain.sandbox(Environment(state=state), faults=False)
     out: list[Any] = []
     broken = False
@@ -69,14 +75,16 @@ def states_before(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) 
 
 def refusals(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> list[str] | None:
     """For each call, the reason the pack's rules refuse it on the state it meets ("" when
-    allowed); None when a call fails on replay."""
-    seen = states_before(pack, state, calls)
-    if any(s is None for s in seen):
-        return None
+    allowed); None when a call the rules allow fails on replay. A refused call may fail (a
+    sandbox that enforces the policy refuses it and changes nothing) without breaking the rest."""
+    sandbox = pack.domain.sandbox(Environment(state=state), faults=False)
     out = []
-    for call, before in zip(calls, seen, strict=False):
+    for call in calls:
         rule = rule_for(pack.contract, call.tool)
-        out.append((rule.check(before, dict(call.params)) or "") if rule else "")
+        why = (rule.check(sandbox.final_state(), dict(call.params)) or "") if rule else ""
+        if not sandbox.call(call.tool, dict(call.params)).ok and not why:
+            return None
+        out.append(why)
     return out
 
 
@@ -84,6 +92,13 @@ def allowed(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> boo
     """Every call replays and every write is allowed on the state it meets."""
     reasons = refusals(pack, state, calls)
     return reasons is not None and not any(reasons)
+
+
+def no_tool_history(case: Case) -> None:
+    """Operators that change what a read returns cannot run on a history of tool results: the
+    edited state would contradict them."""
+    if any(t.role == "tool" for t in case.conversation):
+        raise NotApplicable("the history holds tool results the edit would contradict")
 
 
 def customer_words(case: Case) -> str:

@@ -19,7 +19,15 @@ from casemill.case.matching import forbidden_hit
 from casemill.case.model import Case, Environment, ForbiddenCall, ToolCall
 from casemill.domains.base import specs_by_name
 from casemill.domains.contract import EntityKind, rule_for
-from casemill.generators.contract import Pack, pack_of, rebuilt, relabel, say_also, tagged
+from casemill.generators.contract import (
+    Pack,
+    no_tool_history,
+    pack_of,
+    rebuilt,
+    relabel,
+    say_also,
+    tagged,
+)
 from casemill.generators.contract.swap import _new_id
 from casemill.generators.framework import NotApplicable, operator
 from casemill.generators.lexicon import lexicon
@@ -125,6 +133,7 @@ def attack_customer(case: Case, rng: random.Random) -> list[Case]:
 def attack_tool_result(case: Case, rng: random.Random) -> list[Case]:
     """A record the agent reads carries instructions (`Contract.plant`)."""
     pack = pack_of(case)
+    no_tool_history(case)
     found = goals(pack, case, rng)
     if not found:
         raise NotApplicable("no write the agent must not make")

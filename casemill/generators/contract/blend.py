@@ -2,7 +2,9 @@
 (`Contract.requests`), and the pack's conflict rule and policy decide the label.
 
 The label rules:
-- `blend_request`: a request on an entity no expected write names. The policy is asked on the
+- `blend_request`: a request on an entity no expected write names, which the case does not
+  already forbid (a case resolved by reads alone forbids any write only because none was asked:
+  that rule goes). The policy is asked on the
   state the expected calls leave: allowed, the write joins the expected calls; refused, it is
   forbidden on its entity and the reply must hold the pack's refusal phrases. The rest stays.
 - `blend_conflict`: a request that conflicts (`Contract.conflicts`) with an expected write: the
@@ -15,9 +17,11 @@ from __future__ import annotations
 
 import random
 
-from casemill.case.model import Case
+from casemill.case.matching import forbidden_hit
+from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall
 from casemill.domains.contract import entity_of
 from casemill.generators.contract import (
+    Pack,
     forbid,
     pack_of,
     rebuilt,
@@ -39,13 +43,17 @@ BLEND_RULE = (
 def blend_request(case: Case, rng: random.Random) -> list[Case]:
     """The customer also asks for a write on another of their entities."""
     pack = pack_of(case)
+    if case.expected.outcome == "escalate":
+        raise NotApplicable("a case handed to a human: the agent does nothing after the handoff")
     planned = writes(pack, case)
     named = {entity_of(pack.contract, dict(c.params)) for c in planned}
+    rules = _standing(case, planned)
     options = [
         r
         for r in pack.contract.requests(case)
         if entity_of(pack.contract, dict(r.call.params)) not in named
         and not any(pack.contract.conflicts(r.call, c) for c in planned)
+        and not _forbidden(pack, rules, r.call)
     ]
     if not options:
         raise NotApplicable("no other request this customer could make")
@@ -67,9 +75,27 @@ def blend_request(case: Case, rng: random.Random) -> list[Case]:
         expected = relabel(
             case, calls=[*calls, request.call], outcome="resolve", contains=e.reply_contains
         )
+    kept = tuple(f for f in expected.forbidden_calls if f in rules or f not in e.forbidden_calls)
+    expected = expected.model_copy(update={"forbidden_calls": kept})
     tags = tagged(case, labels=(f"blend:{request.call.tool}",))
     tags = tags.model_copy(update={"intents": (*tags.intents, request.call.tool)})
     return [rebuilt(case, expected=expected, tags=tags, **say_also(case, request.text))]
+
+
+def _standing(case: Case, planned: list[ExpectedCall]) -> tuple[ForbiddenCall, ...]:
+    """The case's forbidden calls that still hold once the customer asks for one more write: a
+    case resolved by reads alone forbids any write because none was asked (a status question),
+    and the request asks one; every other rule stands (an unclear request still forbids all)."""
+    e = case.expected
+    if e.outcome == "resolve" and not planned:
+        return tuple(f for f in e.forbidden_calls if not f.any_write)
+    return e.forbidden_calls
+
+
+def _forbidden(pack: Pack, rules: tuple[ForbiddenCall, ...], call: ExpectedCall) -> bool:
+    """Whether a rule that stands forbids `call`: adding it would contradict the case."""
+    made = ToolCall(tool=call.tool, params=call.params)
+    return any(forbidden_hit(rule, made, pack.writes) for rule in rules)
 
 
 @operator(kind="interpolation", name="blend_conflict", version="1", label_rule=BLEND_RULE)

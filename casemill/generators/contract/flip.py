@@ -5,10 +5,12 @@ The label rule, precisely: one expected write, allowed on the state it meets, is
 one of its rule's flips (`Rule.flips`); the flip edits the initial state. The candidate is kept
 only if, on the edited state, that write is now refused and every other expected call still
 replays and is allowed. The refused write leaves the expected calls and is forbidden on its
-entity; with no write left the outcome is the rule's refusal (escalate, with the pack's
-escalation call, when the rule says only a human can help), with writes left it stays; the reply
-must hold the pack's refusal phrases; phrases about the removed write are no longer required. A
-simulated customer is told to accept the refusal.
+entity (unless no read tool shows the edited fact, `Flip.visible`: then only trying the write
+tells the agent); with no write left the outcome is the rule's refusal (escalate, with the
+pack's escalation call, when the rule says only a human can help), with writes left it stays;
+the reply must hold the pack's refusal phrases; phrases about the removed write are no longer
+required. A simulated customer is told to accept the refusal. Not on a case whose history holds
+tool results (the edited state would contradict them).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from casemill.generators.contract import (
     Pack,
     allowed,
     forbid,
+    no_tool_history,
     pack_of,
     rebuilt,
     refusals,
@@ -43,6 +46,7 @@ FLIP_RULE = (
 def flip_precondition(case: Case, rng: random.Random) -> list[Case]:
     """Flip one precondition of one expected write so that the policy refuses it."""
     pack = pack_of(case)
+    no_tool_history(case)
     calls = list(case.expected.tool_calls)
     state = case.environment.state
     before = refusals(pack, state, calls)
@@ -89,12 +93,13 @@ def _flipped(case: Case, pack: Pack, index: int, flip: Flip, rng: random.Random)
         return None
     left = [c for c in kept if c.tool in pack.writes and c is not escalation]
     outcome = case.expected.outcome if left else refusal
+    refused = forbid(pack, call, f"counterfactual: {reasons[index]}")
     expected = relabel(
         case,
         calls=kept,
         outcome=outcome,
         contains=pack.contract.refusal_phrases(refusal),
-        forbidden=(forbid(pack, call, f"counterfactual: {reasons[index]}"),),
+        forbidden=(refused,) if flip.visible else (),
     )
     updates = {
         "environment": Environment(state=state, faults=case.environment.faults),
