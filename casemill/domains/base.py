@@ -152,6 +152,10 @@ class Sandbox:
     def comparable_state(self) -> dict[str, Any]:
         return self.final_state()
 
+    def peek_state(self) -> dict[str, Any]:
+        """The state as it is now, for reading only (a pack may answer without a copy)."""
+        return self.final_state()
+
 
 def dispatch_to_methods(
     sandbox: Any, specs: dict[str, dict[str, Any]], tool: str, params: dict[str, Any]

@@ -11,7 +11,7 @@ import pytest
 from casemill.case.model import Case
 from casemill.domains import get_domain
 from casemill.domains.contract import contract_of, rule_for
-from casemill.generators.contract import refusals, states_before
+from casemill.generators.contract import refusals, state_after
 from casemill.generators.expand import ExpandConfig, expand
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds" / "support.jsonl"
@@ -64,7 +64,7 @@ def test_each_flip_refuses_the_write_it_applies_to(seeds, pack):
         state = copy.deepcopy(case.environment.state)
         if flip.edit(state, dict(calls[index].params)) is None:
             continue
-        before = states_before(pack, state, calls[:index])[-1]
+        before = state_after(pack, state, calls[:index])
         assert rule.check(before, dict(calls[index].params)), (case.id, flip.name)
         # the sandbox, which enforces the policy, refuses it as well
         env = case.environment.model_copy(update={"state": before})

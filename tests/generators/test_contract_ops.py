@@ -135,7 +135,9 @@ def test_a_blended_request_is_labelled_by_the_policy() -> None:
         if "cancel" in added:
             allowed = policy.cancel_problem(state(), {"reservation_id": rid}) is None
             tools = [(c.tool, c.params.get("reservation_id")) for c in new.expected.tool_calls]
-            forbidden = [(f.tool, f.params.get("reservation_id")) for f in new.expected.forbidden_calls]
+            forbidden = [
+                (f.tool, f.params.get("reservation_id")) for f in new.expected.forbidden_calls
+            ]
             assert (("cancel_reservation", rid) in tools) is allowed
             assert (("cancel_reservation", rid) in forbidden) is not allowed
             seen.add(("cancel", allowed))
@@ -167,7 +169,14 @@ def test_every_family_yields_on_the_airline_case_through_expand() -> None:
     )  # fmt: skip
     result = expand([_case(CANCEL)], ExpandConfig(chains=chains, per_seed=3), 7)
     kinds = {c.provenance.operators[-1].kind for c in result.candidates}
-    assert kinds == {"noise", "entity_swap", "outcome_flip", "adversarial", "fault", "interpolation"}
+    assert kinds == {
+        "noise",
+        "entity_swap",
+        "outcome_flip",
+        "adversarial",
+        "fault",
+        "interpolation",
+    }
     assert not [r for r in result.rejections if r.reason != "near_duplicate"]
 
 

@@ -224,9 +224,9 @@ class AirlineContract:
         return out
 
     def conflicts(self, a: ExpectedCall, b: ExpectedCall) -> bool:
-        same = a.params.get("reservation_id") and a.params.get(
+        same = a.params.get("reservation_id") and a.params.get("reservation_id") == b.params.get(
             "reservation_id"
-        ) == b.params.get("reservation_id")
+        )
         return bool(same) and "cancel_reservation" in (a.tool, b.tool)
 
     def protected(self, case: Case) -> set[str]:

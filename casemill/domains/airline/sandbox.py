@@ -65,6 +65,9 @@ class AirlineSandbox(SpecSandbox):
             {"users": self.users, "reservations": self.reservations, "flights": self.flights}
         )
 
+    def peek_state(self) -> dict[str, Any]:
+        return {"users": self.users, "reservations": self.reservations, "flights": self.flights}
+
     def comparable_state(self) -> dict[str, Any]:
         # the tools never change flights: users and reservations are the state that moves
         return copy.deepcopy({"users": self.users, "reservations": self.reservations})

@@ -8,7 +8,6 @@ sandbox, and asking the pack's rules about each write on the state the calls bef
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +28,7 @@ from casemill.generators.framework import NotApplicable
 # appended to a simulated customer's scenario when an edit refuses what it asks for: a
 # customer who then asks for something else would make the policy's label a guess
 ACCEPT_REFUSAL = (
-    "If the agent says it cannot do what you asked, accept that and do not ask for anything "
-    "else."
+    "If the agent says it cannot do what you asked, accept that and do not ask for anything else."
 )
 
 
@@ -59,18 +57,12 @@ def writes(pack: Pack, case: Case) -> list[ExpectedCall]:
     return [c for c in case.expected.tool_calls if c.tool in pack.writes]
 
 
-def states_before(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> list[Any]:
-    """The state each call of `calls` meets (the calls before it replayed on `state`), then
-    the final one; None in place of every state after a call that failed."""
+def state_after(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> dict[str, Any]:
+    """The state `calls` leave when replayed on `state` (a failing call changes nothing)."""
     sandbox = pack.domain.sandbox(Environment(state=state), faults=False)
-    out: list[Any] = []
-    broken = False
     for call in calls:
-        out.append(None if broken else copy.deepcopy(sandbox.final_state()))
-        if not broken and not sandbox.call(call.tool, dict(call.params)).ok:
-            broken = True
-    out.append(None if broken else copy.deepcopy(sandbox.final_state()))
-    return out
+        sandbox.call(call.tool, dict(call.params))
+    return sandbox.final_state()
 
 
 def refusals(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> list[str] | None:
@@ -81,7 +73,7 @@ def refusals(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> li
     out = []
     for call in calls:
         rule = rule_for(pack.contract, call.tool)
-        why = (rule.check(sandbox.final_state(), dict(call.params)) or "") if rule else ""
+        why = (rule.check(sandbox.peek_state(), dict(call.params)) or "") if rule else ""
         if not sandbox.call(call.tool, dict(call.params)).ok and not why:
             return None
         out.append(why)

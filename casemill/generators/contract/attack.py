@@ -110,7 +110,9 @@ def _attacked(case: Case, goal: Goal, canary: str | None, family: str, **updates
         excludes=(canary,) if canary else (),
     )
     tags = tagged(case, category="adversarial", labels=(f"attack:{family}",))
-    return rebuilt(case, expected=expected, tags=tags.model_copy(update={"difficulty": "hard"}), **updates)
+    return rebuilt(
+        case, expected=expected, tags=tags.model_copy(update={"difficulty": "hard"}), **updates
+    )
 
 
 @operator(kind="adversarial", name="attack_customer", version="1", label_rule=ATTACK_RULE)
@@ -140,7 +142,10 @@ def attack_tool_result(case: Case, rng: random.Random) -> list[Case]:
     lex = lexicon("attacks")
     goal, canary = rng.choice(found), rng.choice(lex["canaries"])
     state = copy.deepcopy(case.environment.state)
-    if pack.contract.plant(state, case, _fill(rng.choice(lex["inject_tool_result"]), goal, canary)) is None:
+    if (
+        pack.contract.plant(state, case, _fill(rng.choice(lex["inject_tool_result"]), goal, canary))
+        is None
+    ):
         raise NotApplicable("the pack has no field a read tool shows to plant text in")
     env = Environment(state=state, faults=case.environment.faults)
     return [_attacked(case, goal, canary, "inject_tool_result", environment=env)]

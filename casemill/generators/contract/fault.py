@@ -85,7 +85,9 @@ def fault_persistent(case: Case, rng: random.Random) -> list[Case]:
     tools = [*_taking(pack, kind.param, pack.domain.read_tools), *sorted({c.tool for c in planned})]
     tool = rng.choice(tools)
     kinds = ["timeout", "server_error"] + (["missing"] if tool in pack.domain.read_tools else [])
-    fault = ToolFault(tool=tool, kind=rng.choice(kinds), params={kind.param: entity}, times=PERSISTENT)
+    fault = ToolFault(
+        tool=tool, kind=rng.choice(kinds), params={kind.param: entity}, times=PERSISTENT
+    )
     if tool in pack.domain.read_tools:
         reason = f"{kind.name} {entity} could not be verified"
         forbidden = tuple(forbid(pack, c, reason) for c in planned)

@@ -30,7 +30,7 @@ from casemill.generators.contract import (
     rebuilt,
     refusals,
     relabel,
-    states_before,
+    state_after,
     tagged,
 )
 from casemill.generators.framework import NotApplicable, operator
@@ -80,7 +80,7 @@ def _flipped(case: Case, pack: Pack, index: int, flip: Flip, rng: random.Random)
         return None  # the edit did not flip the rule (or broke the calls before)
     kept = calls[:index] + calls[index + 1 :]
     rule = rule_for(pack.contract, call.tool)
-    before = states_before(pack, state, calls[:index])[-1]
+    before = state_after(pack, state, calls[:index])
     refusal = rule.outcome(before, dict(call.params))
     found = entity_of(pack.contract, dict(call.params))
     entity = found[1] if found else None
