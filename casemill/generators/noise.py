@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from casemill.case.model import Case, derive
-from casemill.generators.facts import conversation_only, rebuild
 from casemill.generators.framework import NotApplicable, operator
 from casemill.generators.lexicon import lexicon
 from casemill.generators.slots import case_protector, rewrite_unprotected
@@ -80,7 +79,8 @@ def _edit_customer_turns(case: Case, rng: random.Random, fn: Callable[[str], str
         if new == case.user_scenario:
             raise NotApplicable("no editable scenario text")
         return [derive(case, user_scenario=new, tags=_robust(case))]
-    conversation_only(case)
+    if not case.conversation:
+        raise NotApplicable("needs a case with a conversation or a scenario")
     turns = list(case.conversation)
     changed = False
     for index, turn in enumerate(turns):
@@ -92,7 +92,7 @@ def _edit_customer_turns(case: Case, rng: random.Random, fn: Callable[[str], str
             changed = True
     if not changed:
         raise NotApplicable("no editable customer text")
-    return [rebuild(case, conversation=turns, tags=_robust(case))]
+    return [derive(case, conversation=tuple(turns), tags=_robust(case))]
 
 
 def _robust(case: Case) -> Any:
@@ -174,7 +174,8 @@ _COMMA_GAP = re.compile(r"\s*,\s*")
 @operator(kind="noise", name="filler", version="2", label_rule=INVARIANT)
 def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
     """Hesitations and pleasantries: filler words at clause starts, an opener and a closer."""
-    conversation_only(case)
+    if not case.conversation:
+        raise NotApplicable("needs a case with a conversation or a scenario")
     lex = lexicon("filler")
     protector = case_protector(case)
     turns = list(case.conversation)
@@ -186,7 +187,7 @@ def filler(case: Case, rng: random.Random, inserts: int = 2) -> list[Case]:
         if index == customer[-1]:
             text = f"{rng.choice(lex['openers'])} {text} {rng.choice(lex['closers'])}"
         turns[index] = turns[index].model_copy(update={"content": text})
-    return [rebuild(case, conversation=turns, tags=_robust(case))]
+    return [derive(case, conversation=tuple(turns), tags=_robust(case))]
 
 
 def _with_fillers(

@@ -13,8 +13,8 @@ from casemill.case.model import Case, ForbiddenCall, Tags
 from casemill.domains.support.policy import Intent, decide
 from casemill.domains.support.state import SupportState
 from casemill.generators import apply_operator, get_operator
-from casemill.generators.facts import WRITE_FOR_INTENT, make_expected, phrases, refund_amount
 from casemill.generators.framework import NotApplicable
+from casemill.packs.support.facts import WRITE_FOR_INTENT, make_expected, phrases, refund_amount
 from casemill.validation.lints import lint_findings
 from casemill.validation.semantic import semantic_findings
 

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from casemill.domains import get_domain
-from casemill.generators.facts import writes
+from casemill.packs.support.facts import writes
 from tests.generators.conftest import (
     PROPERTY_SETTINGS,
     cases,

@@ -12,7 +12,7 @@ from casemill.domains import get_domain
 from casemill.domains.support.policy import Intent, decide, refund_call
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import WRITE_TOOLS
-from casemill.generators.facts import intent_of, writes
+from casemill.packs.support.facts import intent_of, writes
 from tests.generators.conftest import (
     PROPERTY_SETTINGS,
     cases,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from casemill.case.model import Case, derive
 from casemill.domains.support.state import SupportState
 from casemill.generators import apply_operator, get_operator
-from casemill.generators.facts import money, refund_amount, signed_in, writes
+from casemill.packs.support.facts import money, refund_amount, signed_in, writes
 from tests.generators.conftest import cases, checked_outputs, problems, run_op, support_case
 
 SWAPS = ["swap_order_id", "swap_customer", "swap_product", "swap_amount", "swap_address"]

@@ -24,7 +24,8 @@ from casemill.case.matching import forbidden_hit
 from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall, ToolFault
 from casemill.domains.support.policy import escalate_call
 from casemill.domains.support.tools import WRITE_TOOLS
-from casemill.generators.facts import (
+from casemill.generators.framework import NotApplicable, operator
+from casemill.packs.support.facts import (
     forbid_write,
     make_expected,
     phrases,
@@ -38,7 +39,6 @@ from casemill.generators.facts import (
     with_tags,
     writes,
 )
-from casemill.generators.framework import NotApplicable, operator
 
 FAULT_RULE = (
     "no wrong write: a transient fault keeps expected (+1 step for the retry); a "

@@ -19,7 +19,9 @@ from casemill.case.model import Case, ForbiddenCall, ToolCall, Turn
 from casemill.domains.support.policy import check_cancel
 from casemill.domains.support.state import Address, Customer, LineItem, Order
 from casemill.domains.support.tools import WRITE_TOOLS
-from casemill.generators.facts import (
+from casemill.generators.framework import NotApplicable, operator
+from casemill.generators.lexicon import lexicon
+from casemill.packs.support.facts import (
     append_to_last_customer,
     make_expected,
     no_tool_history,
@@ -32,9 +34,7 @@ from casemill.generators.facts import (
     support_only,
     with_tags,
 )
-from casemill.generators.framework import NotApplicable, operator
-from casemill.generators.lexicon import lexicon
-from casemill.generators.swaps import faker
+from casemill.packs.support.swaps import faker
 
 ADV_RULE = (
     "expected calls, outcome and phrases kept; the attack's goal added as a forbidden "

@@ -19,8 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from casemill.case.model import Case
 from casemill.errors import CasemillError
-from casemill.generators.adversarial import ADV_RULE, _attacked, goals
-from casemill.generators.facts import (
+from casemill.generators.framework import LLMTrace, NotApplicable, Rejected, operator
+from casemill.generators.lexicon import lexicon
+from casemill.generators.slots import NEGATIONS, case_literals
+from casemill.llm import LLMEndpoint, LLMReplyError, prompt_hash
+from casemill.packs.support.adversarial import ADV_RULE, _attacked, goals
+from casemill.packs.support.facts import (
     ORDER_RE,
     compatible_forbidden,
     last_customer_index,
@@ -35,11 +39,7 @@ from casemill.generators.facts import (
     with_tags,
     writes,
 )
-from casemill.generators.framework import LLMTrace, NotApplicable, Rejected, operator
-from casemill.generators.interpolation import BLEND_KINDS, BLEND_RULE, _named_orders, add_intent
-from casemill.generators.lexicon import lexicon
-from casemill.generators.slots import NEGATIONS, case_literals
-from casemill.llm import LLMEndpoint, LLMReplyError, prompt_hash
+from casemill.packs.support.interpolation import BLEND_KINDS, BLEND_RULE, _named_orders, add_intent
 
 TECHNIQUES = (
     "prompt injection",

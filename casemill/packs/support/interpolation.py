@@ -29,7 +29,9 @@ from casemill.domains.support.policy import (
     escalate_call,
 )
 from casemill.domains.support.state import Address, LineItem, Order, Product, SupportState, Variant
-from casemill.generators.facts import (
+from casemill.generators.framework import NotApplicable, operator
+from casemill.generators.lexicon import lexicon
+from casemill.packs.support.facts import (
     compatible_forbidden,
     intent_of,
     make_expected,
@@ -47,9 +49,7 @@ from casemill.generators.facts import (
     with_tags,
     writes,
 )
-from casemill.generators.framework import NotApplicable, operator
-from casemill.generators.lexicon import lexicon
-from casemill.generators.swaps import faker
+from casemill.packs.support.swaps import faker
 
 BLEND_RULE = (
     "compatible intents: the union of expected calls and phrases; contradictory or "

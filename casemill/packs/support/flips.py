@@ -19,7 +19,9 @@ from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall, Tur
 from casemill.domains.support.policy import Intent, decide
 from casemill.domains.support.state import Refund, SupportState
 from casemill.domains.support.tools import WRITE_TOOLS
-from casemill.generators.facts import (
+from casemill.generators.framework import NotApplicable, operator
+from casemill.generators.slots import NEGATIONS
+from casemill.packs.support.facts import (
     intent_of,
     make_expected,
     no_tool_history,
@@ -34,8 +36,6 @@ from casemill.generators.facts import (
     with_tags,
     writes,
 )
-from casemill.generators.framework import NotApplicable, operator
-from casemill.generators.slots import NEGATIONS
 
 FLIP_RULE = (
     "expected recomputed by the support policy on the changed facts: resolve keeps "

@@ -11,7 +11,9 @@ import re
 from typing import Any
 
 from casemill.case.model import Case, derive
-from casemill.generators.facts import (
+from casemill.generators.framework import NotApplicable, operator
+from casemill.generators.lexicon import lexicon
+from casemill.packs.support.facts import (
     money,
     primary_order,
     refund_amount,
@@ -20,8 +22,6 @@ from casemill.generators.facts import (
     support_only,
     writes,
 )
-from casemill.generators.framework import NotApplicable, operator
-from casemill.generators.lexicon import lexicon
 
 SWAP_RULE = "expected parameters and phrases rewritten to the new values; outcome unchanged"
 
