@@ -18,6 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.model import Case
+from casemill.domains import get_domain
+from casemill.domains.contract import contract_of
 from casemill.errors import UserError
 from casemill.generators.framework import (
     NotApplicable,
@@ -320,15 +322,30 @@ def _valid_seeds(seeds: list[Case], result: ExpandResult, gate: Gate) -> list[Ca
 
 
 def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
-    """Say so when seeds are not support cases: only the noise operators (customer text) apply
-    to them; the others rewrite facts through the support domain's state and policy."""
-    others = sorted({c.domain for c in seeds if c.domain != "support"})
+    """Say so when seeds are not support cases and their pack has no domain contract: only
+    the noise operators (customer text) apply to them; the others rewrite facts through the
+    support domain's state and policy, or through a pack's contract (docs/domains.md)."""
+    others = sorted({c.domain for c in seeds if c.domain != "support"} - _with_contract(seeds))
     if others:  # no counts: the flow merges its batches' messages as a set
         summary.messages.append(
             f"seeds outside the support domain ({', '.join(others)}): only the noise operators "
             "apply to them, to their customer turns (a user scenario alone gives nothing; the "
             "other operators need the support state and policy)"
         )
+
+
+def _with_contract(seeds: list[Case]) -> set[str]:
+    """The domains of `seeds` whose pack has a contract and a simulator (the contract
+    operators apply to their cases)."""
+    out = set()
+    for name in {c.domain for c in seeds}:
+        try:
+            domain = get_domain(name)
+        except UserError:
+            continue
+        if domain.has_simulator and contract_of(domain) is not None:
+            out.add(name)
+    return out
 
 
 def expand(
