@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "review": "review",
     "runs": "runs",
     "plugins": "plugins",
+    "domain": "domains",
 }
 
 

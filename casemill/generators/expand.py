@@ -9,7 +9,6 @@ is byte-identical for the same seed whatever the order or process.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -346,7 +345,6 @@ def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
         )
 
 
-@functools.cache
 def _has_contract(domain: str) -> bool:
     try:
         pack = get_domain(domain)
