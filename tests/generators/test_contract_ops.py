@@ -67,7 +67,7 @@ def test_a_flip_makes_the_policy_refuse_the_write_and_the_label_follows() -> Non
         else:
             assert new.expected.outcome == "refuse" and not new.expected.tool_calls
         assert new.user_scenario.endswith("do not ask for anything else.")
-    assert {"flip:booked_long_ago", "flip:segment_flown"} <= flips
+    assert {"flip:booked_long_ago"} <= flips
 
 
 def test_a_flip_that_does_not_flip_is_not_made() -> None:

@@ -19,7 +19,7 @@ import random
 
 from casemill.case.matching import forbidden_hit
 from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall
-from casemill.domains.contract import entity_of
+from casemill.domains.contract import entity_of, rule_for
 from casemill.generators.contract import (
     Pack,
     forbid,
@@ -28,6 +28,7 @@ from casemill.generators.contract import (
     refusals,
     relabel,
     say_also,
+    state_after,
     tagged,
     writes,
 )
@@ -62,6 +63,10 @@ def blend_request(case: Case, rng: random.Random) -> list[Case]:
     reasons = refusals(pack, case.environment.state, [*calls, request.call])
     if reasons is None or any(reasons[:-1]):
         raise NotApplicable("the request does not replay after the expected calls")
+    rule = rule_for(pack.contract, request.call.tool)
+    after = state_after(pack, case.environment.state, calls)
+    if reasons[-1] and rule and rule.outcome(after, dict(request.call.params)) != "refuse":
+        raise NotApplicable("the request would be escalated or clarified, not refused")
     e = case.expected
     if reasons[-1]:
         expected = relabel(

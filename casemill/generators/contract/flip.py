@@ -2,8 +2,9 @@
 a write the case expects, and let the policy label the result.
 
 The label rule, precisely: one expected write, allowed on the state it meets, is chosen with
-one of its rule's flips (`Rule.flips`); the flip edits the initial state. The candidate is kept
-only if, on the edited state, that write is now refused and every other expected call still
+one of its rule's flips (`Rule.flips`); the flip edits the initial state. Every other expected
+write must name another entity of the same kind (else it may depend on the refused one). The
+candidate is kept only if, on the edited state, that write is now refused and every other expected call still
 replays and is allowed. The refused write leaves the expected calls and is forbidden on its
 entity (unless no read tool shows the edited fact, `Flip.visible`: then only trying the write
 tells the agent); with no write left the outcome is the rule's refusal (escalate, with the
@@ -70,6 +71,8 @@ def flip_precondition(case: Case, rng: random.Random) -> list[Case]:
 
 def _flipped(case: Case, pack: Pack, index: int, flip: Flip, rng: random.Random) -> Case | None:
     call = case.expected.tool_calls[index]
+    if not _independent(pack, case, index):
+        return None
     state = copy.deepcopy(case.environment.state)
     change = flip.edit(state, dict(call.params))
     if change is None:
@@ -109,3 +112,17 @@ def _flipped(case: Case, pack: Pack, index: int, flip: Flip, rng: random.Random)
     if case.user_scenario and not case.conversation:
         updates["user_scenario"] = f"{case.user_scenario.rstrip()} {ACCEPT_REFUSAL}"
     return rebuilt(case, **updates)
+
+
+def _independent(pack: Pack, case: Case, index: int) -> bool:
+    """Whether the other expected writes stand without this one: each names another entity of
+    the same kind (a booking made to replace a cancelled trip, say, would not)."""
+    call = case.expected.tool_calls[index]
+    mine = entity_of(pack.contract, dict(call.params))
+    for other, c in enumerate(case.expected.tool_calls):
+        if other == index or c.tool not in pack.writes:
+            continue
+        theirs = entity_of(pack.contract, dict(c.params))
+        if mine is None or theirs is None or theirs[0] != mine[0] or theirs[1] == mine[1]:
+            return False
+    return True
