@@ -84,7 +84,7 @@ def fault_persistent(case: Case, rng: random.Random) -> list[Case]:
         raise NotApplicable("the pack has no escalation distinct from the planned writes")
     tools = [*_taking(pack, kind.param, pack.domain.read_tools), *sorted({c.tool for c in planned})]
     tool = rng.choice(tools)
-    kinds = ["timeout", "server_error"] + (["missing"] if tool in pack.domain.read_tools else [])
+    kinds = ["timeout", "server_error"]  # a record "not found" would say the id is wrong
     fault = ToolFault(
         tool=tool, kind=rng.choice(kinds), params={kind.param: entity}, times=PERSISTENT
     )
