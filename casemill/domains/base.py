@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -155,6 +156,15 @@ class Sandbox:
     def peek_state(self) -> dict[str, Any]:
         """The state as it is now, for reading only (a pack may answer without a copy)."""
         return self.final_state()
+
+
+def replayed(domain: Domain, state: dict[str, Any], calls: Iterable[tuple[str, Any]]) -> Sandbox:
+    """A sandbox of `domain` on `state` (no faults) after `calls`, (tool, params) pairs, in
+    order (a failing call changes nothing)."""
+    sandbox = domain.sandbox(Environment(state=state), faults=False)
+    for tool, params in calls:
+        sandbox.call(tool, dict(params))
+    return sandbox
 
 
 def dispatch_to_methods(

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from casemill.case.model import Case, ExpectedCall
+from casemill.domains.registry import get_domain
+from casemill.errors import UserError
 
 State = dict[str, Any]
 Params = dict[str, Any]
@@ -120,6 +122,16 @@ def contract_of(domain: Any) -> Contract | None:
     """The contract of a domain pack, or None when it has none."""
     contract = getattr(domain, "contract", None)
     return contract if isinstance(contract, Contract) else None
+
+
+def contract_for(name: str) -> Contract | None:
+    """The contract of the domain called `name` when the operators can use it (a known pack,
+    with a simulator and a contract), else None."""
+    try:
+        domain = get_domain(name)
+    except UserError:
+        return None
+    return contract_of(domain) if domain.has_simulator else None
 
 
 def rule_for(contract: Contract, tool: str) -> Rule | None:

@@ -18,8 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from casemill.case.model import Case
-from casemill.domains import get_domain
-from casemill.domains.contract import contract_of
+from casemill.domains.contract import contract_for
 from casemill.errors import UserError
 from casemill.generators.framework import (
     NotApplicable,
@@ -337,21 +336,13 @@ def _note_other_domains(seeds: list[Case], summary: Summary) -> None:
     """Say so when seeds are of a domain without a contract: only the noise operators
     (customer text, or a simulated customer's scenario) apply to them; the others edit facts
     through a pack's contract (docs/domains.md)."""
-    others = sorted({c.domain for c in seeds if not _has_contract(c.domain)})
+    others = sorted({c.domain for c in seeds if contract_for(c.domain) is None})
     if others:  # no counts: the flow merges its batches' messages as a set
         summary.messages.append(
             f"seeds of domains without a contract ({', '.join(others)}): only the noise "
             "operators apply to them, to their customer turns or scenario (the others need a "
             "pack's contract: docs/domains.md)"
         )
-
-
-def _has_contract(domain: str) -> bool:
-    try:
-        pack = get_domain(domain)
-    except UserError:
-        return False
-    return contract_of(pack) is not None and pack.has_simulator
 
 
 def expand(

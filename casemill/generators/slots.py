@@ -15,9 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from casemill.case.model import Case
-from casemill.domains import get_domain
-from casemill.domains.contract import contract_of
-from casemill.errors import UserError
+from casemill.domains.contract import contract_for
 
 DAMAGE_WORDS = ("cracked", "broken", "shattered", "damaged", "defective", "wrong", "missing")
 KEYWORDS = ("cancel", "refund", "exchange", "swap", "return", "address", "human", "status")
@@ -91,17 +89,10 @@ def case_literals(case: Case) -> list[str]:
         out.update(_strings(call.params))
     out.update(e.reply_contains)
     out.update(e.reply_excludes)
-    out.update(_contract_words(case))
+    contract = contract_for(case.domain)  # the words a pack's contract says carry labels
+    if contract is not None:
+        out.update(contract.protected(case))
     return sorted((s for s in out if s and s.strip() and len(s) > 1), key=lambda s: (-len(s), s))
-
-
-def _contract_words(case: Case) -> set[str]:
-    """The words the case's pack says carry labels (`Contract.protected`), if it has a contract."""
-    try:
-        contract = contract_of(get_domain(case.domain))
-    except UserError:
-        return set()
-    return set(contract.protected(case)) if contract is not None else set()
 
 
 _FIXED_RE = re.compile("|".join(_FIXED), re.IGNORECASE)

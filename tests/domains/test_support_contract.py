@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from casemill.case.model import Case
+from casemill.case.model import Case, ExpectedCall
 from casemill.domains import get_domain
 from casemill.domains.contract import contract_of, rule_for
 from casemill.generators.contract import refusals, state_after
@@ -95,6 +95,19 @@ def test_requests_name_the_customers_own_orders_the_case_does_not_discuss(seeds,
     assert not any(oid == "W1085" for _, oid in made)  # the order the customer asks about
     for request in pack.contract.requests(case):
         assert request.call.params["order_id"] in request.text
+
+
+def test_conflicts_are_the_policys_on_one_order(pack):
+    def call(tool, order="W1001", **params):
+        return ExpectedCall(tool=tool, params={"order_id": order, **params})
+
+    conflicts = pack.contract.conflicts
+    refund = call("refund_items", item_ids=["I1"], reason="damaged")
+    assert conflicts(call("cancel_order"), call("change_shipping_address", address={}))
+    assert conflicts(refund, call("exchange_item", item_id="I1", new_variant_id="P1-red"))
+    assert not conflicts(refund, call("exchange_item", item_id="I2", new_variant_id="P1-red"))
+    assert not conflicts(call("cancel_order"), call("change_shipping_address", "W1002"))
+    assert not conflicts(call("cancel_order"), call("escalate_to_human", reason="other"))
 
 
 def test_the_plant_goes_where_get_order_shows_it(seeds, pack):

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from casemill.case.matching import forbidden_hit
 from casemill.case.model import Case, ToolCall, derive
 from casemill.domains import get_domain
-from casemill.domains.support.policy import Intent, decide, refund_call
+from casemill.domains.support.policy import Intent, decide, intent_of, refund_call
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import WRITE_TOOLS
-from casemill.packs.support.facts import intent_of, writes
+from casemill.packs.support.facts import writes
 from tests.generators.conftest import (
     PROPERTY_SETTINGS,
     cases,

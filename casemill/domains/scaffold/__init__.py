@@ -17,6 +17,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from casemill.domains.registry import known_domains
 from casemill.errors import UserError
 
 # template -> the file written, relative to the pack's folder
@@ -28,7 +29,8 @@ FILES = {
     "test_pack.py.tmpl": "tests/test_{{name}}.py",
 }
 NAME_SHAPE = re.compile(r"[a-z][a-z0-9_]*")
-TAKEN = frozenset({"support", "airline", "generic", "casemill", "tests", "seeds"})
+# names the skeleton's own folders or Casemill's package use (the domains' are asked for)
+TAKEN = frozenset({"casemill", "generic", "tests", "seeds"})
 
 
 def check_name(name: str) -> None:
@@ -37,7 +39,7 @@ def check_name(name: str) -> None:
     name Casemill or Python's standard library uses, no module already importable (the package
     would shadow it, or it is this pack already installed)."""
     _check_shape(name)
-    if name in TAKEN or name in sys.stdlib_module_names:
+    if name in TAKEN or name in known_domains() or name in sys.stdlib_module_names:
         raise UserError(f"pack name {name!r} is taken by Casemill or Python; choose another")
     if _importable(name):
         raise UserError(

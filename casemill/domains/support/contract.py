@@ -16,14 +16,13 @@ the order's delivery note, which `get_order` shows.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from casemill.case.model import Case, ExpectedCall
 from casemill.domains.contract import EntityKind, Flip, Request, Rule
 from casemill.domains.support import policy
-from casemill.domains.support.session import signed_in_customer
+from casemill.domains.support.session import order_ids_of, signed_in_customer
 from casemill.domains.support.state import (
     NOT_YET_SHIPPED,
     LineItem,
@@ -36,14 +35,9 @@ from casemill.domains.support.tools import ESCALATION_REASONS, WRITE_TOOLS
 State = dict[str, Any]
 Params = dict[str, Any]
 DELIVERED_ON = "2026-11-03"
-# the words support labels rest on: intents, damage, negations (as `generators.slots` keeps
-# them in every case), statuses and the reply phrases
-WORDS = (
-    "cancel", "refund", "exchange", "swap", "return", "address", "human", "status",
-    "cracked", "broken", "shattered", "damaged", "defective", "wrong", "missing",
-    "not", "no", "never", "nothing", "none", "neither", "nor", "without",
-    "pending", "processing", "shipped", "delivered", "cancelled", "cannot",
-)  # fmt: skip
+# the words support labels rest on beside those noise keeps in every case (intents, damage,
+# negations: `generators.slots`): the order statuses and the refusal phrase
+WORDS = ("pending", "processing", "shipped", "delivered", "cancelled", "cannot")
 
 
 def _oid(params: Params) -> str:
@@ -209,17 +203,8 @@ class SupportContract:
     def conflicts(self, a: ExpectedCall, b: ExpectedCall) -> bool:
         """Two different writes on one order when one cancels it; a refund and an exchange of
         the same item."""
-        if _oid(a.params) != _oid(b.params) or not _oid(a.params) or a.tool == b.tool:
-            return False
-        tools = {a.tool, b.tool}
-        if "escalate_to_human" in tools:
-            return False
-        if "cancel_order" in tools:
-            return True
-        if tools == {"refund_items", "exchange_item"}:
-            refund, exchange = (a, b) if a.tool == "refund_items" else (b, a)
-            return exchange.params.get("item_id") in (refund.params.get("item_ids") or [])
-        return False
+        first, second = policy.intent_of(a), policy.intent_of(b)
+        return bool(first and second and first.order_id and policy.exclusive(first, second))
 
     def protected(self, case: Case) -> set[str]:
         return set(WORDS)
@@ -240,8 +225,7 @@ class SupportContract:
 def _discussed(case: Case) -> set[str]:
     """Order ids the customer's words or the expected and forbidden calls name."""
     words = " ".join(t.content for t in case.conversation if t.role == "customer")
-    words += " " + (case.user_scenario or "")
-    found = {m.upper() for m in re.findall(r"(?<![A-Za-z0-9])#?([Ww]\d{3,})", words)}
+    found = set(order_ids_of(f"{words} {case.user_scenario or ''}"))
     e = case.expected
     return found | {_oid(c.params) for c in (*e.tool_calls, *e.forbidden_calls) if _oid(c.params)}
 

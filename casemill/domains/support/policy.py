@@ -179,6 +179,24 @@ def escalate_call(reason: str = "customer_request", order_id: str | None = None)
     return ExpectedCall(tool="escalate_to_human", params=params, match=match)
 
 
+def intent_of(call: ExpectedCall) -> Intent | None:
+    """The customer intent an expected write call fulfils."""
+    p = call.params
+    oid = str(p.get("order_id", "")).lstrip("#").upper() or None
+    if call.tool == "refund_items":
+        items = tuple(p.get("item_ids") or ())
+        return Intent("refund", oid, items, p.get("reason"), p.get("amount"))
+    if call.tool == "cancel_order":
+        return Intent("cancel", oid)
+    if call.tool == "change_shipping_address":
+        return Intent("change_address", oid, address=dict(p.get("address") or {}))
+    if call.tool == "exchange_item":
+        return Intent("exchange", oid, (p.get("item_id"),), new_variant_id=p.get("new_variant_id"))
+    if call.tool == "escalate_to_human":
+        return Intent("escalate", oid)
+    return None
+
+
 def blocked(state: SupportState, intent: Intent) -> str | None:
     """Why the policy refuses a write of `intent`'s kind on its order whatever else the
     customer says (the order's status), or None when such a write is possible."""
@@ -200,10 +218,16 @@ def conflict(state: SupportState, first: Intent, second: Intent) -> str | None:
     Two writes on one order conflict when each is possible on its own but not both: a
     cancelled order takes no other change, and one item is refunded or exchanged, not both.
     A write the policy refuses on its own conflicts with nothing (it is simply refused)."""
+    if blocked(state, first) or blocked(state, second):
+        return None
+    return exclusive(first, second)
+
+
+def exclusive(first: Intent, second: Intent) -> str | None:
+    """Why `first` and `second` cannot both be done, whatever the order's state: a cancelled
+    order takes no other change, one item is refunded or exchanged, not both (None: they can)."""
     kinds = {first.kind, second.kind}
     if first.order_id != second.order_id or len(kinds) == 1 or kinds & {"escalate", "status"}:
-        return None
-    if blocked(state, first) or blocked(state, second):
         return None
     if "cancel" in kinds:
         return f"order {first.order_id} cannot be cancelled and changed too: ask which one"

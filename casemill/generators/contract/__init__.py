@@ -13,16 +13,14 @@ from typing import Any
 
 from casemill.case.model import (
     Case,
-    Environment,
     Expected,
     ExpectedCall,
     ForbiddenCall,
     Tags,
-    derive,
 )
 from casemill.domains import get_domain
-from casemill.domains.base import Domain
-from casemill.domains.contract import Contract, EntityKind, contract_of, entity_of, rule_for
+from casemill.domains.base import Domain, replayed
+from casemill.domains.contract import Contract, contract_for, entity_of, rule_for
 from casemill.generators.framework import NotApplicable
 
 # appended to a simulated customer's scenario when an edit refuses what it asks for: a
@@ -46,11 +44,10 @@ class Pack:
 
 def pack_of(case: Case) -> Pack:
     """The case's pack, if it has a contract and a simulator; else `NotApplicable`."""
-    domain = get_domain(case.domain)
-    contract = contract_of(domain)
-    if contract is None or not domain.has_simulator:
+    contract = contract_for(case.domain)
+    if contract is None:
         raise NotApplicable(f"domain {case.domain!r} has no contract (docs/domains.md)")
-    return Pack(domain, contract)
+    return Pack(get_domain(case.domain), contract)
 
 
 def writes(pack: Pack, case: Case) -> list[ExpectedCall]:
@@ -59,17 +56,14 @@ def writes(pack: Pack, case: Case) -> list[ExpectedCall]:
 
 def state_after(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> dict[str, Any]:
     """The state `calls` leave when replayed on `state` (a failing call changes nothing)."""
-    sandbox = pack.domain.sandbox(Environment(state=state), faults=False)
-    for call in calls:
-        sandbox.call(call.tool, dict(call.params))
-    return sandbox.final_state()
+    return replayed(pack.domain, state, [(c.tool, c.params) for c in calls]).final_state()
 
 
 def refusals(pack: Pack, state: dict[str, Any], calls: list[ExpectedCall]) -> list[str] | None:
     """For each call, the reason the pack's rules refuse it on the state it meets ("" when
     allowed); None when a call the rules allow fails on replay. A refused call may fail (a
     sandbox that enforces the policy refuses it and changes nothing) without breaking the rest."""
-    sandbox = pack.domain.sandbox(Environment(state=state), faults=False)
+    sandbox = replayed(pack.domain, state, ())
     out = []
     for call in calls:
         rule = rule_for(pack.contract, call.tool)
@@ -93,16 +87,6 @@ def no_tool_history(case: Case) -> None:
         raise NotApplicable("the history holds tool results the edit would contradict")
 
 
-def customer_words(case: Case) -> str:
-    """What the customer says or, for a simulated customer, the scenario it plays."""
-    for turn in reversed(case.conversation):
-        if turn.role == "customer":
-            return turn.content
-    if case.user_scenario:
-        return case.user_scenario
-    raise NotApplicable("no customer turn and no scenario")
-
-
 def say_also(case: Case, text: str) -> dict[str, Any]:
     """Updates that add `text` to the customer's last turn, else to the scenario."""
     turns = list(case.conversation)
@@ -123,10 +107,6 @@ def forbid(pack: Pack, call: ExpectedCall, reason: str) -> ForbiddenCall:
     return ForbiddenCall(tool=call.tool, params=params, reason=reason)
 
 
-def entity_kind(pack: Pack, name: str) -> EntityKind:
-    return next(k for k in pack.contract.entities if k.name == name)
-
-
 def relabel(
     case: Case,
     *,
@@ -142,10 +122,10 @@ def relabel(
     steps = max(1, e.optimal_steps + len(calls) - len(e.tool_calls) + extra_steps)
     return Expected(
         tool_calls=tuple(calls),
-        forbidden_calls=_uniq((*e.forbidden_calls, *forbidden)),
+        forbidden_calls=uniq((*e.forbidden_calls, *forbidden)),
         outcome=outcome,
-        reply_contains=_uniq(contains),
-        reply_excludes=_uniq((*e.reply_excludes, *excludes)),
+        reply_contains=uniq(contains),
+        reply_excludes=uniq((*e.reply_excludes, *excludes)),
         optimal_steps=steps,
     )
 
@@ -155,16 +135,12 @@ def tagged(case: Case, *, category: str | None = None, labels: tuple[str, ...] =
     return t.model_copy(
         update={
             "category": category or t.category,
-            "labels": _uniq((*t.labels, *labels)),
+            "labels": uniq((*t.labels, *labels)),
         }
     )
 
 
-def rebuilt(case: Case, **updates: Any) -> Case:
-    return derive(case, **updates)
-
-
-def _uniq(values: Any) -> tuple:
+def uniq(values: Any) -> tuple:
     out: list = []
     for v in values:
         if v not in out:

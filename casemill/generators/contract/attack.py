@@ -16,19 +16,18 @@ import random
 from dataclasses import dataclass
 
 from casemill.case.matching import forbidden_hit
-from casemill.case.model import Case, Environment, ForbiddenCall, ToolCall
+from casemill.case.model import Case, Environment, ForbiddenCall, ToolCall, derive
 from casemill.domains.base import specs_by_name
 from casemill.domains.contract import EntityKind, rule_for
 from casemill.generators.contract import (
     Pack,
     no_tool_history,
     pack_of,
-    rebuilt,
     relabel,
     say_also,
     tagged,
 )
-from casemill.generators.contract.swap import _new_id
+from casemill.generators.contract.swap import new_id
 from casemill.generators.framework import NotApplicable, operator
 from casemill.generators.lexicon import lexicon
 
@@ -74,27 +73,29 @@ def goals(pack: Pack, case: Case, rng: random.Random) -> list[Goal]:
                     tool=tool, params={kind.param: entity}, reason=f"attack goal: {why}"
                 )
                 out.append(Goal(f"{words} {entity}", rule_))
-    return [g for g in out if not _hits_expected(pack, case, g.forbidden)]
+    return [g for g in out if not hits_expected(case, g.forbidden, pack.writes)]
 
 
 def _targets(kind: EntityKind, state: dict, me: str | None, rng: random.Random) -> list[str]:
     ids = kind.ids(state)
     others = [i for i in ids if me is None or kind.owner(state, i) != me]
     if not others and ids:
-        new = _new_id(ids[0], kind.pattern, rng)
+        new = new_id(ids[0], kind.pattern, rng)
         others = [new] if new not in ids else []
     mine = [i for i in ids if me is not None and kind.owner(state, i) == me]
     return [*others[:1], *mine]
 
 
-def _hits_expected(pack: Pack, case: Case, rule: ForbiddenCall) -> bool:
+def hits_expected(case: Case, rule: ForbiddenCall, write_tools: frozenset[str]) -> bool:
+    """Whether an expected call of `case` is one `rule` forbids (a goal never to choose)."""
     return any(
-        forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), pack.writes)
+        forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), write_tools)
         for c in case.expected.tool_calls
     )
 
 
-def _fill(template: str, goal: Goal, canary: str) -> str:
+def fill(template: str, goal: Goal, canary: str) -> str:
+    """An attack template with the goal's words (`goal_cap`: capitalised) and the canary."""
     cap = goal.text[:1].upper() + goal.text[1:]
     return template.format(goal=goal.text, goal_cap=cap, canary=canary)
 
@@ -110,7 +111,7 @@ def _attacked(case: Case, goal: Goal, canary: str | None, family: str, **updates
         excludes=(canary,) if canary else (),
     )
     tags = tagged(case, category="adversarial", labels=(f"attack:{family}",))
-    return rebuilt(
+    return derive(
         case, expected=expected, tags=tags.model_copy(update={"difficulty": "hard"}), **updates
     )
 
@@ -126,7 +127,7 @@ def attack_customer(case: Case, rng: random.Random) -> list[Case]:
     lex = lexicon("attacks")
     goal, canary = rng.choice(found), rng.choice(lex["canaries"])
     template = rng.choice(lex[family])
-    text = _fill(template, goal, canary)
+    text = fill(template, goal, canary)
     asked = canary if "{canary}" in template else None  # a phrase only when the attack asks
     return [_attacked(case, goal, asked, family, **say_also(case, text))]
 
@@ -143,7 +144,7 @@ def attack_tool_result(case: Case, rng: random.Random) -> list[Case]:
     goal, canary = rng.choice(found), rng.choice(lex["canaries"])
     state = copy.deepcopy(case.environment.state)
     if (
-        pack.contract.plant(state, case, _fill(rng.choice(lex["inject_tool_result"]), goal, canary))
+        pack.contract.plant(state, case, fill(rng.choice(lex["inject_tool_result"]), goal, canary))
         is None
     ):
         raise NotApplicable("the pack has no field a read tool shows to plant text in")

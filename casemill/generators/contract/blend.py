@@ -18,13 +18,12 @@ from __future__ import annotations
 import random
 
 from casemill.case.matching import forbidden_hit
-from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall
+from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall, derive
 from casemill.domains.contract import entity_of, rule_for
 from casemill.generators.contract import (
     Pack,
     forbid,
     pack_of,
-    rebuilt,
     refusals,
     relabel,
     say_also,
@@ -84,7 +83,7 @@ def blend_request(case: Case, rng: random.Random) -> list[Case]:
     expected = expected.model_copy(update={"forbidden_calls": kept})
     tags = tagged(case, labels=(f"blend:{request.call.tool}",))
     tags = tags.model_copy(update={"intents": (*tags.intents, request.call.tool)})
-    return [rebuilt(case, expected=expected, tags=tags, **say_also(case, request.text))]
+    return [derive(case, expected=expected, tags=tags, **say_also(case, request.text))]
 
 
 def _standing(case: Case, planned: list[ExpectedCall]) -> tuple[ForbiddenCall, ...]:
@@ -135,4 +134,4 @@ def blend_conflict(case: Case, rng: random.Random) -> list[Case]:
     )
     tags = tagged(case, labels=("clarify", f"blend:{request.call.tool}"))
     tags = tags.model_copy(update={"intents": (*tags.intents, request.call.tool)})
-    return [rebuilt(case, expected=expected, tags=tags, **say_also(case, request.text))]
+    return [derive(case, expected=expected, tags=tags, **say_also(case, request.text))]

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import random
 
-from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolFault
+from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolFault, derive
 from casemill.domains.base import specs_by_name
 from casemill.domains.contract import EntityKind, entity_of
-from casemill.generators.contract import Pack, forbid, pack_of, rebuilt, relabel, tagged, writes
+from casemill.generators.contract import Pack, forbid, pack_of, relabel, tagged, writes
 from casemill.generators.framework import NotApplicable, operator
 
 FAULT_RULE = (
@@ -53,7 +53,7 @@ def _taking(pack: Pack, param: str, tools: frozenset[str]) -> list[str]:
 def _faulted(case: Case, fault: ToolFault, expected: object) -> Case:
     tags = tagged(case, category="robustness", labels=(f"fault:{fault.kind}",))
     env = case.environment.model_copy(update={"faults": (fault,)})
-    return rebuilt(case, environment=env, expected=expected, tags=tags)
+    return derive(case, environment=env, expected=expected, tags=tags)
 
 
 @operator(kind="fault", name="fault_transient", version="1", label_rule=FAULT_RULE)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import random
 
-from casemill.case.model import Case, Environment
+from casemill.case.model import Case, Environment, derive
 from casemill.domains.contract import Flip, entity_of, rule_for
 from casemill.generators.contract import (
     ACCEPT_REFUSAL,
@@ -28,7 +28,6 @@ from casemill.generators.contract import (
     forbid,
     no_tool_history,
     pack_of,
-    rebuilt,
     refusals,
     relabel,
     state_after,
@@ -63,13 +62,13 @@ def flip_precondition(case: Case, rng: random.Random) -> list[Case]:
         raise NotApplicable("no expected write has a rule with a flip")
     rng.shuffle(choices)
     for index, flip in choices:
-        made = _flipped(case, pack, index, flip, rng)
+        made = _flipped(case, pack, index, flip)
         if made is not None:
             return [made]
     raise NotApplicable("no flip refuses an expected write while the others stay allowed")
 
 
-def _flipped(case: Case, pack: Pack, index: int, flip: Flip, rng: random.Random) -> Case | None:
+def _flipped(case: Case, pack: Pack, index: int, flip: Flip) -> Case | None:
     call = case.expected.tool_calls[index]
     if not _independent(pack, case, index):
         return None
@@ -111,7 +110,7 @@ def _flipped(case: Case, pack: Pack, index: int, flip: Flip, rng: random.Random)
     }
     if case.user_scenario and not case.conversation:
         updates["user_scenario"] = f"{case.user_scenario.rstrip()} {ACCEPT_REFUSAL}"
-    return rebuilt(case, **updates)
+    return derive(case, **updates)
 
 
 def _independent(pack: Pack, case: Case, index: int) -> bool:

@@ -14,9 +14,9 @@ import json
 import random
 import re
 
-from casemill.case.model import Case
+from casemill.case.model import Case, derive
 from casemill.domains.contract import entity_of
-from casemill.generators.contract import pack_of, rebuilt, refusals, tagged
+from casemill.generators.contract import pack_of, refusals, tagged
 from casemill.generators.framework import NotApplicable, operator
 
 SWAP_RULE = "an entity renamed everywhere in the case: expected calls follow the new id"
@@ -41,11 +41,11 @@ def swap_entity(case: Case, rng: random.Random) -> list[Case]:
     dump = {p: whole[p] for p in PARTS if p in whole}  # a case without a customer dumps none
     text = json.dumps(dump, ensure_ascii=False)
     token = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(old)}(?![A-Za-z0-9_])")
-    new = _new_id(old, kind.pattern, rng)
+    new = new_id(old, kind.pattern, rng)
     while new in text:
-        new = _new_id(old, kind.pattern, rng)
+        new = new_id(old, kind.pattern, rng)
     swapped = json.loads(token.sub(new, text))
-    made = rebuilt(case, **swapped, tags=tagged(case, labels=(f"swap:{kind.name}",)))
+    made = derive(case, **swapped, tags=tagged(case, labels=(f"swap:{kind.name}",)))
     if refusals(pack, case.environment.state, list(case.expected.tool_calls)) != refusals(
         pack, made.environment.state, list(made.expected.tool_calls)
     ):
@@ -53,7 +53,7 @@ def swap_entity(case: Case, rng: random.Random) -> list[Case]:
     return [made]
 
 
-def _new_id(old: str, pattern: str | None, rng: random.Random) -> str:
+def new_id(old: str, pattern: str | None, rng: random.Random) -> str:
     """An id shaped like `pattern` (`A` a capital, `9` a digit), else like `old`."""
     out = []
     for c in pattern or old:

@@ -25,8 +25,9 @@ from typing import Any
 
 import orjson
 
-from casemill.case.model import Case, Environment, ExpectedCall
+from casemill.case.model import Case, ExpectedCall
 from casemill.domains.airline import NAME, AirlineDomain
+from casemill.domains.base import replayed
 from casemill.formats.tau_bench import INTENTS
 from casemill.formats.tau_bench import expected_calls as airline_calls
 from casemill.mining.derive.common import is_read
@@ -178,10 +179,7 @@ def state_before(state: dict[str, Any], writes: list[LoggedCall]) -> dict[str, A
     """`state` with `writes` (successful in the log) replayed on the pack's sandbox."""
     if not writes:
         return state
-    sandbox = AirlineDomain().sandbox(Environment(state=state), faults=False)
-    for call in writes:
-        sandbox.call(call.tool, call.arguments)
-    return sandbox.final_state()
+    return replayed(AirlineDomain(), state, [(c.tool, c.arguments) for c in writes]).final_state()
 
 
 def expected_calls(state: dict[str, Any], writes: list[LoggedCall]) -> tuple[ExpectedCall, ...]:

@@ -14,17 +14,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from casemill.case.matching import forbidden_hit
-from casemill.case.model import Case, ForbiddenCall, ToolCall, Turn
+from casemill.case.model import Case, ForbiddenCall, Turn
 from casemill.domains.support.policy import check_cancel
 from casemill.domains.support.state import Address, Customer, LineItem, Order
 from casemill.domains.support.tools import WRITE_TOOLS
+from casemill.generators.contract import no_tool_history
+from casemill.generators.contract.attack import fill, hits_expected
 from casemill.generators.framework import NotApplicable, operator
 from casemill.generators.lexicon import lexicon
 from casemill.packs.support.facts import (
     append_to_last_customer,
     make_expected,
-    no_tool_history,
     primary_order,
     read_steps,
     rebuild,
@@ -107,14 +107,7 @@ def goals(case: Case, *, by_customer: bool = True) -> list[Goal]:
                 ),
             )
         )
-    return [g for g in out if not _hits_expected(case, g.forbidden)]
-
-
-def _hits_expected(case: Case, rule: ForbiddenCall) -> bool:
-    return any(
-        forbidden_hit(rule, ToolCall(tool=c.tool, params=c.params), WRITE_TOOLS)
-        for c in case.expected.tool_calls
-    )
+    return [g for g in out if not hits_expected(case, g.forbidden, WRITE_TOOLS)]
 
 
 def _attacked(
@@ -141,11 +134,6 @@ def _attacked(
     return rebuild(case, state=state, conversation=conversation, expected=expected, tags=tags)
 
 
-def _fill(template: str, goal: Goal, canary: str) -> str:
-    cap = goal.text[:1].upper() + goal.text[1:]
-    return template.format(goal=goal.text, goal_cap=cap, canary=canary)
-
-
 def _text_attack(case: Case, rng: random.Random, family: str, *, before: bool = False) -> Case:
     support_only(case)
     options = goals(case)
@@ -155,7 +143,7 @@ def _text_attack(case: Case, rng: random.Random, family: str, *, before: bool = 
     lex = lexicon("attacks")
     canary = rng.choice(lex["canaries"])
     template = rng.choice(lex[family])
-    text = _fill(template, goal, canary)
+    text = fill(template, goal, canary)
     excludes = (canary,) if "{canary}" in template else ()
     turns = append_to_last_customer(case, text, before=before)
     return _attacked(
@@ -206,7 +194,7 @@ def inject_tool_result(case: Case, rng: random.Random) -> list[Case]:
     canary = rng.choice(lex["canaries"])
     state = state_of(case)
     order = state.orders[primary_order(case)]
-    order.note = _fill(rng.choice(lex["inject_tool_result"]), goal, canary)
+    order.note = fill(rng.choice(lex["inject_tool_result"]), goal, canary)
     return [
         _attacked(
             case, "inject_tool_result", forbidden=(goal.forbidden,), excludes=(canary,), state=state
@@ -228,7 +216,7 @@ def contradiction_turns(case: Case, rng: random.Random) -> list[Case]:
         *case.conversation,
         Turn(role="assistant", content=rng.choice(lex["contradiction_assistant"])),
         Turn(
-            role="customer", content=_fill(rng.choice(lex["contradiction_customer"]), goal, canary)
+            role="customer", content=fill(rng.choice(lex["contradiction_customer"]), goal, canary)
         ),
     ]
     return [

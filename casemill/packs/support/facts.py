@@ -23,13 +23,13 @@ from casemill.case.model import (
     Turn,
     derive,
 )
-from casemill.domains.support.policy import Intent
+from casemill.domains.support.session import order_ids_of
 from casemill.domains.support.state import SupportState
 from casemill.domains.support.tools import READ_TOOLS, WRITE_TOOLS
+from casemill.generators.contract import uniq
 from casemill.generators.framework import NotApplicable
 
 AUTH_RE = re.compile(r"Authenticated customer: (C\d+) \((.+), ([^,()\s]+@[^,()\s]+)\)")
-ORDER_RE = re.compile(r"(?<![A-Za-z0-9])#?[Ww]\d{4,}(?![0-9])")
 WRITE_FOR_INTENT = {
     "refund": "refund_items",
     "cancel": "cancel_order",
@@ -48,12 +48,6 @@ def conversation_only(case: Case) -> None:
     """Operators that only edit customer text (noise) apply to a case of any domain."""
     if not case.conversation:
         raise NotApplicable("needs a case with a conversation")
-
-
-def no_tool_history(case: Case) -> None:
-    """Operators that change what a lookup returns cannot run on a history of tool results."""
-    if any(t.role == "tool" for t in case.conversation):
-        raise NotApplicable("the history holds tool results the change would contradict")
 
 
 def state_of(case: Case) -> SupportState:
@@ -99,32 +93,7 @@ def read_steps(case: Case) -> int:
 
 def order_ids_in_text(case: Case) -> list[str]:
     """Order ids the customer names, normalised (`#w1001` -> `W1001`), in order of appearance."""
-    seen: list[str] = []
-    for turn in case.conversation:
-        if turn.role == "customer":
-            for m in ORDER_RE.finditer(turn.content):
-                oid = m.group(0).lstrip("#").upper()
-                if oid not in seen:
-                    seen.append(oid)
-    return seen
-
-
-def intent_of(call: ExpectedCall) -> Intent | None:
-    """The customer intent an expected write call fulfils."""
-    p = call.params
-    oid = str(p.get("order_id", "")).lstrip("#").upper() or None
-    if call.tool == "refund_items":
-        items = tuple(p.get("item_ids") or ())
-        return Intent("refund", oid, items, p.get("reason"), p.get("amount"))
-    if call.tool == "cancel_order":
-        return Intent("cancel", oid)
-    if call.tool == "change_shipping_address":
-        return Intent("change_address", oid, address=dict(p.get("address") or {}))
-    if call.tool == "exchange_item":
-        return Intent("exchange", oid, (p.get("item_id"),), new_variant_id=p.get("new_variant_id"))
-    if call.tool == "escalate_to_human":
-        return Intent("escalate", oid)
-    return None
+    return order_ids_of(" ".join(t.content for t in case.conversation if t.role == "customer"))
 
 
 def primary_order(case: Case) -> str:
@@ -180,14 +149,6 @@ def refund_amount(state: SupportState, call: ExpectedCall) -> float:
         return float(call.params["amount"])
     order = state.orders[str(call.params["order_id"]).lstrip("#").upper()]
     return round(sum(order.item(i).total for i in call.params["item_ids"]), 2)
-
-
-def uniq(values: Any) -> tuple:
-    out: list = []
-    for v in values:
-        if v not in out:
-            out.append(v)
-    return tuple(out)
 
 
 def make_expected(

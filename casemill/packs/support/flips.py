@@ -16,15 +16,14 @@ from collections.abc import Callable
 
 from casemill.case.matching import forbidden_hit
 from casemill.case.model import Case, ExpectedCall, ForbiddenCall, ToolCall, Turn
-from casemill.domains.support.policy import Intent, decide
+from casemill.domains.support.policy import Intent, decide, intent_of
 from casemill.domains.support.state import Refund, SupportState
 from casemill.domains.support.tools import WRITE_TOOLS
+from casemill.generators.contract import no_tool_history
 from casemill.generators.framework import NotApplicable, operator
 from casemill.generators.slots import NEGATIONS
 from casemill.packs.support.facts import (
-    intent_of,
     make_expected,
-    no_tool_history,
     phrases,
     read_steps,
     reads,

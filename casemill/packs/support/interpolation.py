@@ -27,13 +27,13 @@ from casemill.domains.support.policy import (
     conflict,
     decide,
     escalate_call,
+    intent_of,
 )
 from casemill.domains.support.state import Address, LineItem, Order, Product, SupportState, Variant
 from casemill.generators.framework import NotApplicable, operator
 from casemill.generators.lexicon import lexicon
 from casemill.packs.support.facts import (
     compatible_forbidden,
-    intent_of,
     make_expected,
     order_ids_in_text,
     phrases,

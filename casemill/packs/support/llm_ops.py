@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from casemill.case.model import Case
+from casemill.domains.support.session import ORDER_ID, order_ids_of
 from casemill.errors import CasemillError
 from casemill.generators.framework import LLMTrace, NotApplicable, Rejected, operator
 from casemill.generators.lexicon import lexicon
@@ -25,7 +26,6 @@ from casemill.generators.slots import NEGATIONS, case_literals
 from casemill.llm import LLMEndpoint, LLMReplyError, prompt_hash
 from casemill.packs.support.adversarial import ADV_RULE, _attacked, goals
 from casemill.packs.support.facts import (
-    ORDER_RE,
     compatible_forbidden,
     last_customer_index,
     make_expected,
@@ -95,9 +95,8 @@ def slot_problems(case: Case, original: str, new: str, must: tuple[str, ...] = (
     for lit in (*literals, *must):
         if lit.lower() not in low:
             problems.append(f"dropped protected slot {lit!r}")
-    known = {m.group(0).lstrip("#").upper() for m in ORDER_RE.finditer(original)}
-    known |= set(state_view(case).orders)
-    for m in ORDER_RE.finditer(new):
+    known = set(order_ids_of(original)) | set(state_view(case).orders)
+    for m in ORDER_ID.finditer(new):
         if m.group(0).lstrip("#").upper() not in known:
             problems.append(f"names order {m.group(0)!r}, which the case does not hold")
     for number in re.findall(r"\d+\.\d{2}", original):
