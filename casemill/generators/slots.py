@@ -45,7 +45,9 @@ _FIXED = [
     r"#?[Ww]\d{3,}",  # order ids
     r"\b[CcPpIiRrTt]\d+(?:-[\w-]+)?\b",  # customer, product, item, refund, ticket ids
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",  # emails
-    r"\$?\d[\d,]*(?:\.\d+)?",  # amounts, quantities, zip codes
+    # amounts, quantities, zip codes, times and sizes: with a unit glued on (8am, 12oz) or
+    # a clock's after a space (3 pm), which carries the meaning as much as the number
+    r"\$?\d[\d,]*(?:\.\d+)?(?:[A-Za-z]+|\s?[AaPp]\.?[Mm]\b\.?)?",
     r"\b\w+n't\b",  # don't, isn't, ...
 ]
 

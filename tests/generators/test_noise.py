@@ -217,3 +217,10 @@ def test_expand_says_only_noise_applies_to_a_domain_without_a_contract():
         "apply to them, to their customer turns or scenario (the others need a pack's "
         "contract: docs/domains.md)"
     ]
+
+
+def test_a_number_keeps_its_unit_and_a_time_its_half_of_the_day():
+    from casemill.generators.slots import protected_pattern
+
+    found = protected_pattern([]).findall("leave after 8am, back by 9 pm or 10 p.m., a 12oz cup")
+    assert found == ["8am", "9 pm", "10 p.m.", "12oz"]
