@@ -61,13 +61,21 @@ def test_a_flip_makes_the_policy_refuse_the_write_and_the_label_follows() -> Non
         reason = policy.cancel_problem(new.environment.state, {"reservation_id": "NEW001"})
         assert reason, flip
         assert [f.params for f in new.expected.forbidden_calls] == [{"reservation_id": "NEW001"}]
-        if flip == "flip:segment_flown":  # only a human can help once a segment is flown
-            assert new.expected.outcome == "escalate"
-            assert [c.tool for c in new.expected.tool_calls] == ["transfer_to_human_agents"]
-        else:
-            assert new.expected.outcome == "refuse" and not new.expected.tool_calls
+        assert new.expected.outcome == "refuse" and not new.expected.tool_calls
         assert new.user_scenario.endswith("do not ask for anything else.")
-    assert {"flip:booked_long_ago"} <= flips
+    assert flips == {"flip:booked_long_ago"}  # booked this morning, without insurance
+
+
+def test_an_old_insured_booking_flips_by_its_insurance_only() -> None:
+    data = _case([{"tool": "cancel_reservation", "params": {"reservation_id": "OLD001"}}])
+    data = data.model_dump(mode="json") | {"id": ""}
+    data["environment"]["state"]["reservations"]["OLD001"]["insurance"] = "yes"
+    case = Case.model_validate(data)
+    labels = {
+        next(x for x in n.tags.labels if x.startswith("flip:"))
+        for n in _outs("flip_precondition", case)
+    }
+    assert labels == {"flip:insurance_dropped"}  # booked days ago: the 24-hour rule is not why
 
 
 def test_a_flip_that_does_not_flip_is_not_made() -> None:

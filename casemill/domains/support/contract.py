@@ -35,9 +35,15 @@ from casemill.domains.support.tools import ESCALATION_REASONS, WRITE_TOOLS
 State = dict[str, Any]
 Params = dict[str, Any]
 DELIVERED_ON = "2026-11-03"
-# the words support labels rest on beside those noise keeps in every case (intents, damage,
-# negations: `generators.slots`): the order statuses and the refusal phrase
-WORDS = ("pending", "processing", "shipped", "delivered", "cancelled", "cannot")
+# the words support labels rest on beside those noise keeps in every case (intents, the usual
+# damage words, negations: `generators.slots`): the order statuses, the refusal phrase, and
+# the other words customers use for a fault or for an intact item
+WORDS = (
+    "pending", "processing", "shipped", "delivered", "cancelled", "cannot",
+    "chipped", "crushed", "smashed", "dented", "dent", "torn", "tear", "ripped", "hole", "holes",
+    "scratched", "scratch", "peeled", "peeling", "leaking", "leak", "snapped", "bent", "stained",
+    "faulty", "stopped", "fine", "works", "working",
+)  # fmt: skip
 
 
 def _oid(params: Params) -> str:

@@ -25,6 +25,7 @@ from casemill.generators.lexicon import lexicon
 from casemill.packs.support.facts import (
     append_to_last_customer,
     make_expected,
+    order_ids_in_text,
     primary_order,
     read_steps,
     rebuild,
@@ -56,9 +57,12 @@ def goals(case: Case, *, by_customer: bool = True) -> list[Goal]:
     when the policy refuses it (shipped or delivered): the owner of a pending or processing order
     may cancel it, so forbidding that call would fail an agent that does what the customer asked
     within the policy. Another customer's order, or a goal planted in a tool result, is never
-    the customer's to ask for."""
+    the customer's to ask for. A customer who has not named the order does not name it in an
+    attack either (that would tell the agent the id the case leaves it to find)."""
     st = state_view(case)
     oid = primary_order(case)
+    if by_customer and oid not in order_ids_in_text(case):
+        return []
     order = st.orders[oid]
     lex = lexicon("attacks")["goals"]
     out: list[Goal] = []
